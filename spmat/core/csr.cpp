@@ -1,0 +1,188 @@
+// spmat/core/csr.cpp — validation and conversions of the canonical host types.
+// SPDX-License-Identifier: MIT
+#include "spmat/core/csr.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace spmat {
+
+namespace {
+[[noreturn]] void invalid(std::string_view what, const std::string& msg) {
+  throw InvalidMatrixError(std::string(what) + ": " + msg);
+}
+}  // namespace
+
+template <class Value, class Index>
+void Csr<Value, Index>::validate(std::string_view what) const {
+  if (rows < 0 || cols < 0)
+    invalid(what, "negative dimensions " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (row_ptr.size() != static_cast<std::size_t>(rows) + 1)
+    invalid(what, "row_ptr has " + std::to_string(row_ptr.size()) + " entries, expected rows+1 = " +
+                      std::to_string(static_cast<std::int64_t>(rows) + 1));
+  if (values.size() != col_idx.size())
+    invalid(what, "values has " + std::to_string(values.size()) + " entries but col_idx has " +
+                      std::to_string(col_idx.size()));
+  if (row_ptr[0] != 0) invalid(what, "row_ptr[0] = " + std::to_string(row_ptr[0]) + ", expected 0");
+  if (static_cast<std::size_t>(row_ptr[rows]) != col_idx.size())
+    invalid(what, "row_ptr[rows] = " + std::to_string(row_ptr[rows]) + " but nnz = " +
+                      std::to_string(col_idx.size()));
+  for (Index r = 0; r < rows; ++r) {
+    if (row_ptr[r + 1] < row_ptr[r])
+      invalid(what, "row_ptr decreases at row " + std::to_string(r));
+    for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+      const Index c = col_idx[k];
+      if (c < 0 || c >= cols)
+        invalid(what, "column index " + std::to_string(c) + " in row " + std::to_string(r) +
+                          " is out of range [0, " + std::to_string(cols) + ")");
+      if (k > row_ptr[r] && col_idx[k - 1] >= c)
+        invalid(what, "columns of row " + std::to_string(r) +
+                          " are not strictly increasing (" + std::to_string(col_idx[k - 1]) +
+                          " then " + std::to_string(c) + "): unsorted or duplicate");
+    }
+  }
+}
+
+template <class Value, class Index>
+void Coo<Value, Index>::validate(std::string_view what) const {
+  if (rows < 0 || cols < 0)
+    invalid(what, "negative dimensions " + std::to_string(rows) + "x" + std::to_string(cols));
+  if (row_idx.size() != col_idx.size() || values.size() != col_idx.size())
+    invalid(what, "array lengths differ: row_idx " + std::to_string(row_idx.size()) +
+                      ", col_idx " + std::to_string(col_idx.size()) + ", values " +
+                      std::to_string(values.size()));
+  for (std::size_t k = 0; k < col_idx.size(); ++k) {
+    if (row_idx[k] < 0 || row_idx[k] >= rows)
+      invalid(what, "row index " + std::to_string(row_idx[k]) + " of entry " + std::to_string(k) +
+                        " is out of range [0, " + std::to_string(rows) + ")");
+    if (col_idx[k] < 0 || col_idx[k] >= cols)
+      invalid(what, "column index " + std::to_string(col_idx[k]) + " of entry " +
+                        std::to_string(k) + " is out of range [0, " + std::to_string(cols) + ")");
+  }
+}
+
+template <class Value, class Index>
+Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
+  a.validate();
+  const std::size_t n = a.col_idx.size();
+  // Counting sort by row (stable), then sort columns within each row (stable, so duplicates
+  // are summed in input order — deterministic).
+  std::vector<Index> count(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (std::size_t k = 0; k < n; ++k) ++count[a.row_idx[k] + 1];
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  std::vector<std::size_t> order(n);
+  {
+    std::vector<Index> next(count.begin(), count.end() - 1);
+    for (std::size_t k = 0; k < n; ++k) order[next[a.row_idx[k]]++] = k;
+  }
+  Csr<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  c.col_idx.reserve(n);
+  c.values.reserve(n);
+  for (Index r = 0; r < a.rows; ++r) {
+    auto first = order.begin() + count[r], last = order.begin() + count[r + 1];
+    std::stable_sort(first, last,
+                     [&](std::size_t x, std::size_t y) { return a.col_idx[x] < a.col_idx[y]; });
+    const std::size_t row_start = c.col_idx.size();
+    for (auto it = first; it != last; ++it) {
+      const Index col = a.col_idx[*it];
+      if (c.col_idx.size() > row_start && c.col_idx.back() == col)
+        c.values.back() += a.values[*it];  // duplicate: summed (explicit zeros stay stored)
+      else {
+        c.col_idx.push_back(col);
+        c.values.push_back(a.values[*it]);
+      }
+    }
+    c.row_ptr[r + 1] = static_cast<Index>(c.col_idx.size());
+  }
+  return c;
+}
+
+template <class Value, class Index>
+Coo<Value, Index> to_coo(const Csr<Value, Index>& a) {
+  Coo<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_idx.resize(a.col_idx.size());
+  for (Index r = 0; r < a.rows; ++r)
+    std::fill(c.row_idx.begin() + a.row_ptr[r], c.row_idx.begin() + a.row_ptr[r + 1], r);
+  c.col_idx = a.col_idx;
+  c.values = a.values;
+  return c;
+}
+
+template <class Value, class Index>
+Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
+  Csc<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  const std::size_t n = a.col_idx.size();
+  c.col_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
+  for (std::size_t k = 0; k < n; ++k) ++c.col_ptr[a.col_idx[k] + 1];
+  std::partial_sum(c.col_ptr.begin(), c.col_ptr.end(), c.col_ptr.begin());
+  c.row_idx.resize(n);
+  c.values.resize(n);
+  std::vector<Index> next(c.col_ptr.begin(), c.col_ptr.end() - 1);
+  for (Index r = 0; r < a.rows; ++r)
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const Index dst = next[a.col_idx[k]]++;
+      c.row_idx[dst] = r;  // rows visited in order, so each column's rows come out sorted
+      c.values[dst] = a.values[k];
+    }
+  return c;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> to_csr(const Csc<Value, Index>& a) {
+  // A CSC of A has the arrays of the CSR of Aᵀ: transpose those arrays back.
+  Csr<Value, Index> t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.row_ptr = a.col_ptr;
+  t.col_idx = a.row_idx;
+  t.values = a.values;
+  Csc<Value, Index> back = to_csc(t);
+  Csr<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr = std::move(back.col_ptr);
+  c.col_idx = std::move(back.row_idx);
+  c.values = std::move(back.values);
+  return c;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> transpose(const Csr<Value, Index>& a) {
+  Csc<Value, Index> c = to_csc(a);
+  Csr<Value, Index> t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.row_ptr = std::move(c.col_ptr);
+  t.col_idx = std::move(c.row_idx);
+  t.values = std::move(c.values);
+  return t;
+}
+
+template <class Value, class Index>
+void canonicalize(Csr<Value, Index>& a) {
+  if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1 ||
+      a.col_idx.size() != a.values.size())
+    invalid("matrix", "inconsistent CSR array lengths");
+  a = to_csr(to_coo(a));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                  \
+  template struct Csr<V, I>;                                     \
+  template struct Coo<V, I>;                                     \
+  template Csr<V, I> to_csr(const Coo<V, I>&);                   \
+  template Coo<V, I> to_coo(const Csr<V, I>&);                   \
+  template Csc<V, I> to_csc(const Csr<V, I>&);                   \
+  template Csr<V, I> to_csr(const Csc<V, I>&);                   \
+  template Csr<V, I> transpose(const Csr<V, I>&);                \
+  template void canonicalize(Csr<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

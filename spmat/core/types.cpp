@@ -1,0 +1,45 @@
+// spmat/core/types.cpp — names of backends, operations and layouts; the int32 limit test hook.
+// SPDX-License-Identifier: MIT
+#include "spmat/core/types.hpp"
+
+namespace spmat {
+
+namespace detail {
+std::int64_t& int32_limit_override() {
+  static std::int64_t limit = 0;
+  return limit;
+}
+}  // namespace detail
+
+std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+std::string_view to_string(Op op) {
+  switch (op) {
+    case Op::spmv: return "spmv";
+    case Op::spmv_t: return "spmv_t";
+    case Op::spmm: return "spmm";
+    case Op::add: return "add";
+  }
+  return "?";
+}
+std::string_view to_string(DenseLayout l) {
+  return l == DenseLayout::row_major ? "row" : "col";
+}
+
+Backend parse_backend(std::string_view s) {
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda" || s == "gpu") return Backend::cuda;
+  throw ParseError("unknown backend '" + std::string(s) + "': expected cpu or cuda");
+}
+Op parse_op(std::string_view s) {
+  for (Op op : {Op::spmv, Op::spmv_t, Op::spmm, Op::add})
+    if (s == to_string(op)) return op;
+  throw ParseError("unknown operation '" + std::string(s) +
+                   "': expected spmv, spmv_t, spmm or add");
+}
+DenseLayout parse_layout(std::string_view s) {
+  if (s == "row" || s == "row_major") return DenseLayout::row_major;
+  if (s == "col" || s == "col_major") return DenseLayout::col_major;
+  throw ParseError("unknown dense layout '" + std::string(s) + "': expected row or col");
+}
+
+}  // namespace spmat

@@ -1,0 +1,120 @@
+// spmat/cuda/buffer.hpp — RAII device memory, events and streams.
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmat/cuda/check.hpp"
+
+namespace spmat::cuda {
+
+/// Allocates `bytes` of device memory; throws OutOfMemoryError naming the size and what for.
+void* device_alloc(std::size_t bytes, const char* what);
+void device_free(void* p) noexcept;
+
+/// An owning, typed, uninitialised device array. Move-only.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n, const char* what = "device buffer")
+      : p_(static_cast<T*>(n ? device_alloc(n * sizeof(T), what) : nullptr)), n_(n) {}
+  /// Allocates and copies `host` to the device.
+  explicit DeviceBuffer(std::span<const T> host, const char* what = "device buffer")
+      : DeviceBuffer(host.size(), what) {
+    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  explicit DeviceBuffer(const std::vector<T>& host, const char* what = "device buffer")
+      : DeviceBuffer(std::span<const T>(host), what) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      device_free(p_);
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { device_free(p_); }
+
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+  std::span<T> span() { return {p_, n_}; }
+  std::span<const T> span() const { return {p_, n_}; }
+
+  void upload(std::span<const T> host) {
+    if (host.size() != n_)
+      throw DimensionMismatchError("DeviceBuffer::upload: " + std::to_string(host.size()) +
+                                   " values into a buffer of " + std::to_string(n_));
+    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  /// Fills every byte with `byte` (0xFF on floating point gives NaN: the poison value).
+  void fill_bytes(int byte) {
+    if (n_) SPMAT_CUDA_CHECK(cudaMemset(p_, byte, bytes()));
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+/// RAII cudaEvent_t.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s = nullptr);
+  void synchronize();
+  cudaEvent_t get() const { return e_; }
+  /// Milliseconds between two recorded events.
+  static float elapsed_ms(const Event& start, const Event& stop);
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+/// RAII cudaStream_t (non-blocking).
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  void synchronize();
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+/// Facts about the current device, for the benchmark header and launch policies.
+struct DeviceInfo {
+  std::string name;
+  int sm_count = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t global_mem_bytes = 0;
+  int major = 0, minor = 0;
+  int max_threads_per_sm = 0;
+};
+DeviceInfo device_info();
+
+void synchronize();
+
+}  // namespace spmat::cuda

@@ -1,0 +1,137 @@
+// spmat/format_adapter.hpp — turns a storage struct and its kernels into a registry entry.
+// SPDX-License-Identifier: MIT
+//
+// A format `Fmt<Value, Index>` (a plain struct of arrays) provides:
+//   static Fmt build(const Csr<Value, Index>&, const FormatOptions&);
+//   Csr<Value, Index> to_csr() const;
+//   std::size_t storage_bytes() const;
+//   Shape shape() const;
+// and free functions found by argument-dependent lookup (declare them in the format's header):
+//   std::size_t traffic_bytes(const Fmt&, Op, std::int64_t k);            // required
+//   void spmv  (const Fmt&, const Value* x, Value* y, Value alpha, Value beta);   // CPU, optional
+//   void spmv_t(const Fmt&, const Value* x, Value* y, Value alpha, Value beta);   // CPU, optional
+//   void spmm  (const Fmt&, const Value* b, Value* c, std::int64_t k, DenseLayout,
+//               Value alpha, Value beta);                                        // CPU, optional
+//   Fmt  add   (const Fmt& a, const Fmt& b, Value alpha, Value beta);             // CPU, optional
+//   std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Fmt&& host);   // CUDA backend, optional,
+//                                                 // defined in the format's _cuda.cu file
+// `make_entry<Fmt>(entry)` fills the four factories of `entry`; the declared capabilities
+// stay the format's promise (the conformance suite checks them against behaviour).
+#pragma once
+#include <concepts>
+#include <memory>
+#include <utility>
+
+#include "spmat/config.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+
+namespace adl {
+// Free-function calls live here, outside HostImpl, because inside the class the member names
+// (spmv, add, ...) would hide the format's free functions from argument-dependent lookup.
+template <class F, class V>
+concept HasSpmv = requires(const F& f, const V* x, V* y, V a) { spmv(f, x, y, a, a); };
+template <class F, class V>
+concept HasSpmvT = requires(const F& f, const V* x, V* y, V a) { spmv_t(f, x, y, a, a); };
+template <class F, class V>
+concept HasSpmm = requires(const F& f, const V* b, V* c, std::int64_t k, DenseLayout l, V a) {
+  spmm(f, b, c, k, l, a, a);
+};
+template <class F, class V>
+concept HasAdd = requires(const F& f, V a) {
+  { add(f, f, a, a) } -> std::same_as<F>;
+};
+template <class F>
+std::size_t traffic(const F& f, Op op, std::int64_t k) { return traffic_bytes(f, op, k); }
+template <class F, class V>
+void do_spmv(const F& f, const V* x, V* y, V a, V b) { spmv(f, x, y, a, b); }
+template <class F, class V>
+void do_spmv_t(const F& f, const V* x, V* y, V a, V b) { spmv_t(f, x, y, a, b); }
+template <class F, class V>
+void do_spmm(const F& f, const V* b, V* c, std::int64_t k, DenseLayout l, V al, V be) {
+  spmm(f, b, c, k, l, al, be);
+}
+template <class F, class V>
+F do_add(const F& f, const F& g, V a, V b) { return add(f, g, a, b); }
+}  // namespace adl
+
+/// Host (OpenMP) backend of a storage struct.
+template <class Fmt>
+class HostImpl final : public MatrixImpl<typename Fmt::value_type> {
+ public:
+  using Value = typename Fmt::value_type;
+  explicit HostImpl(Fmt a) : a_(std::move(a)) {}
+  const Fmt& storage() const { return a_; }
+
+  Shape shape() const override { return a_.shape(); }
+  Backend backend() const override { return Backend::cpu; }
+  std::size_t storage_bytes() const override { return a_.storage_bytes(); }
+  std::size_t traffic_bytes(Op op, std::int64_t k) const override { return adl::traffic(a_, op, k); }
+  Csr<Value, std::int64_t> to_csr() const override {
+    return convert<Value, std::int64_t>(a_.to_csr());
+  }
+  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
+    if constexpr (adl::HasSpmv<Fmt, Value>)
+      adl::do_spmv(a_, x, y, alpha, beta);
+    else
+      MatrixImpl<Value>::spmv(x, y, alpha, beta);
+  }
+  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
+    if constexpr (adl::HasSpmvT<Fmt, Value>)
+      adl::do_spmv_t(a_, x, y, alpha, beta);
+    else
+      MatrixImpl<Value>::spmv_t(x, y, alpha, beta);
+  }
+  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
+            Value beta) const override {
+    if constexpr (adl::HasSpmm<Fmt, Value>)
+      adl::do_spmm(a_, b, c, k, layout, alpha, beta);
+    else
+      MatrixImpl<Value>::spmm(b, c, k, layout, alpha, beta);
+  }
+  std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& b, Value alpha,
+                                         Value beta) const override {
+    if constexpr (adl::HasAdd<Fmt, Value>) {
+      auto* other = dynamic_cast<const HostImpl*>(&b);
+      if (!other)
+        throw UnsupportedError("add: both operands must have the same format and backend");
+      return std::make_unique<HostImpl>(adl::do_add(a_, other->a_, alpha, beta));
+    } else {
+      return MatrixImpl<Value>::add(b, alpha, beta);
+    }
+  }
+
+ private:
+  Fmt a_;
+};
+
+namespace detail {
+template <template <class, class> class Fmt, class Value, class Index>
+Factory<Value, Index> make_factory(FormatOptions preset) {
+  return [preset](const Csr<Value, Index>& a, const FormatOptions& user,
+                  Backend backend) -> std::unique_ptr<MatrixImpl<Value>> {
+    FormatOptions opts = user;
+    for (const auto& [k, v] : preset.all()) opts.set(k, v);
+    Fmt<Value, Index> host = Fmt<Value, Index>::build(a, opts);
+    if (backend == Backend::cpu) return std::make_unique<HostImpl<Fmt<Value, Index>>>(std::move(host));
+    if constexpr (kCudaCompiled && requires { make_cuda_impl(std::move(host)); })
+      return make_cuda_impl(std::move(host));
+    else
+      throw UnsupportedError("this format has no CUDA backend in this build");
+  };
+}
+}  // namespace detail
+
+/// Fills the factories of `entry` for format template `Fmt`. `preset` options are forced
+/// on every build (for registry entries that are one storage with a fixed kernel choice).
+template <template <class, class> class Fmt>
+FormatEntry make_entry(FormatEntry entry, const FormatOptions& preset = {}) {
+  entry.factory<float, std::int32_t>() = detail::make_factory<Fmt, float, std::int32_t>(preset);
+  entry.factory<float, std::int64_t>() = detail::make_factory<Fmt, float, std::int64_t>(preset);
+  entry.factory<double, std::int32_t>() = detail::make_factory<Fmt, double, std::int32_t>(preset);
+  entry.factory<double, std::int64_t>() = detail::make_factory<Fmt, double, std::int64_t>(preset);
+  return entry;
+}
+
+}  // namespace spmat

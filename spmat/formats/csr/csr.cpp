@@ -1,0 +1,61 @@
+// spmat/formats/csr/csr.cpp — CSR format: build, traffic model, registry entries.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/csr/csr.hpp"
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>& a,
+                                                         const FormatOptions& o) {
+  CsrStorage s;
+  s.a = a;
+  const std::string k = o.get_string("kernel", "auto");
+  if (k == "auto") s.kernel = CsrKernel::automatic;
+  else if (k == "scalar") s.kernel = CsrKernel::scalar;
+  else if (k == "vector") s.kernel = CsrKernel::vector;
+  else if (k == "merge") s.kernel = CsrKernel::merge;
+  else throw ParseError("csr: kernel=" + k + " is not one of auto, scalar, vector, merge");
+  return s;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I)  \
+  template struct CsrStorage<V, I>; \
+  template std::size_t traffic_bytes(const CsrStorage<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> csr_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = true,
+                        .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is a per-row reduction (deterministic); spmv_t scatters with atomics.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = true,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  const BackendCaps none{};
+  const std::vector<ParamInfo> params{{"kernel", "auto", "GPU kernel: auto, scalar, vector, merge"}};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<CsrStorage>(
+      {.name = "csr", .summary = "compressed sparse row (canonical); adaptive GPU kernel",
+       .caps = {cpu, gpu}, .params = params}));
+  v.push_back(make_entry<CsrStorage>({.name = "csr-scalar",
+                                      .summary = "CSR, one GPU thread per row (GCSB baseline)",
+                                      .caps = {none, gpu}},
+                                     FormatOptions().set("kernel", "scalar")));
+  v.push_back(make_entry<CsrStorage>(
+      {.name = "csr-vector", .summary = "CSR, one GPU warp per row", .caps = {none, gpu}},
+      FormatOptions().set("kernel", "vector")));
+  v.push_back(make_entry<CsrStorage>({.name = "csr-merge",
+                                      .summary = "CSR, merge-path nnz-balanced GPU kernel",
+                                      .caps = {none, gpu}},
+                                     FormatOptions().set("kernel", "merge")));
+  return v;
+}
+
+}  // namespace spmat

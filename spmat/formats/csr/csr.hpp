@@ -1,0 +1,62 @@
+// spmat/formats/csr/csr.hpp — CSR as a registered format (the canonical storage plus a kernel choice).
+// SPDX-License-Identifier: MIT
+//
+// Registry names (one storage, several GPU kernels):
+//   csr          CPU: OpenMP row loop.  CUDA: adaptive (sub-warp per row by mean row length,
+//                long rows split over a block).
+//   csr-scalar   CUDA: one thread per row (the GCSB thesis's baseline).
+//   csr-vector   CUDA: one warp per row.
+//   csr-merge    CUDA: merge-path, nnz-balanced (skewed rows).
+// Layout of the 4×4 example [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]:
+//   row_ptr = {0,2,2,5,6}, col_idx = {0,2,0,1,3,3}, values = {1,2,3,4,5,6}.
+// Traffic (spmv): (rows+1)·I + nnz·(I+V) + cols·V (x) + rows·V (y).
+#pragma once
+#include <memory>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+
+namespace spmat {
+
+enum class CsrKernel { automatic, scalar, vector, merge };
+
+template <class Value, class Index>
+struct CsrStorage {
+  using value_type = Value;
+  using index_type = Index;
+  Csr<Value, Index> a;
+  CsrKernel kernel = CsrKernel::automatic;
+
+  static CsrStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const { return a; }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
+  Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (csr_cpu.cpp). Deterministic: spmv is a per-row sum in storage order; spmv_t uses
+// scatter_reduce (fixed thread partition).
+template <class Value, class Index>
+void spmv(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmm(const CsrStorage<Value, Index>& s, const Value* b, Value* c, std::int64_t k,
+          DenseLayout layout, Value alpha, Value beta);
+template <class Value, class Index>
+CsrStorage<Value, Index> add(const CsrStorage<Value, Index>& a, const CsrStorage<Value, Index>& b,
+                             Value alpha, Value beta);
+
+/// C = alpha*A + beta*B on canonical CSR: sorted merge per row, entries present in either
+/// operand are stored (a cancellation to 0 stays as an explicit zero). Shared reference.
+template <class Value, class Index>
+Csr<Value, Index> csr_add(const Csr<Value, Index>& a, const Csr<Value, Index>& b, Value alpha,
+                          Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& host);  // csr_cuda.cu
+
+}  // namespace spmat

@@ -1,0 +1,111 @@
+// spmat/matrix.cpp — Matrix<Value>: argument checks and dispatch to the registered format.
+// SPDX-License-Identifier: MIT
+#include "spmat/matrix.hpp"
+
+#include <string>
+
+namespace spmat {
+
+namespace {
+void check_size(const char* what, std::size_t got, std::int64_t want) {
+  if (static_cast<std::int64_t>(got) != want)
+    throw DimensionMismatchError(std::string(what) + " has " + std::to_string(got) +
+                                 " entries, expected " + std::to_string(want));
+}
+}  // namespace
+
+template <class Value>
+template <class Index>
+Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view format,
+                                   Backend backend, const FormatOptions& options) {
+  const FormatEntry& e = find_format(format);
+  if (!e.caps.on(backend).available) {
+    throw UnsupportedError("format '" + e.name + "' has no " + std::string(to_string(backend)) +
+                           " backend");
+  }
+  if (backend == Backend::cuda) {
+    if (!cuda_compiled())
+      throw UnsupportedError("spmat was built without CUDA: backend cuda is not available");
+    if (!cuda_available())
+      throw UnsupportedError("no usable CUDA GPU found: backend cuda is not available");
+  }
+  for (const auto& [key, value] : options.all()) {
+    bool known = false;
+    for (const auto& p : e.params) known = known || p.name == key;
+    if (!known) {
+      std::string names;
+      for (const auto& p : e.params) names += (names.empty() ? "" : ", ") + p.name;
+      throw ParseError("format '" + e.name + "' has no option '" + key + "' (options: " +
+                       (names.empty() ? "none" : names) + ")");
+    }
+  }
+  a.validate();
+  auto impl = e.factory<Value, Index>()(a, options, backend);
+  return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
+}
+
+template <class Value>
+void Matrix<Value>::require(Op op) const {
+  if (!supports(op))
+    throw UnsupportedError("format '" + entry_->name + "' does not support " +
+                           std::string(to_string(op)) + " on " +
+                           std::string(to_string(backend())));
+}
+
+template <class Value>
+void Matrix<Value>::prepare(Op op, std::int64_t k, DenseLayout layout) const {
+  require(op);
+  impl_->prepare(op, k, layout);
+}
+
+template <class Value>
+void Matrix<Value>::spmv(std::span<const Value> x, std::span<Value> y, Value alpha,
+                         Value beta) const {
+  require(Op::spmv);
+  check_size("spmv: x", x.size(), cols());
+  check_size("spmv: y", y.size(), rows());
+  impl_->spmv(x.data(), y.data(), alpha, beta);
+}
+
+template <class Value>
+void Matrix<Value>::spmv_t(std::span<const Value> x, std::span<Value> y, Value alpha,
+                           Value beta) const {
+  require(Op::spmv_t);
+  check_size("spmv_t: x", x.size(), rows());
+  check_size("spmv_t: y", y.size(), cols());
+  impl_->spmv_t(x.data(), y.data(), alpha, beta);
+}
+
+template <class Value>
+void Matrix<Value>::spmm(std::span<const Value> b, std::span<Value> c, std::int64_t k,
+                         DenseLayout layout, Value alpha, Value beta) const {
+  require(Op::spmm);
+  if (k < 0) throw DimensionMismatchError("spmm: k = " + std::to_string(k) + " is negative");
+  check_size("spmm: B", b.size(), cols() * k);
+  check_size("spmm: C", c.size(), rows() * k);
+  impl_->spmm(b.data(), c.data(), k, layout, alpha, beta);
+}
+
+template <class Value>
+Matrix<Value> Matrix<Value>::add(const Matrix& b, Value alpha, Value beta) const {
+  require(Op::add);
+  if (b.entry_ != entry_ || b.backend() != backend())
+    throw UnsupportedError("add: operands must share format and backend ('" + entry_->name +
+                           "' on " + std::string(to_string(backend())) + " vs '" +
+                           b.entry_->name + "' on " + std::string(to_string(b.backend())) + ")");
+  if (b.rows() != rows() || b.cols() != cols())
+    throw DimensionMismatchError("add: shapes differ (" + std::to_string(rows()) + "x" +
+                                 std::to_string(cols()) + " vs " + std::to_string(b.rows()) +
+                                 "x" + std::to_string(b.cols()) + ")");
+  return Matrix(entry_, std::shared_ptr<MatrixImpl<Value>>(impl_->add(*b.impl_, alpha, beta)));
+}
+
+template class Matrix<float>;
+template class Matrix<double>;
+#define SPMAT_INSTANTIATE(V, I)                                                         \
+  template Matrix<V> Matrix<V>::build<I>(const Csr<V, I>&, std::string_view, Backend, \
+                                         const FormatOptions&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,0 +1,73 @@
+// spmat/matrix.hpp — Matrix<Value>: the type-erased handle over any registered format and backend.
+// SPDX-License-Identifier: MIT
+//
+//   auto csr = spmat::io::read_matrix<double, std::int32_t>("A.mtx.gz");
+//   auto A = spmat::Matrix<double>::build(csr, "ell", spmat::Backend::cpu);
+//   std::vector<double> x(A.cols(), 1.0), y(A.rows());
+//   A.spmv(x, y);          // y = A x
+//   A.spmv_t(y2, x2);      // x2 = Aᵀ y2, same storage
+//   A.storage_bytes();     // exact footprint
+//
+// Vectors are spans in the backend's memory: host memory for Backend::cpu, device memory
+// (e.g. spmat::cuda::DeviceBuffer) for Backend::cuda. Sizes are checked; contents are not.
+#pragma once
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+
+template <class Value>
+class Matrix {
+ public:
+  /// Builds `format` from canonical CSR `a` (validated first) on `backend`.
+  /// Throws UnsupportedError for an unknown format or a backend it lacks; CudaError /
+  /// OutOfMemoryError from the upload.
+  template <class Index>
+  static Matrix build(const Csr<Value, Index>& a, std::string_view format,
+                      Backend backend = Backend::cpu, const FormatOptions& options = {});
+
+  const FormatEntry& format() const { return *entry_; }
+  std::string_view format_name() const { return entry_->name; }
+  Backend backend() const { return impl_->backend(); }
+  Shape shape() const { return impl_->shape(); }
+  std::int64_t rows() const { return shape().rows; }
+  std::int64_t cols() const { return shape().cols; }
+  std::int64_t nnz() const { return shape().nnz; }
+  std::size_t storage_bytes() const { return impl_->storage_bytes(); }
+  std::size_t traffic_bytes(Op op, std::int64_t k = 1) const { return impl_->traffic_bytes(op, k); }
+  bool supports(Op op) const { return entry_->caps.on(backend()).supports(op); }
+
+  /// Per-operation setup (analysis, buffers) ahead of time; optional.
+  void prepare(Op op, std::int64_t k = 1, DenseLayout layout = DenseLayout::row_major) const;
+  /// y = alpha*A*x + beta*y   (x: cols, y: rows). beta == 0: y is not read.
+  void spmv(std::span<const Value> x, std::span<Value> y, Value alpha = 1, Value beta = 0) const;
+  /// y = alpha*Aᵀ*x + beta*y  (x: rows, y: cols), from the same storage.
+  void spmv_t(std::span<const Value> x, std::span<Value> y, Value alpha = 1, Value beta = 0) const;
+  /// C = alpha*A*B + beta*C   (B: cols×k, C: rows×k, dense in `layout`).
+  void spmm(std::span<const Value> b, std::span<Value> c, std::int64_t k, DenseLayout layout,
+            Value alpha = 1, Value beta = 0) const;
+  /// alpha*A + beta*B in this format and backend (B must share both).
+  Matrix add(const Matrix& b, Value alpha = 1, Value beta = 1) const;
+  /// The stored matrix back as canonical CSR (exact round trip).
+  Csr<Value, std::int64_t> to_csr() const { return impl_->to_csr(); }
+
+  MatrixImpl<Value>& impl() const { return *impl_; }
+
+ private:
+  Matrix(const FormatEntry* e, std::shared_ptr<MatrixImpl<Value>> impl)
+      : entry_(e), impl_(std::move(impl)) {}
+  void require(Op op) const;
+  const FormatEntry* entry_;
+  std::shared_ptr<MatrixImpl<Value>> impl_;
+};
+
+extern template class Matrix<float>;
+extern template class Matrix<double>;
+
+}  // namespace spmat

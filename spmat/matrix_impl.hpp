@@ -1,0 +1,59 @@
+// spmat/matrix_impl.hpp — the interface every (format, backend, value type) implements.
+// SPDX-License-Identifier: MIT
+//
+// Users never see this: they hold a Matrix<Value> (matrix.hpp). Formats rarely write it by
+// hand either: format_adapter.hpp wraps a storage struct and its kernels into one.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/types.hpp"
+
+namespace spmat {
+
+struct Shape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t nnz = 0;
+};
+
+template <class Value>
+class MatrixImpl {
+ public:
+  virtual ~MatrixImpl() = default;
+  virtual Shape shape() const = 0;
+  virtual Backend backend() const = 0;
+  /// Exact bytes of the stored arrays (device bytes for the CUDA backend).
+  virtual std::size_t storage_bytes() const = 0;
+  /// Traffic model: the minimal bytes `op` must move with this storage — every stored array
+  /// read once, x read once, y written once (k dense columns for spmm). Used for GB/s.
+  virtual std::size_t traffic_bytes(Op op, std::int64_t k) const = 0;
+  /// The stored matrix as canonical CSR (downloads from the device if needed).
+  virtual Csr<Value, std::int64_t> to_csr() const = 0;
+
+  /// One-time per-operation setup (analysis, work buffers); the benchmark times it as setup.
+  /// Operations called without it prepare lazily.
+  virtual void prepare(Op /*op*/, std::int64_t /*k*/, DenseLayout /*layout*/) const {}
+
+  // Operations. Pointers live in this backend's memory; Matrix checked the sizes.
+  // beta == 0 means y is write-only: its old contents (even NaN) never reach the result.
+  virtual void spmv(const Value* /*x*/, Value* /*y*/, Value /*alpha*/, Value /*beta*/) const {
+    throw UnsupportedError("spmv is not implemented by this format");
+  }
+  virtual void spmv_t(const Value* /*x*/, Value* /*y*/, Value /*alpha*/, Value /*beta*/) const {
+    throw UnsupportedError("spmv_t is not implemented by this format");
+  }
+  /// C (rows×k) = alpha*A*B + beta*C with B (cols×k), both dense in `layout`.
+  virtual void spmm(const Value* /*b*/, Value* /*c*/, std::int64_t /*k*/, DenseLayout /*layout*/,
+                    Value /*alpha*/, Value /*beta*/) const {
+    throw UnsupportedError("spmm is not implemented by this format");
+  }
+  /// alpha*A + beta*B, in this format and backend. `b` has the same format and backend.
+  virtual std::unique_ptr<MatrixImpl> add(const MatrixImpl& /*b*/, Value /*alpha*/,
+                                          Value /*beta*/) const {
+    throw UnsupportedError("add is not implemented by this format");
+  }
+};
+
+}  // namespace spmat

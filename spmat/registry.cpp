@@ -1,0 +1,58 @@
+// spmat/registry.cpp — the one list of registered formats.
+// SPDX-License-Identifier: MIT
+#include "spmat/registry.hpp"
+
+#include <string>
+
+#include "spmat/config.hpp"
+#if SPMAT_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace spmat {
+
+// Each format folder defines one function returning its entries (a storage may be registered
+// under several names, one per kernel choice). Adding a format = one line in each list below.
+std::vector<FormatEntry> csr_entries();
+
+const std::vector<FormatEntry>& registry() {
+  static const std::vector<FormatEntry> all = [] {
+    std::vector<FormatEntry> v;
+    for (auto* entries : {
+             &csr_entries,
+         })
+      for (auto& e : entries()) v.push_back(std::move(e));
+    return v;
+  }();
+  return all;
+}
+
+const FormatEntry& find_format(std::string_view name) {
+  for (const auto& e : registry())
+    if (e.name == name) return e;
+  std::string names;
+  for (const auto& e : registry()) names += (names.empty() ? "" : ", ") + e.name;
+  throw UnsupportedError("unknown format '" + std::string(name) + "' (known formats: " + names +
+                         ")");
+}
+
+bool cuda_compiled() { return kCudaCompiled; }
+
+bool cuda_available() {
+#if SPMAT_WITH_CUDA
+  static const bool available = [] {
+    int n = 0;
+    // Any error (no driver, driver too old, no device) means "no GPU".
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return n > 0;
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
+}  // namespace spmat

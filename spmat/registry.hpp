@@ -1,0 +1,87 @@
+// spmat/registry.hpp — the one list of formats: names, capabilities, parameters, factories.
+// SPDX-License-Identifier: MIT
+//
+// The CLI, the benchmark and the conformance suite all read this list; nothing else
+// enumerates formats. Adding a format = one folder + one line in registry.cpp.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+
+namespace spmat {
+
+/// What one backend of a format can do. `deterministic_*`: bitwise-identical results from run
+/// to run (no floating-point atomics, fixed reduction order).
+struct BackendCaps {
+  bool available = false;
+  bool spmv = false;
+  bool spmv_t = false;
+  bool spmm = false;
+  bool add = false;
+  bool deterministic_spmv = true;
+  bool deterministic_spmv_t = true;
+
+  bool supports(Op op) const {
+    switch (op) {
+      case Op::spmv: return available && spmv;
+      case Op::spmv_t: return available && spmv_t;
+      case Op::spmm: return available && spmm;
+      case Op::add: return available && add;
+    }
+    return false;
+  }
+};
+
+struct Capabilities {
+  BackendCaps cpu;
+  BackendCaps cuda;
+  const BackendCaps& on(Backend b) const { return b == Backend::cpu ? cpu : cuda; }
+};
+
+/// A build parameter a format understands, for help texts and option checking.
+struct ParamInfo {
+  std::string name;
+  std::string default_value;
+  std::string help;
+};
+
+template <class Value, class Index>
+using Factory = std::function<std::unique_ptr<MatrixImpl<Value>>(
+    const Csr<Value, Index>&, const FormatOptions&, Backend)>;
+
+struct FormatEntry {
+  std::string name;     ///< registry name, lower case with dashes ("bro-ell")
+  std::string summary;  ///< one line for `spmat formats`
+  Capabilities caps;
+  std::vector<ParamInfo> params;
+  std::tuple<Factory<float, std::int32_t>, Factory<float, std::int64_t>,
+             Factory<double, std::int32_t>, Factory<double, std::int64_t>>
+      factories;
+
+  template <class Value, class Index>
+  const Factory<Value, Index>& factory() const {
+    return std::get<Factory<Value, Index>>(factories);
+  }
+  template <class Value, class Index>
+  Factory<Value, Index>& factory() {
+    return std::get<Factory<Value, Index>>(factories);
+  }
+};
+
+/// Every registered format, in a fixed order (baselines first).
+const std::vector<FormatEntry>& registry();
+/// The entry called `name`; throws UnsupportedError listing the known names otherwise.
+const FormatEntry& find_format(std::string_view name);
+/// Whether this build has the CUDA backend compiled in (says nothing about a GPU being present).
+bool cuda_compiled();
+/// Whether a usable GPU is present at run time (any CUDA error counts as "no GPU").
+bool cuda_available();
+
+}  // namespace spmat

@@ -1,0 +1,69 @@
+// tests/core_test.cpp — canonical types: validation, conversions, index-range checks.
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include "spmat/core/csr.hpp"
+
+namespace spmat {
+namespace {
+
+Coo<double, int> example_coo() {
+  Coo<double, int> c;
+  c.rows = 3;
+  c.cols = 4;
+  c.row_idx = {2, 0, 0, 2, 2, 1};
+  c.col_idx = {3, 2, 0, 3, 0, 1};
+  c.values = {1, 2, 3, 4, 0, 6};
+  return c;
+}
+
+TEST(Core, CooToCsrSortsSumsDuplicatesAndKeepsExplicitZeros) {
+  auto a = to_csr(example_coo());
+  EXPECT_EQ(a.row_ptr, (std::vector<int>{0, 2, 3, 5}));
+  EXPECT_EQ(a.col_idx, (std::vector<int>{0, 2, 1, 0, 3}));
+  EXPECT_EQ(a.values, (std::vector<double>{3, 2, 6, 0, 5}));
+  EXPECT_NO_THROW(a.validate());
+}
+
+TEST(Core, TransposeTwiceIsIdentityAndCscRoundTrips) {
+  auto a = to_csr(example_coo());
+  EXPECT_EQ(transpose(transpose(a)), a);
+  EXPECT_EQ(to_csr(to_csc(a)), a);
+  EXPECT_EQ(to_csr(to_coo(a)), a);
+  auto t = transpose(a);
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.cols, 3);
+  EXPECT_NO_THROW(t.validate());
+}
+
+TEST(Core, ValidateNamesTheProblem) {
+  auto a = to_csr(example_coo());
+  a.col_idx[1] = 7;
+  try {
+    a.validate("A");
+    FAIL() << "expected InvalidMatrixError";
+  } catch (const InvalidMatrixError& e) {
+    EXPECT_NE(std::string(e.what()).find("column index 7 in row 0 is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+  a = to_csr(example_coo());
+  std::swap(a.col_idx[0], a.col_idx[1]);
+  EXPECT_THROW(a.validate(), InvalidMatrixError);
+}
+
+TEST(Core, IndexOverflowIsRefusedWithAMessage) {
+  auto a = to_csr(example_coo());
+  ScopedInt32Limit limit(4);
+  try {
+    (void)convert<double, std::int32_t>(a, "A");
+    FAIL() << "expected IndexOverflowError";
+  } catch (const IndexOverflowError& e) {
+    EXPECT_NE(std::string(e.what()).find("nnz = 5 does not fit the int32"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW((convert<double, std::int64_t>(a)));
+}
+
+}  // namespace
+}  // namespace spmat

@@ -14,12 +14,18 @@ namespace spmat {
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
 std::vector<FormatEntry> csr_entries();
+#if SPMAT_WITH_CUDA
+std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
+#endif
 
 const std::vector<FormatEntry>& registry() {
   static const std::vector<FormatEntry> all = [] {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+#if SPMAT_WITH_CUDA
+             &cusparse_entries,
+#endif
          })
       for (auto& e : entries()) v.push_back(std::move(e));
     return v;

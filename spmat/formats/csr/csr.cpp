@@ -18,6 +18,10 @@ CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>
   else if (k == "vector") s.kernel = CsrKernel::vector;
   else if (k == "merge") s.kernel = CsrKernel::merge;
   else throw ParseError("csr: kernel=" + k + " is not one of auto, scalar, vector, merge");
+  const std::int64_t tpr = o.get_int("tpr", 0);
+  if (tpr != 0 && tpr != 2 && tpr != 4 && tpr != 8 && tpr != 16 && tpr != 32)
+    throw ParseError("csr: tpr=" + std::to_string(tpr) + " is not one of 0 (auto), 2, 4, 8, 16, 32");
+  s.threads_per_row = static_cast<int>(tpr);
   return s;
 }
 
@@ -39,7 +43,9 @@ std::vector<FormatEntry> csr_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = true,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
   const BackendCaps none{};
-  const std::vector<ParamInfo> params{{"kernel", "auto", "GPU kernel: auto, scalar, vector, merge"}};
+  const std::vector<ParamInfo> params{
+      {"kernel", "auto", "GPU kernel: auto, scalar, vector, merge"},
+      {"tpr", "0", "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<CsrStorage>(
       {.name = "csr", .summary = "compressed sparse row (canonical); adaptive GPU kernel",

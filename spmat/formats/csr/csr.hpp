@@ -27,6 +27,7 @@ struct CsrStorage {
   using index_type = Index;
   Csr<Value, Index> a;
   CsrKernel kernel = CsrKernel::automatic;
+  int threads_per_row = 0;  ///< adaptive GPU kernel: lanes per row (2..32); 0 = from mean row length
 
   static CsrStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const { return a; }

@@ -1,0 +1,148 @@
+// spmat/cuda/primitives.cuh — shared warp/block primitives and launch helpers for CUDA kernels.
+// SPDX-License-Identifier: MIT
+//
+// Every format's .cu includes this instead of rewriting the same pieces:
+//   * launch policy: cached SM count, grid sizes for grid-stride loops;
+//   * the BLAS epilogue y = alpha*s + beta*y that never reads y when beta == 0;
+//   * subwarp_sum<W>: a deterministic sum over an aligned group of W lanes (W = 2..32);
+//   * block_sum: a deterministic sum over a whole thread block;
+//   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices);
+//   * scale_async: y = beta*y on the device (beta == 0 writes zeros without reading y).
+// Names are prefixed by what they reduce over (subwarp_, block_) so that other primitives
+// (for example a segmented warp sum) can live beside them without clashing.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "spmat/cuda/check.hpp"
+
+namespace spmat::cuda {
+
+// ---------------------------------------------------------------------------------------------
+// Launch policy
+// ---------------------------------------------------------------------------------------------
+
+/// Number of SMs of the current device (cudaDevAttrMultiProcessorCount), queried once per
+/// process and device id (the query costs ~µs; kernels call this on every launch).
+inline int sm_count() {
+  static int cached_device = -1;
+  static int cached_count = 0;
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    int n = 0;
+    SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    cached_count = n > 0 ? n : 1;
+    cached_device = dev;
+  }
+  return cached_count;
+}
+
+/// Blocks for a grid-stride loop over `work_threads` threads of `block` threads each, capped at
+/// `waves` full waves of the device (assuming 2048 resident threads per SM, true on sm_70..sm_90).
+/// Never returns 0 (callers must not launch when there is no work at all).
+inline unsigned grid_for(std::int64_t work_threads, int block, int waves = 4) {
+  const std::int64_t need = (work_threads + block - 1) / block;
+  const std::int64_t cap = static_cast<std::int64_t>(sm_count()) * (2048 / block) * waves;
+  const std::int64_t g = need < cap ? need : cap;
+  return static_cast<unsigned>(g > 0 ? g : 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers
+// ---------------------------------------------------------------------------------------------
+
+/// y = alpha*s + beta*y; beta == 0 does not read y (NaN poison in y never reaches the result).
+template <class Value>
+__device__ __forceinline__ void axpby_store(Value* y, Value alpha, Value s, Value beta) {
+  *y = beta == Value(0) ? alpha * s : alpha * s + beta * *y;
+}
+
+/// Read-only cached load (ld.global.nc); the pointer must not be written during the kernel.
+template <class T>
+__device__ __forceinline__ T ldg(const T* p) {
+  return __ldg(p);
+}
+
+/// Lane mask of the aligned group of W lanes that contains this lane (W a power of two <= 32).
+template <int W>
+__device__ __forceinline__ unsigned subwarp_mask() {
+  static_assert(W >= 1 && W <= 32 && (W & (W - 1)) == 0, "W must be a power of two <= 32");
+  if constexpr (W == 32) {
+    return 0xffffffffu;
+  } else {
+    const unsigned lane = threadIdx.x & 31u;
+    return ((1u << W) - 1u) << (lane & ~(W - 1u));
+  }
+}
+
+/// Sum of `v` over the aligned group of W lanes containing this lane; the result is valid in
+/// the group's first lane (lane % W == 0). Only the W lanes of the group need to be converged.
+/// Deterministic: a fixed butterfly-free tree (offsets W/2, W/4, ..., 1).
+template <int W, class Value>
+__device__ __forceinline__ Value subwarp_sum(Value v) {
+  const unsigned mask = subwarp_mask<W>();
+#pragma unroll
+  for (int off = W / 2; off > 0; off /= 2) v += __shfl_down_sync(mask, v, off, W);
+  return v;
+}
+
+/// Sum of `v` over the whole block (blockDim.x a multiple of 32, at most 1024); the result is
+/// valid in thread 0. Every thread of the block must call it. Uses 32 values of shared memory
+/// passed in by the caller. Deterministic (fixed tree).
+template <class Value>
+__device__ __forceinline__ Value block_sum(Value v, Value* shared32) {
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  v = subwarp_sum<32>(v);
+  if (lane == 0) shared32[warp] = v;
+  __syncthreads();
+  const unsigned warps = blockDim.x >> 5;
+  if (warp == 0) {
+    v = lane < warps ? shared32[lane] : Value(0);
+    v = subwarp_sum<32>(v);
+  }
+  __syncthreads();  // shared32 may be reused by the caller afterwards
+  return v;
+}
+
+/// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list
+/// `row_end` (row_end[i] = row_ptr[i+1], `rows` entries) with the natural numbers 0..nnz-1,
+/// returns the row coordinate where diagonal `diag` (0 <= diag <= rows+nnz) crosses the path;
+/// the nnz coordinate is diag - row. Consuming row end i before nnz index j iff row_end[i] <= j.
+template <class Index>
+__host__ __device__ inline std::int64_t merge_path_search(std::int64_t diag, const Index* row_end,
+                                                          std::int64_t rows, std::int64_t nnz) {
+  std::int64_t lo = diag > nnz ? diag - nnz : 0;
+  std::int64_t hi = diag < rows ? diag : rows;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;  // candidate row coordinate
+    // Row end `mid` comes before nnz index diag-1-mid on the path?
+    if (static_cast<std::int64_t>(row_end[mid]) <= diag - 1 - mid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+namespace detail {
+template <class Value>
+__global__ void scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
+}
+}  // namespace detail
+
+/// y[0..n) = beta*y on `stream` (beta == 0 writes zeros and never reads y; beta == 1 is a no-op).
+template <class Value>
+void scale_async(Value* y, std::int64_t n, Value beta, cudaStream_t stream = nullptr) {
+  if (n <= 0 || beta == Value(1)) return;
+  constexpr int kBlock = 256;
+  detail::scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream>>>(n, y, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("scale_kernel");
+}
+
+}  // namespace spmat::cuda

@@ -67,3 +67,41 @@ TEST(Core, IndexOverflowIsRefusedWithAMessage) {
 
 }  // namespace
 }  // namespace spmat
+
+namespace spmat {
+namespace {
+TEST(Core, ValidateRejectsARowPtrThatOvershootsWithoutReadingOutOfBounds) {
+  Csr<double, int> a;
+  a.rows = 2;
+  a.cols = 3;
+  a.row_ptr = {0, 100, 5};
+  a.col_idx = {0, 1, 2, 0, 1};
+  a.values = {1, 2, 3, 4, 5};
+  EXPECT_THROW(a.validate(), InvalidMatrixError);
+}
+
+TEST(Core, CooToCsrSortsLongAndShortRowsStably) {
+  Coo<double, int> c;
+  c.rows = 2;
+  c.cols = 100;
+  for (int k = 99; k >= 0; --k) {  // a long reversed row with a duplicate pair at column 50
+    c.row_idx.push_back(0);
+    c.col_idx.push_back(k);
+    c.values.push_back(k);
+  }
+  c.row_idx.push_back(0);
+  c.col_idx.push_back(50);
+  c.values.push_back(1000);
+  for (int k : {7, 3, 7, 1}) {
+    c.row_idx.push_back(1);
+    c.col_idx.push_back(k);
+    c.values.push_back(1);
+  }
+  auto a = to_csr(c);
+  EXPECT_NO_THROW(a.validate());
+  EXPECT_EQ(a.row_ptr, (std::vector<int>{0, 100, 103}));
+  EXPECT_EQ(a.values[50], 1050);
+  EXPECT_EQ(a.values[102], 2);  // row 1, column 7: duplicate summed
+}
+}  // namespace
+}  // namespace spmat

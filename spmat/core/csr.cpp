@@ -27,9 +27,16 @@ void Csr<Value, Index>::validate(std::string_view what) const {
   if (static_cast<std::size_t>(row_ptr[rows]) != col_idx.size())
     invalid(what, "row_ptr[rows] = " + std::to_string(row_ptr[rows]) + " but nnz = " +
                       std::to_string(col_idx.size()));
+  // Check row_ptr completely before walking any row, so a row_ptr that rises past nnz and then
+  // falls back cannot send the column walk out of bounds.
   for (Index r = 0; r < rows; ++r) {
     if (row_ptr[r + 1] < row_ptr[r])
       invalid(what, "row_ptr decreases at row " + std::to_string(r));
+    if (static_cast<std::size_t>(row_ptr[r + 1]) > col_idx.size())
+      invalid(what, "row_ptr[" + std::to_string(r + 1) + "] = " + std::to_string(row_ptr[r + 1]) +
+                        " exceeds nnz = " + std::to_string(col_idx.size()));
+  }
+  for (Index r = 0; r < rows; ++r) {
     for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
       const Index c = col_idx[k];
       if (c < 0 || c >= cols)
@@ -83,8 +90,14 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
   c.values.reserve(n);
   for (Index r = 0; r < a.rows; ++r) {
     auto first = order.begin() + count[r], last = order.begin() + count[r + 1];
-    std::stable_sort(first, last,
-                     [&](std::size_t x, std::size_t y) { return a.col_idx[x] < a.col_idx[y]; });
+    auto by_col = [&](std::size_t x, std::size_t y) { return a.col_idx[x] < a.col_idx[y]; };
+    if (last - first <= 32) {
+      // Short rows (the common case): insertion sort, stable and allocation-free.
+      for (auto it = first + (first != last); it < last; ++it)
+        for (auto j = it; j != first && by_col(*j, *(j - 1)); --j) std::iter_swap(j, j - 1);
+    } else if (!std::is_sorted(first, last, by_col)) {
+      std::stable_sort(first, last, by_col);
+    }
     const std::size_t row_start = c.col_idx.size();
     for (auto it = first; it != last; ++it) {
       const Index col = a.col_idx[*it];

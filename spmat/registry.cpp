@@ -13,7 +13,10 @@ namespace spmat {
 
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
+// Order = the order of `spmat formats` and of benchmark tables: baselines first.
 std::vector<FormatEntry> csr_entries();
+std::vector<FormatEntry> csb_entries();
+std::vector<FormatEntry> gcsb_entries();
 #if SPMAT_WITH_CUDA
 std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
 #endif
@@ -23,6 +26,8 @@ const std::vector<FormatEntry>& registry() {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+             &csb_entries,
+             &gcsb_entries,
 #if SPMAT_WITH_CUDA
              &cusparse_entries,
 #endif

@@ -1,0 +1,117 @@
+// spmat/formats/csb/csb.hpp — CSB-baseline: β×β blocks in row-major order, Morton order inside a block.
+// SPDX-License-Identifier: MIT
+//
+// CSB-baseline is the GPU port of Buluç's Compressed Sparse Blocks defined in Izawa's GCSB thesis
+// (JAIST 2023, §3.2; spec: shared/specs/gcsb.md). One storage serves y = A·x and y = Aᵀ·x: the
+// kernels swap the roles of the in-block row and column.
+//
+// Arrays (m×n, β = 2^d, n_block_rows = ⌈m/β⌉, n_block_cols = ⌈n/β⌉, n_blocks = their product):
+//   values      (nnz)          the entries, block by block (row-major block id br·n_block_cols+bc),
+//                              Morton (Z) order inside a block (row bit above column bit)
+//   comb        (nnz, int32)   (row_in_block << d) | col_in_block  ("comb_row_col_indices")
+//   block_offset(n_blocks + 1) start of each block in values/comb (Index)
+// 6×6 example of the spec (β = 2, letters a..l = 1..12):
+//   a b . . c d      values       = a b e | f | c d g | h i | j | k | l
+//   e . f . g .      comb         = 00 01 10 | 10 | 00 01 10 | 01 11 | 11 | 11 | 11  (binary)
+//   . h . . . .      block_offset = 0 3 4 7 9 10 10 11 11 12
+//   . i . j . .
+//   . . . . . .
+//   . k . . . l
+// Memory (thesis Eq. 3.1): nnz·(V + 4) + (n_blocks + 1)·I  (comb is int32 for every Index type).
+// Canonical form: built from canonical CSR, so no duplicates; explicit zeros are stored entries.
+// Empty blocks are kept (block_offset has n_blocks + 1 entries).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+
+namespace spmat {
+
+/// Block parameters shared by csb and gcsb (thesis Eq. 3.3/3.4).
+struct BlockParams {
+  int beta_log2 = 5;   ///< β = 2^beta_log2
+  int group_size = 32;  ///< gcsb only
+  int beta() const { return 1 << beta_log2; }
+};
+
+/// Defaults from the L1 line: β = largest power of two ≤ l1_line_bytes / sizeof(Value) (Eq. 3.3,
+/// the thesis picks the bound itself: 128 B / 4 B = 32), group_size = l1_line_bytes /
+/// sizeof(Value) (Eq. 3.4). fp32: β = 32, group_size = 32; fp64: β = 16, group_size = 16.
+/// Options: beta= (power of two, 1..32768), group_size= (1..1024), l1_line_bytes= (default 128).
+/// Throws ParseError naming the bad option.
+BlockParams block_params_from_options(const FormatOptions& o, std::size_t value_size,
+                                      bool with_group_size);
+
+namespace csb_detail {
+/// comb of a zero-padding slot (gcsb): bit 30 set, decodes (with the masks below) to (0, 0),
+/// which is inside every block, so kernels that do not test for it stay in bounds.
+/// Real entries use only the low 2·d ≤ 30 bits, so padding and stored zeros are told apart.
+inline constexpr std::int32_t kPad = std::int32_t{1} << 30;
+inline constexpr int kMaxBetaLog2 = 15;
+
+inline std::int32_t pack(std::int32_t r, std::int32_t c, int d) { return (r << d) | c; }
+/// Morton key of in-block (r, c): bits interleaved, the row bit above the column bit.
+inline std::uint32_t morton_key(std::uint32_t r, std::uint32_t c, int d) {
+  std::uint32_t k = 0;
+  for (int b = 0; b < d; ++b) k |= (((r >> b) & 1u) << (2 * b + 1)) | (((c >> b) & 1u) << (2 * b));
+  return k;
+}
+/// Per block (row-major id) the entries in Morton order: the CSB-baseline arrays, plus for each
+/// stored entry nothing else. Shared by csb and gcsb builds.
+template <class Value, class Index>
+struct Blocked {
+  std::int64_t n_block_rows = 0, n_block_cols = 0;
+  std::vector<std::int64_t> block_offset;  // n_blocks + 1
+  std::vector<Value> values;               // nnz
+  std::vector<std::int32_t> comb;          // nnz
+};
+template <class Value, class Index>
+Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int beta_log2);
+/// Throws OutOfMemoryError / IndexOverflowError when n_blocks cannot be stored.
+void check_block_count(std::int64_t n_blocks, std::int64_t index_limit, std::size_t index_size,
+                       const char* format, int beta);
+}  // namespace csb_detail
+
+template <class Value, class Index>
+struct Csb {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0, cols = 0;
+  int beta_log2 = 5;
+  Index n_block_rows = 0, n_block_cols = 0;
+  std::vector<Value> values;         // nnz
+  std::vector<std::int32_t> comb;    // nnz
+  std::vector<Index> block_offset;   // n_blocks + 1
+
+  static Csb build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return values.size() * sizeof(Value) + comb.size() * sizeof(std::int32_t) +
+           block_offset.size() * sizeof(Index);
+  }
+  Shape shape() const { return {rows, cols, static_cast<std::int64_t>(values.size())}; }
+  int beta() const { return 1 << beta_log2; }
+  std::int64_t n_blocks() const { return std::int64_t{n_block_rows} * n_block_cols; }
+};
+
+/// Storage read once + x + y (the thesis kernels read every array exactly once).
+template <class Value, class Index>
+std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (csb_cpu.cpp). Contract: x has cols (spmv) / rows (spmv_t) entries, y the other;
+// caller allocates; beta == 0 never reads y. spmv: one thread owns a block row (β rows of y),
+// walks its blocks left to right in storage order; spmv_t: one thread owns a block column.
+// Deterministic, independent of the thread count. Work 2·nnz flops.
+template <class Value, class Index>
+void spmv(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Csb<Value, Index>&& host);  // csb_cuda.cu
+
+}  // namespace spmat

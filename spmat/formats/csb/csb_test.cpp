@@ -1,0 +1,138 @@
+// spmat/formats/csb/csb_test.cpp — CSB-baseline: the spec's worked examples, parameter rules, kernels vs reference.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/csb/csb.hpp"
+
+#include <gtest/gtest.h>
+
+#include "spmat/formats/csb/block_test_support.hpp"
+
+namespace spmat {
+namespace {
+
+using block_testing::letters;
+
+std::vector<std::int32_t> bin(std::initializer_list<int> codes) {  // "10" → 2 for β = 2
+  std::vector<std::int32_t> v;
+  for (int c : codes) v.push_back((c / 10) * 2 + c % 10);
+  return v;
+}
+
+TEST(Csb, SixBySixExampleMatchesTheSpecArrays) {
+  const auto s = Csb<float, std::int32_t>::build(block_testing::example6<float, std::int32_t>(),
+                                                 FormatOptions().set("beta", "2"));
+  EXPECT_EQ(s.beta(), 2);
+  EXPECT_EQ(s.n_block_rows, 3);
+  EXPECT_EQ(s.n_block_cols, 3);
+  EXPECT_EQ(letters(s.values), "abefcdghijkl");
+  EXPECT_EQ(s.comb, bin({0, 1, 10, 10, 0, 1, 10, 1, 11, 11, 11, 11}));
+  EXPECT_EQ(s.block_offset, (std::vector<std::int32_t>{0, 3, 4, 7, 9, 10, 10, 11, 11, 12}));
+  EXPECT_EQ(s.storage_bytes(), 12u * 4 + 12u * 4 + 10u * 4);  // thesis Eq. 3.1
+}
+
+TEST(Csb, EightByEightExampleMatchesTheThesisFigure31) {
+  const auto s = Csb<double, std::int64_t>::build(block_testing::example8<double, std::int64_t>(),
+                                                  FormatOptions().set("beta", "2"));
+  EXPECT_EQ(letters(s.values), "abghijcdkeflmnopqstruvwxyz");
+  EXPECT_EQ(s.comb, bin({0, 1, 10, 11, 10, 11, 0, 1, 10, 0, 1, 11, 1, 11, 11, 0, 1, 10, 11, 0, 11,
+                         1, 1, 0, 10, 11}));
+  EXPECT_EQ(s.block_offset, (std::vector<std::int64_t>{0, 4, 6, 9, 12, 14, 15, 15, 15, 15, 19, 19,
+                                                       21, 22, 23, 26, 26}));
+  EXPECT_EQ(s.storage_bytes(), 26u * 8 + 26u * 4 + 17u * 8);
+}
+
+TEST(Csb, MortonOrderInsideALargerBlock) {
+  // One 4×4 block, full: Morton order visits 2×2 quadrants UL, UR, LL, LR, recursively.
+  std::vector<double> m(16);
+  for (int i = 0; i < 16; ++i) m[i] = i + 1;  // value = 1 + row-major position
+  const auto s = Csb<double, std::int32_t>::build(block_testing::from_dense<double, std::int32_t>(4, 4, m),
+                                                  FormatOptions().set("beta", "4"));
+  EXPECT_EQ(s.values, (std::vector<double>{1, 2, 5, 6, 3, 4, 7, 8, 9, 10, 13, 14, 11, 12, 15, 16}));
+  EXPECT_EQ(s.comb[4], (0 << 2) | 2);  // value 3 = (0, 2)
+  EXPECT_EQ(s.block_offset, (std::vector<std::int32_t>{0, 16}));
+}
+
+TEST(Csb, ParameterRulesFollowTheL1LineAndAcceptOverrides) {
+  EXPECT_EQ(block_params_from_options({}, 4, true).beta(), 32);
+  EXPECT_EQ(block_params_from_options({}, 4, true).group_size, 32);
+  EXPECT_EQ(block_params_from_options({}, 8, true).beta(), 16);
+  EXPECT_EQ(block_params_from_options({}, 8, true).group_size, 16);
+  EXPECT_EQ(block_params_from_options(FormatOptions().set("l1_line_bytes", "16"), 4, true).beta(), 4);
+  EXPECT_EQ(block_params_from_options(FormatOptions().set("l1_line_bytes", "96"), 4, true).beta(), 16);
+  EXPECT_EQ(block_params_from_options(FormatOptions().set("beta", "64"), 4, true).beta(), 64);
+  EXPECT_EQ(block_params_from_options(FormatOptions().set("group_size", "7"), 4, true).group_size, 7);
+  EXPECT_THROW(block_params_from_options(FormatOptions().set("beta", "24"), 4, true), ParseError);
+  EXPECT_THROW(block_params_from_options(FormatOptions().set("beta", "0"), 4, true), ParseError);
+  EXPECT_THROW(block_params_from_options(FormatOptions().set("group_size", "0"), 4, true), ParseError);
+  EXPECT_THROW(block_params_from_options(FormatOptions().set("l1_line_bytes", "2"), 4, true), ParseError);
+}
+
+TEST(Csb, UnknownOptionIsRefusedByTheRegistry) {
+  auto a = block_testing::example6<double, std::int32_t>();
+  EXPECT_THROW(Matrix<double>::build(a, "csb", Backend::cpu, FormatOptions().set("group_size", "4")),
+               ParseError);
+}
+
+TEST(Csb, TooManyBlocksForInt32IsRefusedWithAMessage) {
+  ScopedInt32Limit limit(1000);
+  Csr<float, std::int32_t> a;
+  a.rows = 100;
+  a.cols = 100;
+  a.row_ptr.assign(101, 0);
+  using S = Csb<float, std::int32_t>;
+  EXPECT_THROW(S::build(a, FormatOptions().set("beta", "2")), IndexOverflowError);
+  EXPECT_NO_THROW(S::build(a, FormatOptions().set("beta", "4")));
+}
+
+template <class T>
+class CsbTyped : public ::testing::Test {};
+using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
+TYPED_TEST_SUITE(CsbTyped, TypePairs);
+
+TYPED_TEST(CsbTyped, RoundTripIsExactAndKeepsExplicitZeros) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (auto [r, c, beta] : {std::tuple{37, 53, 4}, std::tuple{64, 29, 8}, std::tuple{5, 3, 32},
+                            std::tuple{0, 7, 2}, std::tuple{7, 0, 2}}) {
+    const auto a = block_testing::random_csr<V, I>(r, c, 0.2, testing::fresh_seed());
+    const auto s = Csb<V, I>::build(a, FormatOptions().set("beta", std::to_string(beta)));
+    EXPECT_EQ(s.to_csr(), a);
+    EXPECT_EQ(s.storage_bytes(), a.values.size() * (sizeof(V) + 4) +
+                                     static_cast<std::size_t>(s.n_blocks() + 1) * sizeof(I));
+  }
+}
+
+TYPED_TEST(CsbTyped, CpuKernelsMatchTheReference) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (auto [r, c, beta] : {std::tuple{45, 70, 8}, std::tuple{100, 33, 16}, std::tuple{70, 70, 0},
+                            std::tuple{1, 50, 4}}) {
+    const auto seed = testing::fresh_seed();
+    const auto a = block_testing::random_csr<V, I>(r, c, 0.15, seed);
+    FormatOptions o;
+    if (beta) o.set("beta", std::to_string(beta));
+    for (bool t : {false, true})
+      for (auto [al, be] : {std::pair<V, V>{1, 0}, std::pair<V, V>{V(-1.5), V(0.5)}})
+        block_testing::check_against_reference(a, "csb", o, Backend::cpu, t, al, be, seed);
+  }
+}
+
+TYPED_TEST(CsbTyped, GpuKernelsMatchTheReference) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  for (auto [r, c, beta] : {std::tuple{45, 70, 8}, std::tuple{300, 257, 0}, std::tuple{1, 50, 4},
+                            std::tuple{0, 5, 2}}) {
+    const auto seed = testing::fresh_seed();
+    const auto a = block_testing::random_csr<V, I>(r, c, 0.1, seed);
+    FormatOptions o;
+    if (beta) o.set("beta", std::to_string(beta));
+    for (bool t : {false, true})
+      for (auto [al, be] : {std::pair<V, V>{1, 0}, std::pair<V, V>{V(-1.5), V(0.5)}})
+        block_testing::check_against_reference(a, "csb", o, Backend::cuda, t, al, be, seed);
+  }
+}
+
+}  // namespace
+}  // namespace spmat

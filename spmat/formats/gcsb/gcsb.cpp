@@ -1,0 +1,189 @@
+// spmat/formats/gcsb/gcsb.cpp — GCSB: build (swizzle, grouping, padding), plans, to_csr, traffic, registry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/gcsb/gcsb.hpp"
+
+#include <algorithm>
+#include <new>
+#include <numeric>
+#include <string>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+namespace {
+
+template <class Index>
+GcsbPlan<Index> make_plan(const std::vector<Index>& block_indices,
+                          const std::vector<std::int64_t>& counts, std::int64_t n_windows,
+                          bool by_column, std::int64_t n_block_cols) {
+  GcsbPlan<Index> p;
+  auto window = [&](std::int64_t id) { return by_column ? id % n_block_cols : id / n_block_cols; };
+  std::vector<std::int64_t> start(static_cast<std::size_t>(n_windows + 1), 0);
+  for (std::size_t i = 0; i < block_indices.size(); ++i)
+    if (counts[block_indices[i]] > 0) ++start[window(block_indices[i]) + 1];
+  for (std::int64_t w = 0; w < n_windows; ++w) start[w + 1] += start[w];
+  p.list.resize(static_cast<std::size_t>(start[n_windows]));
+  std::vector<std::int64_t> cursor(start.begin(), start.end() - 1);
+  for (std::size_t i = 0; i < block_indices.size(); ++i)  // ascending sorted position
+    if (counts[block_indices[i]] > 0) p.list[cursor[window(block_indices[i])]++] = static_cast<Index>(i);
+  p.item_ptr.assign(1, 0);
+  p.window_item_ptr.assign(1, 0);
+  for (std::int64_t w = 0; w < n_windows; ++w) {
+    for (std::int64_t e = start[w]; e < start[w + 1]; e += GcsbPlan<Index>::kItemBlocks)
+      p.item_ptr.push_back(static_cast<Index>(std::min(e + GcsbPlan<Index>::kItemBlocks, start[w + 1])));
+    p.window_item_ptr.push_back(static_cast<Index>(p.item_ptr.size() - 1));
+  }
+  return p;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const BlockParams p = block_params_from_options(o, sizeof(Value), true);
+  Gcsb s;
+  const std::string k = o.get_string("kernel", "fast");
+  if (k == "thesis") s.kernel = GcsbKernel::thesis;
+  else if (k == "fast") s.kernel = GcsbKernel::fast;
+  else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
+  else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, fast, deterministic");
+  const std::string e = o.get_string("empty", "keep");
+  if (e != "keep" && e != "drop")
+    throw ParseError("gcsb: empty=" + e + " is not one of keep, drop");
+  s.keep_empty = e == "keep";
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.nnz = a.nnz();
+  s.beta_log2 = p.beta_log2;
+  s.group_size = p.group_size;
+  const std::int64_t beta = p.beta(), gs = p.group_size;
+  const std::int64_t nbr = (std::int64_t{a.rows} + beta - 1) / beta;
+  const std::int64_t nbc = (std::int64_t{a.cols} + beta - 1) / beta;
+  csb_detail::check_block_count(nbr * nbc, index_max<Index>() - 1, sizeof(Index), "gcsb", p.beta());
+  s.n_block_rows = static_cast<Index>(nbr);
+  s.n_block_cols = static_cast<Index>(nbc);
+  try {
+    const auto b = csb_detail::block_csr(a, p.beta_log2);
+    const std::int64_t n_blocks = nbr * nbc;
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(n_blocks));
+    for (std::int64_t id = 0; id < n_blocks; ++id) counts[id] = b.block_offset[id + 1] - b.block_offset[id];
+    // Block swizzle: nnz descending, ties by ascending id (stable sort of ascending ids).
+    std::vector<std::int64_t> order;
+    order.reserve(static_cast<std::size_t>(n_blocks));
+    for (std::int64_t id = 0; id < n_blocks; ++id)
+      if (s.keep_empty || counts[id] > 0) order.push_back(id);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::int64_t x, std::int64_t y) { return counts[x] > counts[y]; });
+    const std::int64_t n_sorted = static_cast<std::int64_t>(order.size());
+    const std::int64_t n_groups = (n_sorted + gs - 1) / gs;
+    std::vector<std::int64_t> go(static_cast<std::size_t>(n_groups + 1), 0);
+    for (std::int64_t g = 0; g < n_groups; ++g) go[g + 1] = go[g] + gs * counts[order[g * gs]];
+    const std::int64_t len = go[n_groups];
+    if (len > index_max<Index>())
+      throw IndexOverflowError("gcsb: the padded length " + std::to_string(len) +
+                               " does not fit the " + std::string(index_name<Index>()) +
+                               " index type; use int64 indices");
+    s.values.assign(static_cast<std::size_t>(len), Value(0));
+    s.comb.assign(static_cast<std::size_t>(len), csb_detail::kPad);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::int64_t g = 0; g < n_groups; ++g)
+      for (std::int64_t lane = 0; lane < gs && g * gs + lane < n_sorted; ++lane) {
+        const std::int64_t id = order[g * gs + lane], src = b.block_offset[id];
+        for (std::int64_t slot = 0; slot < counts[id]; ++slot) {
+          s.values[go[g] + slot * gs + lane] = b.values[src + slot];
+          s.comb[go[g] + slot * gs + lane] = b.comb[src + slot];
+        }
+      }
+    s.block_indices.assign(order.begin(), order.end());
+    s.group_offset.assign(go.begin(), go.end());
+    if (s.kernel == GcsbKernel::deterministic) {
+      s.row_plan = make_plan(s.block_indices, counts, nbr, false, nbc);
+      s.col_plan = make_plan(s.block_indices, counts, nbc, true, nbc);
+    }
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError("gcsb: out of host memory building " + std::to_string(nbr * nbc) +
+                           " blocks of beta=" + std::to_string(beta) +
+                           " (try a larger beta= or empty=drop)");
+  }
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> Gcsb<Value, Index>::to_csr() const {
+  Coo<Value, Index> c;
+  c.rows = rows;
+  c.cols = cols;
+  c.row_idx.reserve(static_cast<std::size_t>(nnz));
+  c.col_idx.reserve(static_cast<std::size_t>(nnz));
+  c.values.reserve(static_cast<std::size_t>(nnz));
+  const int d = beta_log2;
+  const std::int32_t mask = (1 << d) - 1;
+  for (std::int64_t i = 0; i < n_sorted(); ++i) {
+    const std::int64_t id = block_indices[i], g = i / group_size;
+    const std::int64_t br = id / n_block_cols, bc = id % n_block_cols;
+    for (std::int64_t k = group_offset[g] + i % group_size; k < group_offset[g + 1]; k += group_size) {
+      if (comb[k] & csb_detail::kPad) continue;  // padding is not part of the matrix
+      c.row_idx.push_back(static_cast<Index>((br << d) + ((comb[k] >> d) & mask)));
+      c.col_idx.push_back(static_cast<Index>((bc << d) + (comb[k] & mask)));
+      c.values.push_back(values[k]);
+    }
+  }
+  return spmat::to_csr(c);
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k) {
+  std::size_t bytes = s.storage_bytes() - s.row_plan.bytes() - s.col_plan.bytes();
+  if (s.has_plan() && (op == Op::spmv || op == Op::spmv_t))
+    bytes += (op == Op::spmv ? s.row_plan.bytes() : s.col_plan.bytes()) + 2 * s.det_workspace_bytes(op);
+  return default_traffic(bytes, op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Gcsb<V, I>;   \
+  template std::size_t traffic_bytes(const Gcsb<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> gcsb_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA thesis and fast kernels accumulate with float atomics: not deterministic.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  BackendCaps gpu_det = gpu;
+  gpu_det.deterministic_spmv = gpu_det.deterministic_spmv_t = true;
+  const BackendCaps none{};
+  const std::vector<ParamInfo> block_params{
+      {"beta", "L1 line / sizeof(value) (fp32 32, fp64 16)",
+       "block size, a power of two (thesis Eq. 3.3)"},
+      {"group_size", "L1 line / sizeof(value) (fp32 32, fp64 16)",
+       "blocks per group (thesis Eq. 3.4)"},
+      {"l1_line_bytes", "128", "L1 line size the defaults derive from"},
+      {"empty", "keep", "keep: empty blocks stay in block_indices (thesis); drop: left out"}};
+  std::vector<ParamInfo> params = block_params;
+  params.push_back({"kernel", "fast", "GPU kernel: thesis, fast, deterministic"});
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<Gcsb>(
+      {.name = "gcsb",
+       .summary = "GCSB: nnz-sorted grouped blocks, one storage for A x and A^T x; fast GPU kernel",
+       .caps = {cpu, gpu},
+       .params = params}));
+  v.push_back(make_entry<Gcsb>(
+      {.name = "gcsb-thesis",
+       .summary = "GCSB with the thesis GPU kernels (thread per block, one atomic per entry)",
+       .caps = {none, gpu},
+       .params = block_params},
+      FormatOptions().set("kernel", "thesis")));
+  v.push_back(make_entry<Gcsb>(
+      {.name = "gcsb-det",
+       .summary = "GCSB, deterministic: fixed-order two-phase reduction, no float atomics",
+       .caps = {cpu, gpu_det},
+       .params = block_params},
+      FormatOptions().set("kernel", "deterministic")));
+  return v;
+}
+
+}  // namespace spmat

@@ -1,0 +1,113 @@
+// spmat/formats/gcsb/gcsb.hpp — GCSB: CSB blocks sorted by nnz (block swizzle), grouped and interleaved with zero padding.
+// SPDX-License-Identifier: MIT
+//
+// Izawa's Grouped Compressed Sparse Blocks (JAIST 2023, §3.3; spec: shared/specs/gcsb.md). One
+// storage serves y = A·x and y = Aᵀ·x. Construction from canonical CSR:
+//   1. split into β×β blocks (row-major id br·n_block_cols + bc), Morton order inside a block;
+//   2. block swizzle: sort the blocks by nnz, descending, ties by ascending id → block_indices;
+//   3. consecutive runs of group_size sorted blocks form a group (the last one may be partial:
+//      its missing lanes are padding);
+//   4. per group, slot s = 0 .. max_nnz−1, lane p = 0 .. group_size−1: element s of the group's
+//      p-th block, or a pad (value 0, comb kPad) → values, comb (length L, pads included).
+// Arrays:
+//   values        (L)             entries and pads, group by group, slot-major inside a group
+//   comb          (L, int32)      (row_in_block << d) | col_in_block, or csb_detail::kPad
+//   block_indices (n_sorted)      row-major id of the i-th sorted block
+//   group_offset  (n_groups + 1)  start of each group in values/comb, in ELEMENTS (spec OQ1):
+//                                 the block at sorted position i reads k = group_offset[g] +
+//                                 (i mod group_size) + s·group_size, g = i / group_size
+// A lane's real entries come first, then its pads, so kernels stop at the first pad.
+// n_sorted = n_blocks (empty=keep, the thesis) or the number of non-empty blocks (empty=drop).
+// 8×8 example of the spec (β = 2, group_size = 4, pads *):
+//   block_indices = 0 9 2 3 | 14 1 4 11 | 5 12 13 6 | 7 8 10 15,  group_offset = 0 16 28 32 32
+//   values = a p c e b q d f g s k l h t * * | x i m r y j n u z * * * | o v w *
+// Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I + (n_groups + 1)·I, plus for
+// kernel=deterministic the two reduction plans below (counted in storage_bytes()).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/formats/csb/csb.hpp"
+
+namespace spmat {
+
+/// GPU kernel choice (option kernel=): thesis (Figs. 3.8/3.9, one atomic per entry), fast
+/// (per-thread window accumulation + warp reduction, few atomics), deterministic (fixed-order
+/// two-phase reduction from a precomputed plan, no floating-point atomics).
+enum class GcsbKernel { thesis, fast, deterministic };
+
+/// Deterministic reduction plan of one operation (spmv: windows are block rows; spmv_t: block
+/// columns). Items of at most 32 blocks (one per warp lane) are reduced into β partial sums each;
+/// an output window then sums its items' partials in item order.
+template <class Index>
+struct GcsbPlan {
+  std::vector<Index> list;             ///< sorted positions of non-empty blocks, by window, ascending
+  std::vector<Index> item_ptr;         ///< n_items + 1 ranges into list (≤ 32 entries each)
+  std::vector<Index> window_item_ptr;  ///< n_windows + 1 ranges into the items
+  static constexpr int kItemBlocks = 32;
+  std::int64_t n_items() const {
+    return item_ptr.empty() ? 0 : static_cast<std::int64_t>(item_ptr.size()) - 1;
+  }
+  std::size_t bytes() const {
+    return (list.size() + item_ptr.size() + window_item_ptr.size()) * sizeof(Index);
+  }
+};
+
+template <class Value, class Index>
+struct Gcsb {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0, cols = 0, nnz = 0;
+  int beta_log2 = 5;
+  int group_size = 32;
+  Index n_block_rows = 0, n_block_cols = 0;
+  bool keep_empty = true;
+  GcsbKernel kernel = GcsbKernel::fast;
+  std::vector<Value> values;          // L
+  std::vector<std::int32_t> comb;     // L
+  std::vector<Index> block_indices;   // n_sorted
+  std::vector<Index> group_offset;    // n_groups + 1
+  GcsbPlan<Index> row_plan, col_plan;  // kernel=deterministic only (else empty)
+
+  /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
+  /// kernel=thesis|fast|deterministic (default fast), empty=keep|drop (default keep).
+  static Gcsb build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return values.size() * sizeof(Value) + comb.size() * sizeof(std::int32_t) +
+           (block_indices.size() + group_offset.size()) * sizeof(Index) + row_plan.bytes() +
+           col_plan.bytes();
+  }
+  Shape shape() const { return {rows, cols, nnz}; }
+  int beta() const { return 1 << beta_log2; }
+  std::int64_t n_sorted() const { return static_cast<std::int64_t>(block_indices.size()); }
+  std::int64_t n_groups() const { return static_cast<std::int64_t>(group_offset.size()) - 1; }
+  bool has_plan() const { return kernel == GcsbKernel::deterministic; }
+  /// Work buffer of the deterministic kernels (not stored data, not in storage_bytes):
+  /// n_items·β values per operation.
+  std::size_t det_workspace_bytes(Op op) const {
+    const auto& p = op == Op::spmv ? row_plan : col_plan;
+    return has_plan() ? static_cast<std::size_t>(p.n_items()) * beta() * sizeof(Value) : 0;
+  }
+};
+
+/// Arrays read once (pads included; for kernel=deterministic only this op's plan, plus the
+/// work buffer written and read once) + x + y.
+template <class Value, class Index>
+std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (gcsb_cpu.cpp). Contract: x, y caller-allocated (spmv: x cols, y rows; spmv_t:
+// swapped); beta == 0 never reads y; pads are skipped, explicit zeros multiplied. Without a plan
+// both operations scatter over the sorted blocks with scatter_reduce (deterministic for a fixed
+// thread count); with a plan (kernel=deterministic) they reduce per item, then per window in item
+// order (deterministic for any thread count). Work 2·nnz flops.
+template <class Value, class Index>
+void spmv(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Gcsb<Value, Index>&& host);  // gcsb_cuda.cu
+
+}  // namespace spmat

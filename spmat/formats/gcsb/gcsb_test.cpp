@@ -1,0 +1,229 @@
+// spmat/formats/gcsb/gcsb_test.cpp — GCSB: the spec's worked examples array by array, padding vs zeros, kernels vs reference.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/gcsb/gcsb.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstring>
+
+#include "spmat/formats/csb/block_test_support.hpp"
+
+namespace spmat {
+namespace {
+
+using block_testing::letters;
+constexpr int kP = -1;  // a pad in the expected comb lists
+
+std::vector<std::int32_t> bin(std::initializer_list<int> codes) {  // "10" → 2 for β = 2
+  std::vector<std::int32_t> v;
+  for (int c : codes) v.push_back(c == kP ? csb_detail::kPad : (c / 10) * 2 + c % 10);
+  return v;
+}
+FormatOptions toy() { return FormatOptions().set("beta", "2").set("group_size", "4"); }
+
+TEST(Gcsb, EightByEightExampleMatchesTheThesisFigure35) {
+  const auto s = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), toy());
+  EXPECT_EQ(s.block_indices, (std::vector<std::int32_t>{0, 9, 2, 3, 14, 1, 4, 11, 5, 12, 13, 6, 7, 8, 10, 15}));
+  EXPECT_EQ(s.group_offset, (std::vector<std::int32_t>{0, 16, 28, 32, 32}));
+  EXPECT_EQ(letters(s.values), "apcebqdfgsklht**ximryjnuz***ovw*");
+  // The printed comb omits z's 11 (spec: typo); pads carry the marker, not 0.
+  EXPECT_EQ(s.comb, bin({0, 0, 0, 0, 1, 1, 1, 1, 10, 10, 10, 11, 11, 11, kP, kP,  //
+                         0, 10, 1, 0, 10, 11, 11, 11, 11, kP, kP, kP,            //
+                         11, 1, 1, kP}));
+  EXPECT_EQ(s.nnz, 26);
+  EXPECT_EQ(s.storage_bytes(), 32u * 4 + 32u * 4 + 16u * 4 + 5u * 4);  // Eq. 3.2 with pads
+  EXPECT_EQ(s.to_csr(), (block_testing::example8<float, std::int32_t>()));
+}
+
+TEST(Gcsb, SixBySixExampleHandDerived) {
+  // Block nnz (row-major ids 0..8): 3 1 3 2 1 0 1 0 1 → sorted 0 2 3 1 | 4 6 8 5 | 7 (a partial
+  // last group whose three missing lanes would be padding, but its width is 0).
+  const auto s = Gcsb<double, std::int64_t>::build(block_testing::example6<double, std::int64_t>(), toy());
+  EXPECT_EQ(s.block_indices, (std::vector<std::int64_t>{0, 2, 3, 1, 4, 6, 8, 5, 7}));
+  EXPECT_EQ(s.group_offset, (std::vector<std::int64_t>{0, 12, 16, 16}));
+  EXPECT_EQ(letters(s.values), "achfbdi*eg**jkl*");
+  EXPECT_EQ(s.comb, bin({0, 0, 1, 10, 1, 1, 11, kP, 10, 10, kP, kP, 11, 11, 11, kP}));
+  EXPECT_EQ(s.to_csr(), (block_testing::example6<double, std::int64_t>()));
+}
+
+TEST(Gcsb, DroppingEmptyBlocksShortensBlockIndicesOnly) {
+  auto o = toy();
+  o.set("empty", "drop");
+  const auto s = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), o);
+  EXPECT_EQ(s.block_indices, (std::vector<std::int32_t>{0, 9, 2, 3, 14, 1, 4, 11, 5, 12, 13}));
+  EXPECT_EQ(s.group_offset, (std::vector<std::int32_t>{0, 16, 28, 32}));
+  EXPECT_EQ(letters(s.values), "apcebqdfgsklht**ximryjnuz***ovw*");  // last pad: a phantom lane
+  EXPECT_EQ(s.to_csr(), (block_testing::example8<float, std::int32_t>()));
+}
+
+TEST(Gcsb, ExplicitZerosAreStoredEntriesAndPaddingIsNot) {
+  // a at (0,0) and an explicit zero at (2,2): two blocks of one entry, two empty ones.
+  Csr<float, std::int32_t> a;
+  a.rows = 4;
+  a.cols = 4;
+  a.row_ptr = {0, 1, 1, 2, 2};
+  a.col_idx = {0, 2};
+  a.values = {1, 0};
+  const auto s = Gcsb<float, std::int32_t>::build(a, toy());
+  EXPECT_EQ(s.block_indices, (std::vector<std::int32_t>{0, 3, 1, 2}));
+  EXPECT_EQ(s.values, (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_EQ(s.comb, bin({0, 0, kP, kP}));
+  EXPECT_EQ(s.to_csr(), a);
+  EXPECT_EQ(s.shape().nnz, 2);
+}
+
+TEST(Gcsb, DeterministicPlanListsBlocksPerWindow) {
+  auto o = toy();
+  o.set("kernel", "deterministic");
+  const auto s = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), o);
+  // Sorted positions of the non-empty blocks, per block row: row 0 = ids 0 2 3 1 at positions
+  // 0 2 3 5; row 1 = ids 4 5 → 6 8; row 2 = 9 11 → 1 7; row 3 = 14 12 13 → 4 9 10.
+  EXPECT_EQ(s.row_plan.list, (std::vector<std::int32_t>{0, 2, 3, 5, 6, 8, 1, 7, 4, 9, 10}));
+  EXPECT_EQ(s.row_plan.item_ptr, (std::vector<std::int32_t>{0, 4, 6, 8, 11}));
+  EXPECT_EQ(s.row_plan.window_item_ptr, (std::vector<std::int32_t>{0, 1, 2, 3, 4}));
+  // Per block column: col 0 = ids 0 4 12 → 0 6 9; col 1 = 9 1 5 13 → 1 5 8 10; col 2 = 2 14 → 2 4;
+  // col 3 = 3 11 → 3 7.
+  EXPECT_EQ(s.col_plan.list, (std::vector<std::int32_t>{0, 6, 9, 1, 5, 8, 10, 2, 4, 3, 7}));
+  EXPECT_EQ(s.storage_bytes(), 32u * 8 + 21u * 4 + 2u * (11 + 5 + 5) * 4);
+  EXPECT_EQ(s.det_workspace_bytes(Op::spmv), 4u * 2 * 4);
+}
+
+TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
+  const auto a = block_testing::example6<double, std::int32_t>();
+  using G = Gcsb<double, std::int32_t>;
+  EXPECT_THROW(G::build(a, FormatOptions().set("kernel", "magic")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("empty", "maybe")), ParseError);
+  EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cpu, FormatOptions().set("kernel", "x")),
+               ParseError);  // kernel is not an option of the preset entries
+}
+
+template <class T>
+class GcsbTyped : public ::testing::Test {};
+using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
+                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
+TYPED_TEST_SUITE(GcsbTyped, TypePairs);
+
+std::vector<FormatOptions> option_sets() {
+  return {FormatOptions(),
+          FormatOptions().set("beta", "4").set("group_size", "3"),
+          FormatOptions().set("beta", "8").set("group_size", "16").set("empty", "drop"),
+          FormatOptions().set("beta", "16").set("group_size", "32")};
+}
+
+TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (auto [r, c] : {std::pair{37, 53}, std::pair{64, 29}, std::pair{5, 3}, std::pair{0, 7}, std::pair{7, 0}})
+    for (const auto& o : option_sets()) {
+      const auto a = block_testing::random_csr<V, I>(r, c, 0.2, testing::fresh_seed());
+      const auto s = Gcsb<V, I>::build(a, o);
+      EXPECT_EQ(s.to_csr(), a) << o.to_string();
+      EXPECT_EQ(s.storage_bytes(), s.values.size() * (sizeof(V) + 4) +
+                                       (s.block_indices.size() + s.group_offset.size()) * sizeof(I));
+      // Padding: each group is group_size × (nnz of its first block); pads are marked.
+      std::size_t pads = 0;
+      for (auto c2 : s.comb) pads += (c2 & csb_detail::kPad) ? 1 : 0;
+      EXPECT_EQ(s.values.size() - pads, a.values.size());
+    }
+}
+
+TYPED_TEST(GcsbTyped, CpuKernelsMatchTheReference) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  for (const char* name : {"gcsb", "gcsb-det"})
+    for (auto [r, c] : {std::pair{45, 70}, std::pair{100, 33}, std::pair{1, 50}, std::pair{70, 1}})
+      for (const auto& o : option_sets()) {
+        if (std::string(name) == "gcsb-det" && o.has("empty")) continue;
+        const auto seed = testing::fresh_seed();
+        const auto a = block_testing::random_csr<V, I>(r, c, 0.15, seed);
+        for (bool t : {false, true})
+          for (auto [al, be] : {std::pair<V, V>{1, 0}, std::pair<V, V>{V(-1.5), V(0.5)}})
+            block_testing::check_against_reference(a, name, o, Backend::cpu, t, al, be, seed);
+      }
+}
+
+TEST(Gcsb, DeterministicCpuResultDoesNotDependOnTheThreadCount) {
+  const auto a = block_testing::random_csr<float, std::int32_t>(300, 200, 0.1, 7);
+  auto m = Matrix<float>::build(a, "gcsb-det", Backend::cpu, FormatOptions().set("beta", "8"));
+  const auto x = testing::random_vector<float>(300, 8);
+  const int saved = omp_get_max_threads();
+  std::vector<float> y1(200), y4(200);
+  omp_set_num_threads(1);
+  m.spmv_t(x, y1);
+  omp_set_num_threads(4);
+  m.spmv_t(x, y4);
+  omp_set_num_threads(saved);
+  EXPECT_EQ(std::memcmp(y1.data(), y4.data(), y1.size() * sizeof(float)), 0);
+}
+
+TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
+  using V = typename TypeParam::first_type;
+  using I = typename TypeParam::second_type;
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  auto sets = option_sets();
+  sets.push_back(FormatOptions().set("beta", "128"));  // fast: 64 (fp32) / 32 (fp64) threads
+  sets.push_back(FormatOptions().set("beta", "64").set("group_size", "7"));
+  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det"})
+    for (auto [r, c] : {std::pair{45, 70}, std::pair{300, 257}, std::pair{1, 50}, std::pair{70, 1},
+                        std::pair{0, 5}})
+      for (const auto& o : sets) {
+        if (std::string(name) != "gcsb" && o.has("empty")) continue;
+        const auto seed = testing::fresh_seed();
+        const auto a = block_testing::random_csr<V, I>(r, c, 0.1, seed);
+        for (bool t : {false, true})
+          for (auto [al, be] : {std::pair<V, V>{1, 0}, std::pair<V, V>{V(-1.5), V(0.5)}})
+            block_testing::check_against_reference(a, name, o, Backend::cuda, t, al, be, seed);
+      }
+}
+
+TEST(Gcsb, GpuFastKernelFallsBackForHugeBlocksAndDetRefusesThem) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  const auto a = block_testing::random_csr<double, std::int32_t>(600, 300, 0.05, 11);
+  const auto o = FormatOptions().set("beta", "256");  // 256·8 B per thread: no shared window
+  for (bool t : {false, true})
+    block_testing::check_against_reference<double, std::int32_t>(a, "gcsb", o, Backend::cuda, t, 2, 0, 11);
+  EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cuda, o), UnsupportedError);
+}
+
+#if SPMAT_WITH_CUDA
+/// Runs op 100 times on the GPU and asserts every result is bitwise equal to the first.
+template <class V>
+void expect_bitwise_repeatable(const Matrix<V>& m, bool transposed, V beta) {
+  const std::int64_t nx = transposed ? m.rows() : m.cols(), ny = transposed ? m.cols() : m.rows();
+  cuda::DeviceBuffer<V> dx(testing::random_vector<V>(nx, 21));
+  const auto y0 = testing::random_vector<V>(ny, 22);
+  cuda::DeviceBuffer<V> dy(ny);
+  std::vector<V> first;
+  for (int run = 0; run < 100; ++run) {
+    dy.upload(y0);
+    if (transposed) m.spmv_t(dx.span(), dy.span(), V(1), beta);
+    else m.spmv(dx.span(), dy.span(), V(1), beta);
+    const auto y = dy.download();
+    if (run == 0) first = y;
+    ASSERT_EQ(std::memcmp(y.data(), first.data(), y.size() * sizeof(V)), 0)
+        << (transposed ? "spmv_t" : "spmv") << " differs at run " << run;
+  }
+}
+#endif
+
+TEST(Gcsb, GpuDeterministicModeIsBitwiseIdenticalOver100Runs) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+#if SPMAT_WITH_CUDA
+  // Many blocks per block row and column (several plan items per window), real-valued data.
+  const auto a = block_testing::random_csr<float, std::int32_t>(3000, 2500, 0.05, 5);
+  const auto m = Matrix<float>::build(a, "gcsb-det", Backend::cuda);
+  ASSERT_TRUE(m.format().caps.cuda.deterministic_spmv_t);
+  expect_bitwise_repeatable(m, true, 0.0f);
+  expect_bitwise_repeatable(m, false, 0.0f);
+  expect_bitwise_repeatable(m, true, 0.5f);
+  const auto d = Matrix<double>::build(convert<double, std::int64_t>(a), "gcsb-det", Backend::cuda);
+  expect_bitwise_repeatable(d, true, 0.0);
+#endif
+}
+
+}  // namespace
+}  // namespace spmat

@@ -19,16 +19,16 @@ template <class Index>
 Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view format,
                                    Backend backend, const FormatOptions& options) {
   const FormatEntry& e = find_format(format);
+  if (backend == Backend::cuda && !cuda_compiled())
+    throw UnsupportedError("format '" + e.name +
+                           "': spmat was built without CUDA, backend cuda is not available");
   if (!e.caps.on(backend).available) {
     throw UnsupportedError("format '" + e.name + "' has no " + std::string(to_string(backend)) +
                            " backend");
   }
-  if (backend == Backend::cuda) {
-    if (!cuda_compiled())
-      throw UnsupportedError("spmat was built without CUDA: backend cuda is not available");
-    if (!cuda_available())
-      throw UnsupportedError("no usable CUDA GPU found: backend cuda is not available");
-  }
+  if (backend == Backend::cuda && !cuda_available())
+    throw UnsupportedError("format '" + e.name +
+                           "': no usable CUDA GPU found, backend cuda is not available");
   for (const auto& [key, value] : options.all()) {
     bool known = false;
     for (const auto& p : e.params) known = known || p.name == key;
@@ -40,6 +40,7 @@ Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view 
     }
   }
   a.validate();
+  check_index_range<Index>(a.rows, a.cols, a.nnz(), "format '" + e.name + "'");
   auto impl = e.factory<Value, Index>()(a, options, backend);
   return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -44,5 +45,51 @@ constexpr double tolerance() {
 
 /// Whether GPU tests can run here; the reason when they cannot ("built without CUDA", ...).
 bool gpu_available(std::string* why = nullptr);
+
+/// One edge case of the conformance battery (ARCHITECTURE.md, "Edge cases are part of every
+/// format"). `make(seed)` returns the input as COO (any order, duplicates allowed); the canonical
+/// matrix every format is built from is `spmat::to_csr` of it. Scenarios with `random` set use the
+/// seed (tests pass a fresh one and print it); the others ignore it. `integer_values`: values are
+/// small integers and dense operands should be too, so that every sum is exact in fp32.
+struct Scenario {
+  std::string name;  ///< identifier-safe ([a-z0-9_]), used in test names
+  std::string description;
+  bool random = false;
+  bool integer_values = false;
+  std::function<Coo<double, std::int64_t>(std::uint64_t seed)> make;
+
+  Csr<double, std::int64_t> canonical(std::uint64_t seed) const { return to_csr(make(seed)); }
+};
+
+/// The fixed list of conformance scenarios: 0×0, 1×1, 0×n, n×0, all-zero, empty rows and
+/// columns, one dense row of 100,000 entries, power-law rows, tall and wide, duplicates,
+/// explicit zeros, NaN/Inf, sizes off every block size (33×65, 1023×1025, 4097 rows), random.
+const std::vector<Scenario>& scenarios();
+
+/// splitmix64: a fast, well-mixed hash of (seed, i), for large operands (millions of values).
+inline std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Dense operand for a scenario: small integers in [-4, 4] for integer scenarios, otherwise reals
+/// with |v| in [0.5, 1.5] and random sign (never 0, so Inf·x is never NaN by accident).
+template <class Value>
+std::vector<Value> operand_vector(std::int64_t n, std::uint64_t seed, bool integer_values) {
+  std::vector<Value> v(static_cast<std::size_t>(n));
+  const std::uint64_t base = mix64(seed);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint64_t h = mix64(base + i);
+    if (integer_values) {
+      v[i] = static_cast<Value>(static_cast<int>(h % 9) - 4);
+    } else {
+      const double m = 0.5 + static_cast<double>(h >> 11) * 0x1.0p-53;  // [0.5, 1.5)
+      v[i] = static_cast<Value>((h & 1) ? m : -m);
+    }
+  }
+  return v;
+}
 
 }  // namespace spmat::testing

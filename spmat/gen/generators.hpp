@@ -9,9 +9,14 @@
 namespace spmat::gen {
 
 /// Builds the matrix named by `spec` (with or without the leading "gen:"), e.g. "gen:lap2d:2000".
-/// Deterministic: the same spec (including its seed) gives the same matrix on every machine.
-/// Throws ParseError naming the spec and what was expected; IndexOverflowError if too large
-/// for Index.
+/// Deterministic: the same spec (including its seed) gives the same matrix on every machine
+/// and with any thread count; the result is canonical CSR. Grammar and the list of generators:
+/// describe() and docs/generators.md.
+/// Throws ParseError naming the spec, the item and what was expected; IndexOverflowError if
+/// too large for Index (before allocating); OutOfMemoryError if the host runs out.
+///
+/// Example: generate<double, int32_t>("gen:banded:4:1:values=ones") gives the 4×4 tridiagonal
+///   row_ptr = {0, 2, 5, 8, 10}, col_idx = {0, 1, 0, 1, 2, 1, 2, 3, 2, 3}, values = ten 1.0.
 template <class Value, class Index>
 Csr<Value, Index> generate(std::string_view spec);
 

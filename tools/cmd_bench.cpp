@@ -195,7 +195,14 @@ int cmd_bench(int argc, char** argv) {
     } else if (arg == "--out-dir") {
       out_dir = value;
     } else if (arg == "--copy-gbs") {
-      cfg.copy_gbs = std::stod(value);
+      std::size_t used = 0;
+      try {
+        cfg.copy_gbs = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || !(cfg.copy_gbs > 0))
+        throw ParseError("--copy-gbs expects a positive number, got '" + value + "'");
     } else {
       throw ParseError("unknown option " + arg + " (see spmat bench --help)");
     }

@@ -1,5 +1,7 @@
 // spmat/bench/report.cpp — what the harness hands back: speedups vs cuSPARSE, JSON, the table.
 // SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>

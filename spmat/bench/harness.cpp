@@ -1,0 +1,475 @@
+// spmat/bench/harness.cpp — the measurement loop: load, build, check, time, derive figures.
+// SPDX-License-Identifier: MIT
+#include "spmat/bench/harness.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <new>
+#include <random>
+#include <span>
+#include <tuple>
+
+#include "spmat/config.hpp"
+#include "spmat/core/reference.hpp"
+#include "spmat/formats/csr/csr.hpp"  // csr_add: the reference of add
+#include "spmat/io/load.hpp"
+#include "spmat/matrix.hpp"
+#include "spmat/model/traffic.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat::bench {
+
+std::string_view to_string(Precision p) { return p == Precision::fp32 ? "fp32" : "fp64"; }
+std::string_view to_string(IndexWidth w) { return w == IndexWidth::int32 ? "int32" : "int64"; }
+Precision parse_precision(std::string_view s) {
+  if (s == "fp32" || s == "float" || s == "single") return Precision::fp32;
+  if (s == "fp64" || s == "double") return Precision::fp64;
+  throw ParseError("unknown precision '" + std::string(s) + "': expected fp32 or fp64");
+}
+IndexWidth parse_index_width(std::string_view s) {
+  if (s == "int32" || s == "32") return IndexWidth::int32;
+  if (s == "int64" || s == "64") return IndexWidth::int64;
+  throw ParseError("unknown index type '" + std::string(s) + "': expected int32 or int64");
+}
+double tolerance(Precision p) { return p == Precision::fp32 ? 1e-4 : 1e-10; }
+
+MatrixSource matrix_from_spec(std::string spec) {
+  std::string name = io::matrix_name(spec);
+  return {std::move(name), [spec] { return io::load_matrix<double, std::int64_t>(spec); }};
+}
+
+MatrixSource matrix_from_csr(std::string name, Csr<double, std::int64_t> a) {
+  auto shared = std::make_shared<const Csr<double, std::int64_t>>(std::move(a));
+  return {std::move(name), [shared] { return *shared; }};
+}
+
+namespace {
+
+struct OpConfig {
+  Op op;
+  std::int64_t k = 1;
+  DenseLayout layout = DenseLayout::row_major;
+  auto key() const { return std::tuple(static_cast<int>(op), k, static_cast<int>(layout)); }
+};
+
+std::vector<OpConfig> expand_ops(const BenchConfig& c) {
+  std::vector<OpConfig> v;
+  for (Op op : c.ops) {
+    if (op != Op::spmm) {
+      v.push_back({op});
+      continue;
+    }
+    for (std::int64_t k : c.ks)
+      for (DenseLayout l : c.layouts) v.push_back({op, k, l});
+  }
+  return v;
+}
+
+void device_sync(Backend b) {
+#if SPMAT_WITH_CUDA
+  if (b == Backend::cuda) gpu::synchronize();
+#else
+  (void)b;
+#endif
+}
+
+std::vector<double> time_runs(Backend b, const std::function<void()>& run, int warmup, int reps,
+                              bool flush) {
+#if SPMAT_WITH_CUDA
+  if (b == Backend::cuda) return gpu::time_runs(run, warmup, reps, flush);
+#else
+  (void)b;
+#endif
+  return cpu::time_runs(run, warmup, reps, flush);
+}
+
+/// A dense array in the backend's memory (host vector or device allocation).
+template <class V>
+class Operand {
+ public:
+  Operand(Backend b, std::size_t n) : backend_(b), n_(n) {
+    if (b == Backend::cpu) {
+      host_.resize(n);
+      return;
+    }
+#if SPMAT_WITH_CUDA
+    dev_ = static_cast<V*>(gpu::alloc(n * sizeof(V), "benchmark operand"));
+#else
+    throw UnsupportedError("spmat was built without CUDA: backend cuda is not available");
+#endif
+  }
+  ~Operand() {
+#if SPMAT_WITH_CUDA
+    gpu::free(dev_);
+#endif
+  }
+  Operand(const Operand&) = delete;
+  Operand& operator=(const Operand&) = delete;
+
+  V* data() { return backend_ == Backend::cpu ? host_.data() : dev_; }
+  std::span<V> span() { return {data(), n_}; }
+  std::span<const V> cspan() { return {data(), n_}; }
+  void set(const std::vector<V>& h) {
+    if (backend_ == Backend::cpu) {
+      host_ = h;
+      return;
+    }
+#if SPMAT_WITH_CUDA
+    gpu::upload(dev_, h.data(), n_ * sizeof(V));
+#endif
+  }
+  std::vector<V> get() const {
+    if (backend_ == Backend::cpu) return host_;
+    std::vector<V> h(n_);
+#if SPMAT_WITH_CUDA
+    gpu::download(h.data(), dev_, n_ * sizeof(V));
+#endif
+    return h;
+  }
+  void poison() {
+    if (backend_ == Backend::cpu) {
+      std::fill(host_.begin(), host_.end(), std::numeric_limits<V>::quiet_NaN());
+      return;
+    }
+#if SPMAT_WITH_CUDA
+    gpu::fill_bytes(dev_, 0xFF, n_ * sizeof(V));
+#endif
+  }
+
+ private:
+  Backend backend_;
+  std::size_t n_;
+  std::vector<V> host_;
+  V* dev_ = nullptr;
+};
+
+/// Inputs and fp64 reference output of one operation configuration.
+template <class V>
+struct Case {
+  std::vector<V> in;
+  std::vector<double> want;
+};
+
+/// One matrix in one precision: the converted CSR and the lazily computed cases, shared by
+/// every format (the serial reference is computed once per matrix, precision and operation).
+template <class V, class I>
+struct MatrixData {
+  Csr<V, I> a;
+  bool integer_inputs = false;
+  std::map<std::tuple<int, std::int64_t, int>, Case<V>> cases;
+  std::optional<Csr<V, I>> add_b;
+  Csr<double, std::int64_t> add_want;
+
+  std::vector<V> inputs(std::int64_t n, std::uint64_t seed) const {
+    std::mt19937_64 rng(seed);
+    std::vector<V> v(static_cast<std::size_t>(n));
+    if (integer_inputs) {
+      std::uniform_int_distribution<int> d(-4, 4);
+      for (auto& e : v) e = static_cast<V>(d(rng));
+    } else {
+      std::uniform_real_distribution<double> d(-1.0, 1.0);
+      for (auto& e : v) e = static_cast<V>(d(rng));
+    }
+    return v;
+  }
+
+  const Case<V>& get(const OpConfig& oc) {
+    auto it = cases.find(oc.key());
+    if (it != cases.end()) return it->second;
+    Case<V> c;
+    const std::uint64_t seed = 20240501u + 1000u * static_cast<unsigned>(oc.op) +
+                               static_cast<std::uint64_t>(oc.k);
+    switch (oc.op) {
+      case Op::spmv:
+        c.in = inputs(a.cols, seed);
+        c.want = reference::spmv<V, I, V, V>(a, std::span<const V>(c.in));
+        break;
+      case Op::spmv_t:
+        c.in = inputs(a.rows, seed);
+        c.want = reference::spmv_t<V, I, V, V>(a, std::span<const V>(c.in));
+        break;
+      case Op::spmm:
+        c.in = inputs(static_cast<std::int64_t>(a.cols) * oc.k, seed);
+        c.want = reference::spmm<V, I, V, V>(a, std::span<const V>(c.in), oc.k, oc.layout);
+        break;
+      case Op::add: break;
+    }
+    return cases.emplace(oc.key(), std::move(c)).first->second;
+  }
+
+  /// B of add: Aᵀ for a square A (a different pattern unless A is symmetric), A otherwise.
+  const Csr<V, I>& add_operand() {
+    if (!add_b) {
+      add_b = a.rows == a.cols ? transpose(a) : a;
+      add_want = csr_add(convert<double, std::int64_t>(a), convert<double, std::int64_t>(*add_b),
+                         1.0, 1.0);
+    }
+    return *add_b;
+  }
+};
+
+/// Relative 2-norm error of a sparse result against the reference, entries matched by
+/// (row, column); an entry stored on one side only counts against 0 on the other.
+template <class V>
+double csr_relative_error(Csr<V, std::int64_t> got, const Csr<double, std::int64_t>& want) {
+  if (got.rows != want.rows || got.cols != want.cols) return INFINITY;
+  canonicalize(got);
+  std::vector<double> g, w;
+  for (std::int64_t r = 0; r < want.rows; ++r) {
+    std::int64_t p = got.row_ptr[r], q = want.row_ptr[r];
+    const std::int64_t pe = got.row_ptr[r + 1], qe = want.row_ptr[r + 1];
+    while (p < pe || q < qe) {
+      const std::int64_t cg = p < pe ? got.col_idx[p] : want.cols;
+      const std::int64_t cw = q < qe ? want.col_idx[q] : want.cols;
+      g.push_back(cg <= cw ? static_cast<double>(got.values[p]) : 0.0);
+      w.push_back(cw <= cg ? want.values[q] : 0.0);
+      if (cg <= cw) ++p;
+      if (cw <= cg) ++q;
+    }
+  }
+  return reference::relative_norm2_error<double>(g, w);
+}
+
+struct Context {
+  const BenchConfig& cfg;
+  int reps = 0;
+  int warmup = 0;
+  double copy_gbs = 0;
+};
+
+double per_ms(double amount, double ms) { return ms > 0 ? amount / (ms * 1e6) : NAN; }
+
+/// Times `run` and fills the timing fields of `r`.
+void time_into(const Context& ctx, const std::function<void()>& run, Result& r) {
+  const TimingStats t =
+      summarize(time_runs(ctx.cfg.backend, run, ctx.warmup, ctx.reps, ctx.cfg.flush_l2));
+  r.time_ms = t.median_ms;
+  r.time_min_ms = t.min_ms;
+  r.time_max_ms = t.max_ms;
+  r.repetitions = t.repetitions;
+}
+
+template <class V, class I>
+void measure_vector_op(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A,
+                       double build_ms, const OpConfig& oc, Result& r) {
+  const Backend b = ctx.cfg.backend;
+  r.storage_bytes = A.storage_bytes();
+  r.setup_ms = build_ms + wall_ms([&] {
+                 A.prepare(oc.op, oc.k, oc.layout);
+                 device_sync(b);
+               });
+  const Case<V>& c = md.get(oc);
+  Operand<V> in(b, c.in.size()), out(b, c.want.size());
+  in.set(c.in);
+  auto run = [&] {
+    switch (oc.op) {
+      case Op::spmv: A.spmv(in.cspan(), out.span()); break;
+      case Op::spmv_t: A.spmv_t(in.cspan(), out.span()); break;
+      case Op::spmm: A.spmm(in.cspan(), out.span(), oc.k, oc.layout); break;
+      case Op::add: break;
+    }
+  };
+  auto check = [&] {
+    out.poison();
+    run();
+    const std::vector<V> got = out.get();
+    return reference::relative_norm2_error<V>(got, c.want);
+  };
+  double err = check();
+  time_into(ctx, run, r);
+  err = std::max(err, check());  // atomics may sum differently from run to run
+  r.max_relative_norm2 = err;
+
+  const Shape s = A.shape();
+  const double flops = 2.0 * static_cast<double>(s.nnz) * static_cast<double>(oc.k);
+  r.gbs = per_ms(static_cast<double>(A.traffic_bytes(oc.op, oc.k)), r.time_ms);
+  r.csr_equiv_gbs = per_ms(static_cast<double>(csr_floor_bytes(oc.op, s, oc.k, sizeof(V))), r.time_ms);
+  r.gflops = per_ms(flops, r.time_ms);
+}
+
+template <class V, class I>
+void measure_add(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A, double build_ms,
+                 const FormatRun& f, Result& r) {
+  const Backend b = ctx.cfg.backend;
+  r.storage_bytes = A.storage_bytes();
+  if (!A.supports(Op::add)) A.prepare(Op::add);  // throws the UnsupportedError naming it
+  const Csr<V, I>& b_csr = md.add_operand();
+  std::optional<Matrix<V>> B;
+  r.setup_ms = build_ms + wall_ms([&] {
+                 B.emplace(Matrix<V>::build(b_csr, f.name, b, f.options));
+                 A.prepare(Op::add);
+                 device_sync(b);
+               });
+  std::optional<Matrix<V>> C;
+  auto run = [&] {
+    C.reset();
+    C.emplace(A.add(*B));
+  };
+  auto check = [&] {
+    run();
+    device_sync(b);
+    return csr_relative_error<V>(C->to_csr(), md.add_want);
+  };
+  double err = check();
+  time_into(ctx, run, r);
+  err = std::max(err, check());
+  r.max_relative_norm2 = err;
+
+  const double flops = static_cast<double>(A.nnz() + B->nnz());
+  const double bytes = static_cast<double>(A.traffic_bytes(Op::add) + B->traffic_bytes(Op::add) +
+                                           C->storage_bytes());
+  const double floor = static_cast<double>(csr_floor_bytes(Op::add, A.shape(), 1, sizeof(V)) +
+                                           csr_floor_bytes(Op::add, B->shape(), 1, sizeof(V)) +
+                                           csr_floor_bytes(Op::add, C->shape(), 1, sizeof(V)));
+  r.gbs = per_ms(bytes, r.time_ms);
+  r.csr_equiv_gbs = per_ms(floor, r.time_ms);
+  r.gflops = per_ms(flops, r.time_ms);
+}
+
+std::string describe_exception(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of host memory (std::bad_alloc)";
+  return e.what();
+}
+
+/// Every format × operation of one matrix in precision V with index I.
+template <class V, class I>
+void run_matrix(const Context& ctx, const std::string& name,
+                const std::optional<Csr<double, std::int64_t>>& a64, std::string error,
+                Precision prec, const std::vector<FormatRun>& formats,
+                const std::vector<OpConfig>& ops, const std::function<void(Result&&)>& emit) {
+  std::optional<MatrixData<V, I>> md;
+  if (error.empty()) {
+    try {
+      md.emplace();
+      md->a = convert<V, I>(*a64, name);
+      md->integer_inputs = ctx.cfg.integer_inputs;
+    } catch (const std::exception& e) {
+      error = describe_exception(e);
+      md.reset();
+    }
+  }
+  for (const FormatRun& f : formats) {
+    std::optional<Matrix<V>> A;
+    double build_ms = 0;
+    std::string build_error = error;
+    if (build_error.empty()) {
+      try {
+        build_ms = wall_ms([&] {
+          A.emplace(Matrix<V>::build(md->a, f.name, ctx.cfg.backend, f.options));
+          device_sync(ctx.cfg.backend);
+        });
+      } catch (const std::exception& e) {
+        build_error = "build: " + describe_exception(e);
+      }
+    }
+    for (const OpConfig& oc : ops) {
+      Result r;
+      r.matrix = name;
+      if (a64) {
+        r.rows = a64->rows;
+        r.cols = a64->cols;
+        r.nnz = a64->nnz();
+      }
+      r.format = f.name;
+      r.options = f.options.to_string();
+      r.op = oc.op;
+      r.precision = prec;
+      r.index = ctx.cfg.index;
+      r.k = oc.k;
+      r.layout = oc.layout;
+      if (!build_error.empty()) {
+        r.error = build_error;
+      } else {
+        try {
+          if (oc.op == Op::add)
+            measure_add(ctx, *md, *A, build_ms, f, r);
+          else
+            measure_vector_op(ctx, *md, *A, build_ms, oc, r);
+          r.completed = true;
+          r.correct = r.max_relative_norm2 <= tolerance(prec);
+          r.bw_fraction = ctx.copy_gbs > 0 ? r.csr_equiv_gbs / ctx.copy_gbs : NAN;
+        } catch (const std::exception& e) {
+          r.error = describe_exception(e);
+        }
+      }
+      emit(std::move(r));
+    }
+  }
+}
+
+}  // namespace
+
+Report run_bench(const BenchConfig& cfg) {
+  const Backend b = cfg.backend;
+  if (b == Backend::cuda && !cuda_compiled())
+    throw UnsupportedError("spmat was built without CUDA: use --backend cpu");
+  if (b == Backend::cuda && !cuda_available())
+    throw UnsupportedError("no usable CUDA GPU found: use --backend cpu");
+  std::vector<FormatRun> formats = cfg.formats;
+  if (formats.empty())
+    for (const auto& e : registry())
+      if (e.caps.on(b).available) formats.push_back({e.name, {}});
+  for (const auto& f : formats) (void)find_format(f.name);  // unknown names: a clear error now
+  const std::vector<OpConfig> ops = expand_ops(cfg);
+  for (const auto& oc : ops)
+    if (oc.op == Op::spmm && oc.k < 1)
+      throw ParseError("spmm needs k >= 1 dense columns (got " + std::to_string(oc.k) + ")");
+
+  Report rep;
+  rep.backend = b;
+  rep.commit = current_commit();
+  rep.date = utc_now_iso8601();
+  rep.version = kVersion;
+#if SPMAT_WITH_CUDA
+  rep.device = b == Backend::cuda ? gpu::describe() : cpu::describe();
+#else
+  rep.device = cpu::describe();
+#endif
+  if (cfg.copy_gbs > 0) {
+    rep.device.copy_gbs = cfg.copy_gbs;
+  } else {
+#if SPMAT_WITH_CUDA
+    rep.device.copy_gbs = b == Backend::cuda ? gpu::copy_bandwidth_gbs() : cpu::copy_bandwidth_gbs();
+#else
+    rep.device.copy_gbs = cpu::copy_bandwidth_gbs();
+#endif
+  }
+
+  Context ctx{cfg};
+  ctx.reps = cfg.reps > 0 ? cfg.reps : (b == Backend::cuda ? 50 : 10);
+  ctx.warmup = cfg.warmup >= 0 ? cfg.warmup : (b == Backend::cuda ? 10 : 2);
+  ctx.copy_gbs = rep.device.copy_gbs;
+
+  const std::size_t total =
+      cfg.matrices.size() * cfg.precisions.size() * formats.size() * ops.size();
+  auto emit = [&](Result&& r) {
+    rep.results.push_back(std::move(r));
+    if (cfg.on_result) cfg.on_result(rep.results.back(), rep.results.size(), total);
+  };
+
+  for (const MatrixSource& src : cfg.matrices) {
+    std::optional<Csr<double, std::int64_t>> a64;
+    std::string error;
+    try {
+      a64 = src.load();
+    } catch (const std::exception& e) {
+      error = "load: " + describe_exception(e);
+    }
+    for (Precision p : cfg.precisions) {
+      const bool i32 = cfg.index == IndexWidth::int32;
+      if (p == Precision::fp64 && i32)
+        run_matrix<double, std::int32_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+      else if (p == Precision::fp64)
+        run_matrix<double, std::int64_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+      else if (i32)
+        run_matrix<float, std::int32_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+      else
+        run_matrix<float, std::int64_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+    }
+  }
+  compute_speedups(rep.results);
+  return rep;
+}
+
+}  // namespace spmat::bench

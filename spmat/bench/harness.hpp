@@ -1,0 +1,142 @@
+// spmat/bench/harness.hpp — the benchmark harness behind `spmat bench`, usable from C++.
+// SPDX-License-Identifier: MIT
+//
+// For every matrix × precision × format × operation the harness
+//   1. builds the format (build + upload) and prepares the operation — timed as setup_ms
+//      (wall clock, with a device synchronize on the GPU);
+//   2. poisons the output with NaN, runs once and compares with the fp64 reference
+//      (spmat/core/reference.hpp): max_relative_norm2, correct = error ≤ tolerance();
+//   3. runs `warmup` untimed, then `reps` timed repetitions (CUDA events on the default stream,
+//      or steady_clock on the CPU) and keeps median / min / max;
+//   4. checks the output of the last timed run too (atomics may reorder sums run to run);
+//   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction.
+// An error in one measurement (a format lacking an operation, out of memory, ...) becomes a
+// result with completed = false and its message; the suite goes on.
+//
+//   BenchConfig c;
+//   c.matrices = {matrix_from_spec("gen:lap2d:100")};
+//   c.formats = {{"csr", {}}};
+//   Report r = run_bench(c);
+//   std::string json = to_json(r).dump();   // the schema of `spmat bench --json`
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmat/bench/json.hpp"
+#include "spmat/bench/timer.hpp"
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/core/types.hpp"
+
+namespace spmat::bench {
+
+enum class Precision { fp32, fp64 };
+enum class IndexWidth { int32, int64 };
+std::string_view to_string(Precision p);
+std::string_view to_string(IndexWidth w);
+Precision parse_precision(std::string_view s);
+IndexWidth parse_index_width(std::string_view s);
+
+/// Relative 2-norm error above which a result is flagged incorrect: fp64 1e-10, fp32 1e-4
+/// (looser than the unit tests: GPU atomics reorder sums over long columns).
+double tolerance(Precision p);
+
+/// A matrix to benchmark: its name in the results and how to load it (fp64 / int64, canonical).
+struct MatrixSource {
+  std::string name;
+  std::function<Csr<double, std::int64_t>()> load;
+};
+/// A file (.mtx, .mtx.gz, .smc) or generator spec, loaded with spmat::io::load_matrix and
+/// named by spmat::io::matrix_name.
+MatrixSource matrix_from_spec(std::string spec);
+/// An in-memory matrix (tests).
+MatrixSource matrix_from_csr(std::string name, Csr<double, std::int64_t> a);
+
+/// One format to run, with its build options (the same name may appear with different options).
+struct FormatRun {
+  std::string name;
+  FormatOptions options;
+};
+
+struct Result;
+
+struct BenchConfig {
+  std::vector<MatrixSource> matrices;
+  std::vector<FormatRun> formats;  ///< empty: every registered format available on `backend`
+  std::vector<Op> ops{Op::spmv, Op::spmv_t};
+  std::vector<Precision> precisions{Precision::fp64, Precision::fp32};
+  std::vector<std::int64_t> ks{32};                         ///< spmm: dense columns
+  std::vector<DenseLayout> layouts{DenseLayout::row_major};  ///< spmm: layout of B and C
+  Backend backend = Backend::cpu;
+  IndexWidth index = IndexWidth::int32;
+  int reps = 0;     ///< timed runs; 0: 50 on cuda, 10 on cpu
+  int warmup = -1;  ///< untimed runs first; -1: 10 on cuda, 2 on cpu
+  bool flush_l2 = false;        ///< write 2× L2 (CPU: 2× LLC) between timed runs, untimed
+  bool integer_inputs = false;  ///< x / B of small integers in [-4, 4] (exact sums: tests)
+  double copy_gbs = 0;          ///< > 0: use as the copy bandwidth instead of measuring it
+  /// Called after each measurement (progress display); done counts from 1 to total.
+  std::function<void(const Result&, std::size_t done, std::size_t total)> on_result;
+};
+
+/// One measurement. Doubles that do not apply (not completed, no cuSPARSE result) are NaN
+/// (null in JSON). Ginkgo's meanings: storage_bytes of the stored format, time_ms the median of
+/// `repetitions` runs, max_relative_norm2 the worst checked run, completed = ran to the end.
+struct Result {
+  std::string matrix;
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  std::string format;
+  std::string options;  ///< the user's format options, "key=value,..."
+  Op op = Op::spmv;
+  Precision precision = Precision::fp64;
+  IndexWidth index = IndexWidth::int32;
+  std::int64_t k = 1;  ///< spmm only
+  DenseLayout layout = DenseLayout::row_major;  ///< spmm only
+  bool completed = false;
+  bool correct = false;
+  std::string error;
+  double time_ms = NAN, time_min_ms = NAN, time_max_ms = NAN;
+  int repetitions = 0;
+  double setup_ms = NAN;
+  std::size_t storage_bytes = 0;
+  double max_relative_norm2 = NAN;
+  double gbs = NAN, csr_equiv_gbs = NAN, gflops = NAN, bw_fraction = NAN;
+  double speedup_vs_cusparse = NAN;
+};
+
+struct Report {
+  DeviceDescription device;
+  Backend backend = Backend::cpu;
+  std::string commit;
+  std::string date;
+  std::string version;
+  std::vector<Result> results;
+};
+
+/// Runs every measurement of `config`. Throws only for configuration errors (no GPU for the
+/// cuda backend, unknown format names); everything else is recorded per result.
+Report run_bench(const BenchConfig& config);
+
+/// Sets speedup_vs_cusparse of every completed result: the fastest completed, correct
+/// `cusparse-*` median for the same matrix, op, precision, index, k and layout, divided by this
+/// median; NaN where there is none.
+void compute_speedups(std::vector<Result>& results);
+
+/// The JSON document of `spmat bench` (schema in bench/README.md).
+Json to_json(const Report& report);
+Json to_json(const Result& result);
+
+/// The terminal table; `color` marks incorrect results in red (ANSI).
+std::string format_table(const Report& report, bool color);
+/// One line per measurement, for progress output when stderr is not a terminal.
+std::string one_line(const Result& r);
+
+/// `git rev-parse --short HEAD` when available, else $SPMAT_COMMIT, else "unknown".
+std::string current_commit();
+/// Now, as ISO 8601 UTC ("2025-01-31T12:00:00Z").
+std::string utc_now_iso8601();
+
+}  // namespace spmat::bench

@@ -1,0 +1,74 @@
+// spmat/bench/timer.hpp — run timing (CPU steady_clock; GPU CUDA events), copy bandwidth, device facts.
+// SPDX-License-Identifier: MIT
+//
+// The harness never includes CUDA headers: the GPU side lives in timer_cuda.cpp (compiled only
+// with the CUDA backend) behind the `gpu` functions declared here. Calls to them are guarded
+// by `#if SPMAT_WITH_CUDA`.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace spmat::bench {
+
+/// Median, min and max of a set of run times (milliseconds).
+struct TimingStats {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  int repetitions = 0;
+};
+/// Empty input gives repetitions = 0 and zeros. Median of an even count: mean of the middle two.
+TimingStats summarize(std::vector<double> times_ms);
+
+/// What the JSON "device" object reports.
+struct DeviceDescription {
+  std::string name;
+  int sm_count = 0;          ///< SMs (GPU) or OpenMP threads (CPU)
+  std::size_t l2_bytes = 0;  ///< 0 when unknown
+  double copy_gbs = 0;       ///< measured device copy bandwidth (read + write bytes)
+};
+
+/// Wall-clock milliseconds of `f()` on the host (std::chrono::steady_clock).
+template <class F>
+double wall_ms(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+namespace cpu {
+/// `warmup` untimed calls, then `reps` calls each timed with steady_clock. With `flush_caches`,
+/// a buffer of 2× the last-level cache is written before each timed call (outside the timing).
+std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
+                              bool flush_caches);
+/// OpenMP stream copy of 2×256 MiB: median of 20 runs, GB/s counting read + write bytes.
+double copy_bandwidth_gbs();
+/// Model name from /proc/cpuinfo + " (N threads)", threads, L2 from sysconf (0 if unknown).
+DeviceDescription describe();
+}  // namespace cpu
+
+namespace gpu {
+// Defined in timer_cuda.cpp; only present when the CUDA backend is compiled in.
+void* alloc(std::size_t bytes, const char* what);
+void free(void* p) noexcept;
+void upload(void* dst, const void* src, std::size_t bytes);
+void download(void* dst, const void* src, std::size_t bytes);
+/// Sets every byte (0xFF on floating point gives NaN: the poison value).
+void fill_bytes(void* p, int byte, std::size_t bytes);
+void synchronize();
+/// `warmup` untimed calls, then `reps` calls each bracketed by CUDA events on the default
+/// stream. With `flush_l2`, a buffer of 2× L2 is written before each run, outside the events.
+std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
+                              bool flush_l2);
+/// Device-to-device cudaMemcpy between two 512 MiB buffers: median of 20, read + write bytes.
+double copy_bandwidth_gbs();
+/// Name, SM count and L2 size of the current device.
+DeviceDescription describe();
+}  // namespace gpu
+
+}  // namespace spmat::bench

@@ -1,0 +1,70 @@
+// spmat/bench/timer_cuda.cpp — GPU side of the benchmark: device memory, CUDA-event timing,
+// L2 flushing, the device-to-device copy-bandwidth probe and the device description.
+// SPDX-License-Identifier: MIT
+#include <cuda_runtime_api.h>
+
+#include "spmat/bench/timer.hpp"
+#include "spmat/cuda/buffer.hpp"
+
+namespace spmat::bench::gpu {
+
+void* alloc(std::size_t bytes, const char* what) {
+  return bytes ? cuda::device_alloc(bytes, what) : nullptr;
+}
+void free(void* p) noexcept { cuda::device_free(p); }
+void upload(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) SPMAT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+}
+void download(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) SPMAT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+void fill_bytes(void* p, int byte, std::size_t bytes) {
+  if (bytes) SPMAT_CUDA_CHECK(cudaMemset(p, byte, bytes));
+}
+void synchronize() { cuda::synchronize(); }
+
+std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
+                              bool flush_l2) {
+  cuda::DeviceBuffer<unsigned char> flush;
+  if (flush_l2) flush = cuda::DeviceBuffer<unsigned char>(2 * cuda::device_info().l2_bytes, "L2 flush buffer");
+  for (int i = 0; i < warmup; ++i) run();
+  cuda::synchronize();
+  cuda::Event start, stop;
+  std::vector<double> t;
+  t.reserve(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    // The flush runs on the default stream before `start`, so it is outside the timed interval.
+    if (flush_l2 && flush.size())
+      SPMAT_CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes(), nullptr));
+    start.record(nullptr);
+    run();
+    stop.record(nullptr);
+    stop.synchronize();
+    t.push_back(static_cast<double>(cuda::Event::elapsed_ms(start, stop)));
+  }
+  return t;
+}
+
+double copy_bandwidth_gbs() {
+  const std::size_t bytes = std::size_t(512) << 20;
+  cuda::DeviceBuffer<unsigned char> a(bytes, "copy-bandwidth source"), b(bytes, "copy-bandwidth target");
+  a.fill_bytes(1);
+  b.fill_bytes(0);
+  auto copy = [&] {
+    SPMAT_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, nullptr));
+  };
+  const auto t = time_runs(copy, 2, 20, false);
+  const double ms = summarize(t).median_ms;
+  return ms > 0 ? 2.0 * static_cast<double>(bytes) / (ms * 1e6) : 0;
+}
+
+DeviceDescription describe() {
+  const cuda::DeviceInfo info = cuda::device_info();
+  DeviceDescription d;
+  d.name = info.name;
+  d.sm_count = info.sm_count;
+  d.l2_bytes = info.l2_bytes;
+  return d;
+}
+
+}  // namespace spmat::bench::gpu

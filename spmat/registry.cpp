@@ -14,12 +14,16 @@ namespace spmat {
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
 std::vector<FormatEntry> csr_entries();
+std::vector<FormatEntry> coo_entries();
+std::vector<FormatEntry> csc_entries();
 
 const std::vector<FormatEntry>& registry() {
   static const std::vector<FormatEntry> all = [] {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+             &coo_entries,
+             &csc_entries,
          })
       for (auto& e : entries()) v.push_back(std::move(e));
     return v;

@@ -15,6 +15,8 @@ namespace spmat {
 // under several names, one per kernel choice). Adding a format = one line in each list below.
 // Order = the order of `spmat formats` and of benchmark tables: baselines first.
 std::vector<FormatEntry> csr_entries();
+std::vector<FormatEntry> coo_entries();
+std::vector<FormatEntry> csc_entries();
 std::vector<FormatEntry> csb_entries();
 std::vector<FormatEntry> gcsb_entries();
 #if SPMAT_WITH_CUDA
@@ -26,6 +28,8 @@ const std::vector<FormatEntry>& registry() {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+             &coo_entries,
+             &csc_entries,
              &csb_entries,
              &gcsb_entries,
 #if SPMAT_WITH_CUDA

@@ -1,0 +1,74 @@
+// spmat/formats/coo/coo.cpp — COO format: build, to_csr, traffic model, registry entries.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/coo/coo.hpp"
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CooStorage<Value, Index> CooStorage<Value, Index>::build(const Csr<Value, Index>& a,
+                                                         const FormatOptions& o) {
+  CooStorage s;
+  s.a = to_coo(a);  // row-major, sorted: the canonical COO
+  const std::string k = o.get_string("kernel", "atomic");
+  if (k == "atomic") s.kernel = CooKernel::atomic;
+  else if (k == "segmented") s.kernel = CooKernel::segmented;
+  else throw ParseError("coo: kernel=" + k + " is not one of atomic, segmented");
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> CooStorage<Value, Index>::to_csr() const {
+  // The entries are already in canonical order: only row_ptr has to be rebuilt (O(nnz + rows)).
+  Csr<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (const Index r : a.row_idx) ++c.row_ptr[static_cast<std::size_t>(r) + 1];
+  for (Index r = 0; r < a.rows; ++r) c.row_ptr[r + 1] += c.row_ptr[r];
+  c.col_idx = a.col_idx;
+  c.values = a.values;
+  return c;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CooStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I)     \
+  template struct CooStorage<V, I>; \
+  template std::size_t traffic_bytes(const CooStorage<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> coo_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA coo: spmv and spmv_t both accumulate with floating-point atomicAdd.
+  const BackendCaps gpu_atomic{.available = kCudaCompiled, .spmv = true, .spmv_t = true,
+                               .spmm = false, .add = false, .deterministic_spmv = false,
+                               .deterministic_spmv_t = false};
+  // CUDA coo-seg: spmv is a warp segmented scan plus a fixed-order carry fix-up pass
+  // (deterministic); spmv_t is the same atomic scatter as coo.
+  const BackendCaps gpu_seg{.available = kCudaCompiled, .spmv = true, .spmv_t = true,
+                            .spmm = false, .add = false, .deterministic_spmv = true,
+                            .deterministic_spmv_t = false};
+  const BackendCaps none{};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<CooStorage>(
+      {.name = "coo",
+       .summary = "coordinate triplets, row-sorted; GPU: thread per nonzero with atomics",
+       .caps = {cpu, gpu_atomic},
+       .params = {{"kernel", "atomic", "GPU spmv kernel: atomic, segmented"}}}));
+  v.push_back(make_entry<CooStorage>(
+      {.name = "coo-seg",
+       .summary = "COO, GPU warp segmented reduction (deterministic spmv)",
+       .caps = {none, gpu_seg}},
+      FormatOptions().set("kernel", "segmented")));
+  return v;
+}
+
+}  // namespace spmat

@@ -1,0 +1,41 @@
+// spmat/formats/csc/csc.cpp — CSC format: build, traffic model, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/csc/csc.hpp"
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CscStorage<Value, Index> CscStorage<Value, Index>::build(const Csr<Value, Index>& a,
+                                                         const FormatOptions&) {
+  return {to_csc(a)};
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CscStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I)     \
+  template struct CscStorage<V, I>; \
+  template std::size_t traffic_bytes(const CscStorage<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> csc_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv_t gathers per column (fixed-order warp sum); spmv scatters with atomics.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = true};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<CscStorage>(
+      {.name = "csc",
+       .summary = "compressed sparse column; gather for A^T x, atomic scatter for A x on GPU",
+       .caps = {cpu, gpu}}));
+  return v;
+}
+
+}  // namespace spmat

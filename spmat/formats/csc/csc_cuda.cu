@@ -1,0 +1,122 @@
+// spmat/formats/csc/csc_cuda.cu — CUDA kernels of CSC: sub-warp column gather (spmv_t), atomic scatter (spmv).
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/csc/csc.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct CscDevice {
+  Index rows = 0, cols = 0;
+  std::int64_t nnz = 0;
+  /// Lanes per column of the gather kernel: the power of two (1..32) at or above the mean
+  /// column length, the usual sub-warp rule of CSR-vector kernels. Untuned, pending the
+  /// benchmark run.
+  int lanes = 1;
+  cuda::DeviceBuffer<Index> col_ptr, row_idx;
+  cuda::DeviceBuffer<Value> values;
+
+  static CscDevice upload(const CscStorage<Value, Index>& s) {
+    CscDevice d;
+    d.rows = s.a.rows;
+    d.cols = s.a.cols;
+    d.nnz = static_cast<std::int64_t>(s.a.values.size());
+    const std::int64_t mean = d.cols > 0 ? (d.nnz + d.cols - 1) / d.cols : 0;
+    while (d.lanes < cuda::kWarpSize && d.lanes < mean) d.lanes *= 2;
+    d.col_ptr = cuda::DeviceBuffer<Index>(s.a.col_ptr, "csc col_ptr");
+    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "csc row_idx");
+    d.values = cuda::DeviceBuffer<Value>(s.a.values, "csc values");
+    return d;
+  }
+};
+
+namespace {
+constexpr int kBlock = 256;
+
+template <class Value>
+__global__ void csc_scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
+    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
+}
+
+/// y[c] = alpha * Σ_k values[k]·x[row_idx[k]] + beta*y[c] over column c's entries, `lanes`
+/// consecutive lanes per column, strided partial sums then a warp_sum (fixed order). The loop
+/// runs per warp (all 32 lanes together) because warp_sum shuffles with the full mask.
+template <class Value, class Index>
+__global__ void csc_gather_kernel(std::int64_t cols, int lanes, const Index* __restrict__ col_ptr,
+                                  const Index* __restrict__ row_idx,
+                                  const Value* __restrict__ values, const Value* __restrict__ x,
+                                  Value* __restrict__ y, Value alpha, Value beta) {
+  const int lane = cuda::lane_id();
+  const int sub = lane % lanes;
+  const std::int64_t cols_per_warp = cuda::kWarpSize / lanes;
+  const std::int64_t warp = cuda::global_thread_id() / cuda::kWarpSize;
+  const std::int64_t warps = cuda::grid_thread_count() / cuda::kWarpSize;
+  for (std::int64_t base = warp * cols_per_warp; base < cols; base += warps * cols_per_warp) {
+    const std::int64_t c = base + lane / lanes;
+    Value sum = 0;
+    if (c < cols) {
+      const std::int64_t end = col_ptr[c + 1];
+      for (std::int64_t k = col_ptr[c] + sub; k < end; k += lanes) sum += values[k] * x[row_idx[k]];
+    }
+    sum = cuda::warp_sum(sum, lanes);
+    if (c < cols && sub == 0) cuda::axpby_store(&y[c], alpha, sum, beta);
+  }
+}
+
+/// For every column c: y[row_idx[k]] += values[k] * (alpha*x[c]) with atomicAdd. Grid-stride.
+template <class Value, class Index>
+__global__ void csc_scatter_kernel(std::int64_t cols, const Index* __restrict__ col_ptr,
+                                   const Index* __restrict__ row_idx,
+                                   const Value* __restrict__ values, const Value* __restrict__ x,
+                                   Value* y, Value alpha) {
+  for (std::int64_t c = cuda::global_thread_id(); c < cols; c += cuda::grid_thread_count()) {
+    const Value xc = alpha * x[c];
+    const std::int64_t end = col_ptr[c + 1];
+    for (std::int64_t k = col_ptr[c]; k < end; ++k) atomicAdd(&y[row_idx[k]], values[k] * xc);
+  }
+}
+
+}  // namespace
+
+// Contract: x has rows entries, y cols entries (device, caller-allocated). Deterministic
+// (no atomics; fixed per-lane strides and butterfly sum). Empty columns get alpha*0 + beta*y
+// (beta == 0: y not read). Bytes: traffic_bytes.
+template <class Value, class Index>
+void spmv_t(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  if (d.cols == 0) return;
+  const std::int64_t threads = (d.cols + (cuda::kWarpSize / d.lanes) - 1) /
+                               (cuda::kWarpSize / d.lanes) * cuda::kWarpSize;
+  csc_gather_kernel<<<cuda::grid_for(threads, kBlock), kBlock>>>(
+      d.cols, d.lanes, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("csc_gather_kernel");
+}
+
+// Contract: x has cols entries, y rows entries (device). y is scaled by beta first (beta == 0
+// writes zeros without reading y), then one thread per column scatters with atomicAdd:
+// NOT deterministic. Bytes: traffic_bytes plus one extra read+write of y.
+template <class Value, class Index>
+void spmv(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  if (d.rows == 0) return;
+  csc_scale_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(d.rows, y, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("csc_scale_kernel");
+  if (d.nnz == 0) return;
+  csc_scatter_kernel<<<cuda::grid_for(d.cols, kBlock), kBlock>>>(
+      d.cols, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha);
+  SPMAT_CUDA_CHECK_LAUNCH("csc_scatter_kernel");
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscStorage<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<CscStorage<Value, Index>, CscDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscStorage<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

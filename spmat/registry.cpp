@@ -14,6 +14,9 @@ namespace spmat {
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
 std::vector<FormatEntry> csr_entries();
+std::vector<FormatEntry> bro_ell_entries();  // spmat/formats/bro_ell (bro-ell, bro-ell-bar)
+std::vector<FormatEntry> bro_coo_entries();  // spmat/formats/bro_coo
+std::vector<FormatEntry> bro_hyb_entries();  // spmat/formats/bro_hyb (bro-hyb, bro-hyb-bar)
 #if SPMAT_WITH_CUDA
 std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
 #endif
@@ -23,6 +26,7 @@ const std::vector<FormatEntry>& registry() {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+             &bro_ell_entries, &bro_coo_entries, &bro_hyb_entries,
 #if SPMAT_WITH_CUDA
              &cusparse_entries,
 #endif

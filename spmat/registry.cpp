@@ -19,6 +19,9 @@ std::vector<FormatEntry> coo_entries();
 std::vector<FormatEntry> csc_entries();
 std::vector<FormatEntry> csb_entries();
 std::vector<FormatEntry> gcsb_entries();
+std::vector<FormatEntry> bro_ell_entries();
+std::vector<FormatEntry> bro_coo_entries();
+std::vector<FormatEntry> bro_hyb_entries();
 #if SPMAT_WITH_CUDA
 std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
 #endif
@@ -32,6 +35,9 @@ const std::vector<FormatEntry>& registry() {
              &csc_entries,
              &csb_entries,
              &gcsb_entries,
+             &bro_ell_entries,
+             &bro_coo_entries,
+             &bro_hyb_entries,
 #if SPMAT_WITH_CUDA
              &cusparse_entries,
 #endif

@@ -1,0 +1,210 @@
+// spmat/formats/bro_ell/bro_ell.cpp — BRO-ELL: build (encode + BAR), to_csr, bytes, registry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/bro_ell/bro_ell.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/formats/bar/bar.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+int bro_option_h(const FormatOptions& o) {
+  const std::int64_t h = o.get_int("h", 256);
+  if (h < 32 || h > 1024 || h % 32 != 0)
+    throw ParseError("BRO: h=" + std::to_string(h) +
+                     " must be a multiple of 32 in 32..1024 (a slice must fill whole warps)");
+  return static_cast<int>(h);
+}
+
+int bro_option_sym_len(const FormatOptions& o) {
+  const std::int64_t s = o.get_int("sym_len", 32);
+  if (s != 32 && s != 64) throw ParseError("BRO: sym_len=" + std::to_string(s) + " is not 32 or 64");
+  return static_cast<int>(s);
+}
+
+namespace {
+constexpr std::int64_t kMinRefusedSlots = std::int64_t{1} << 20;
+}
+
+template <class Value, class Index>
+BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, int h, int sym_len,
+                                                  const std::vector<std::int64_t>& order,
+                                                  std::int64_t max_len) {
+  if (static_cast<std::uint64_t>(a.cols) > bro::kMaxDelta)
+    throw UnsupportedError("BRO: " + std::to_string(a.cols) +
+                           " columns exceed the 32-bit delta limit of the bit streams");
+  const std::int64_t m = a.rows;
+  auto orig = [&](std::int64_t p) { return order.empty() ? p : order[p]; };
+  auto len_of = [&](std::int64_t r) {
+    const std::int64_t l = a.row_ptr[r + 1] - a.row_ptr[r];
+    return max_len >= 0 ? std::min(l, max_len) : l;
+  };
+  std::vector<std::int64_t> ptr(static_cast<std::size_t>(m) + 1, 0);
+  for (std::int64_t p = 0; p < m; ++p) ptr[p + 1] = ptr[p] + len_of(orig(p));
+  std::vector<std::uint32_t> deltas(static_cast<std::size_t>(ptr[m]));
+  for (std::int64_t p = 0; p < m; ++p) {
+    const std::int64_t r = orig(p);
+    std::int64_t prev = -1;  // first delta = column + 1: 0 stays the padding marker (spec §9.1)
+    for (std::int64_t j = 0; j < ptr[p + 1] - ptr[p]; ++j) {
+      const std::int64_t c = a.col_idx[a.row_ptr[r] + j];
+      deltas[ptr[p] + j] = static_cast<std::uint32_t>(c - prev);
+      prev = c;
+    }
+  }
+  bro::SliceCode code = bro::encode_slices(ptr, deltas, h, sym_len);
+  BroEll e;
+  e.rows = a.rows;
+  e.cols = a.cols;
+  e.nnz = ptr[m];
+  e.h = h;
+  e.sym_len = sym_len;
+  for (std::int64_t p = 0; p < m; ++p) e.max_row = std::max(e.max_row, ptr[p + 1] - ptr[p]);
+  e.width_off = std::move(code.width_off);
+  e.sym_off = std::move(code.sym_off);
+  e.widths = std::move(code.widths);
+  if (sym_len == 32 || sym_len == 64)
+    bro::store_symbols(code.symbols, sym_len, e.sym32, e.sym64);
+  else  // host-only codes (the paper's sym_len = 4 example): keep the symbols as 64-bit words
+    e.sym64 = std::move(code.symbols);
+  e.values.assign(static_cast<std::size_t>(e.width_off.back() * h), Value(0));
+  for (std::int64_t p = 0; p < m; ++p) {
+    const std::int64_t s = p / h, t = p % h, r = orig(p);
+    Value* v = e.values.data() + e.width_off[s] * h + t;
+    for (std::int64_t j = 0; j < ptr[p + 1] - ptr[p]; ++j) v[j * h] = a.values[a.row_ptr[r] + j];
+  }
+  if (!order.empty()) {
+    e.row_id.resize(static_cast<std::size_t>(m));
+    for (std::int64_t p = 0; p < m; ++p) e.row_id[p] = static_cast<Index>(order[p]);
+  }
+  return e;
+}
+
+template <class Value, class Index>
+BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
+  const double max_fill = o.get_double("max_fill", 10.0);
+  const std::int64_t bar = o.get_int("bar", 0);
+  if (bar != 0 && bar != 1) throw ParseError("bro-ell: bar=" + std::to_string(bar) + " is not 0 or 1");
+  std::vector<std::int64_t> order;
+  if (bar == 1) {
+    bar::Params p;
+    p.h = h;
+    p.sym_len = sym_len;
+    p.value_bytes = static_cast<int>(sizeof(Value));
+    p.algo = bar::parse_algo(o.get_string("bar_algo", "auto"), a.rows, a.nnz(), h);
+    p.window = static_cast<int>(o.get_int("bar_window", 4));
+    order = bar::order<Index>(a.rows, a.row_ptr, a.col_idx, p);
+  }
+  // Refuse ELL-style padding blow-ups before allocating them: slots = Σ_s l_s·h.
+  std::int64_t slots = 0;
+  for (std::int64_t s0 = 0; s0 < a.rows; s0 += h) {
+    std::int64_t l = 0;
+    for (std::int64_t p = s0; p < std::min<std::int64_t>(a.rows, s0 + h); ++p) {
+      const std::int64_t r = order.empty() ? p : order[p];
+      l = std::max<std::int64_t>(l, a.row_ptr[r + 1] - a.row_ptr[r]);
+    }
+    slots += l * h;
+  }
+  const std::int64_t nnz = a.nnz();
+  const double fill = static_cast<double>(slots) / static_cast<double>(std::max<std::int64_t>(nnz, 1));
+  if (slots > kMinRefusedSlots && fill > max_fill)
+    throw UnsupportedError("bro-ell: sliced ELL padding would store " + std::to_string(slots) +
+                           " slots for " + std::to_string(nnz) + " nonzeros (fill ratio " +
+                           std::to_string(fill) + " > max_fill " + std::to_string(max_fill) +
+                           "); use bro-hyb, or raise the max_fill option");
+  return encode(a, h, sym_len, order, -1);
+}
+
+template <class Value, class Index>
+Csr<Value, Index> BroEll<Value, Index>::to_csr() const {
+  Coo<Value, Index> c;
+  c.rows = rows;
+  c.cols = cols;
+  c.row_idx.reserve(static_cast<std::size_t>(nnz));
+  c.col_idx.reserve(static_cast<std::size_t>(nnz));
+  c.values.reserve(static_cast<std::size_t>(nnz));
+  for (std::int64_t p = 0; p < rows; ++p) {
+    const Index r = static_cast<Index>(original_row(p));
+    auto f = [&](std::int64_t col, Value v) {
+      c.row_idx.push_back(r);
+      c.col_idx.push_back(static_cast<Index>(col));
+      c.values.push_back(v);
+    };
+    if (sym_len == 32 || sym_len == 64) {
+      bro_ell_for_row(*this, p / h, p % h, f);
+    } else {  // host-only odd sym_len (tests): generic reader
+      const std::int64_t s = p / h, wo = width_off[s];
+      bro::HostReader rd(sym64.data() + sym_off[s] + p % h, h, sym_len);
+      std::int64_t col = -1;
+      for (std::int64_t j = 0; j < width_off[s + 1] - wo; ++j) {
+        const std::uint64_t d = rd.next(widths[wo + j]);
+        if (d) {
+          col += static_cast<std::int64_t>(d);
+          f(col, values[wo * h + j * h + p % h]);
+        }
+      }
+    }
+  }
+  return spmat::to_csr(c);
+}
+
+template <class Value, class Index>
+std::size_t BroEll<Value, Index>::storage_bytes() const {
+  return width_off.size() * sizeof(std::int64_t) + sym_off.size() * sizeof(std::int64_t) +
+         widths.size() + sym32.size() * sizeof(std::uint32_t) +
+         sym64.size() * sizeof(std::uint64_t) + values.size() * sizeof(Value) +
+         row_id.size() * sizeof(Index);
+}
+
+template <class Value, class Index>
+bro::IndexSavings BroEll<Value, Index>::index_savings() const {
+  bro::IndexSavings s;
+  s.original = static_cast<std::size_t>(rows) * static_cast<std::size_t>(max_row) * sizeof(Index);
+  s.original_nnz = static_cast<std::size_t>(nnz) * sizeof(Index);
+  s.compressed = sym32.size() * sizeof(std::uint32_t) + sym64.size() * sizeof(std::uint64_t);
+  s.metadata = widths.size() + (width_off.size() + sym_off.size()) * sizeof(std::int64_t);
+  s.permutation = row_id.size() * sizeof(Index);
+  return s;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I)   \
+  template struct BroEll<V, I>; \
+  template std::size_t traffic_bytes(const BroEll<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<ParamInfo> bro_ell_params() {
+  return {{"h", "256", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice)"},
+          {"sym_len", "32", "symbol length in bits: 32 or 64"},
+          {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},
+          {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
+          {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},
+          {"bar_window", "4", "fast BAR: candidate clusters on either side of a row's home cluster"}};
+}
+
+std::vector<FormatEntry> bro_ell_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<BroEll>({.name = "bro-ell",
+                                  .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
+                                  .caps = {cpu, gpu}, .params = bro_ell_params()}));
+  v.push_back(make_entry<BroEll>({.name = "bro-ell-bar",
+                                  .summary = "BRO-ELL with BAR row reordering (y in original order)",
+                                  .caps = {cpu, gpu}, .params = bro_ell_params()},
+                                 FormatOptions().set("bar", "1")));
+  return v;
+}
+
+}  // namespace spmat

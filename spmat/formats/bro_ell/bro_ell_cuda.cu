@@ -1,0 +1,190 @@
+// spmat/formats/bro_ell/bro_ell_cuda.cu — CUDA BRO-ELL: on-the-fly decode SpMV (one thread per
+// row, warp-uniform decode loop) and SpMVᵀ through the same decode with atomicAdd.
+// SPDX-License-Identifier: MIT
+//
+// Kernel contract (both kernels): width_off/sym_off slices+1, widths Σl_s, symbols
+// sym_off[slices], values Σl_s·h, row_id rows or null (identity), x cols (spmv_t: rows), y rows
+// (spmv_t: cols); all device memory, allocated by upload (matrix) or the caller (x, y).
+// Slice s is handled by h consecutive threads of one block (h a multiple of 32, so a warp never
+// straddles slices); blocks hold max(1, 256/h) slices and grid-stride over slice groups. Thread
+// t of slice s decodes stored row s·h+t with the spec §3.5 loop: widths are read from global
+// memory as uint8 (spec §9.7) — the same address for the whole warp, so one broadcast load —
+// and the refill branch (rb < b) depends only on the widths, so it is warp-uniform. Padding
+// (δ = 0) is skipped; explicit zeros are multiplied. Rows past `rows` in the last slice decode
+// to nothing and write nothing. spmv writes y at the row's original index (BAR is invisible);
+// beta == 0 never reads y. spmv deterministic (row sums in column order); spmv_t is NOT
+// (atomicAdd order). Offsets are 64-bit. Bytes: storage_bytes + x (gathered) + y.
+#include <algorithm>
+
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_ell/bro_ell_device.hpp"
+
+namespace spmat {
+
+namespace {
+
+using cuda::axpby_store;
+using cuda::ldg;
+
+/// Threads per block: 256 (several slices) when h divides 256, else h (one slice per block).
+inline int block_for(int h) { return 256 % h == 0 ? 256 : h; }
+
+template <class Sym, class Value, class Index>
+__global__ void __launch_bounds__(1024)
+    bro_ell_spmv_kernel(std::int64_t slices, std::int64_t rows, int h,
+                        const std::int64_t* __restrict__ width_off,
+                        const std::uint8_t* __restrict__ widths,
+                        const std::int64_t* __restrict__ sym_off, const Sym* __restrict__ syms,
+                        const Value* __restrict__ values, const Index* __restrict__ row_id,
+                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
+                        Value beta) {
+  const int spb = static_cast<int>(blockDim.x) / h;
+  const int local = static_cast<int>(threadIdx.x) / h, t = static_cast<int>(threadIdx.x) % h;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * spb;
+  for (std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * spb + local; s < slices; s += stride) {
+    const std::int64_t wo = ldg(width_off + s), len = ldg(width_off + s + 1) - wo;
+    typename bro::ReaderFor<Sym>::type rd(syms + ldg(sym_off + s) + t, h);
+    const Value* v = values + wo * h + t;
+    const std::uint8_t* w = widths + wo;
+    std::int64_t col = -1;  // first delta = column + 1 (spec §9.1)
+    Value sum = 0;
+    for (std::int64_t c = 0; c < len; ++c) {
+      const std::uint32_t d = rd.next(ldg(w + c));
+      if (d) {
+        col += d;
+        sum += ldg(v + c * h) * ldg(x + col);
+      }
+    }
+    const std::int64_t p = s * h + t;
+    if (p < rows) {
+      const std::int64_t r = row_id ? static_cast<std::int64_t>(ldg(row_id + p)) : p;
+      axpby_store(y + r, alpha, sum, beta);
+    }
+  }
+}
+
+template <class Sym, class Value, class Index>
+__global__ void __launch_bounds__(1024)
+    bro_ell_spmv_t_kernel(std::int64_t slices, std::int64_t rows, int h,
+                          const std::int64_t* __restrict__ width_off,
+                          const std::uint8_t* __restrict__ widths,
+                          const std::int64_t* __restrict__ sym_off, const Sym* __restrict__ syms,
+                          const Value* __restrict__ values, const Index* __restrict__ row_id,
+                          const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
+  const int spb = static_cast<int>(blockDim.x) / h;
+  const int local = static_cast<int>(threadIdx.x) / h, t = static_cast<int>(threadIdx.x) % h;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * spb;
+  for (std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * spb + local; s < slices; s += stride) {
+    const std::int64_t wo = ldg(width_off + s), len = ldg(width_off + s + 1) - wo;
+    const std::int64_t p = s * h + t;
+    Value xr = 0;  // padded rows past `rows` decode only zeros (no atomics)
+    if (p < rows) xr = alpha * ldg(x + (row_id ? static_cast<std::int64_t>(ldg(row_id + p)) : p));
+    typename bro::ReaderFor<Sym>::type rd(syms + ldg(sym_off + s) + t, h);
+    const Value* v = values + wo * h + t;
+    const std::uint8_t* w = widths + wo;
+    std::int64_t col = -1;
+    for (std::int64_t c = 0; c < len; ++c) {
+      const std::uint32_t d = rd.next(ldg(w + c));
+      if (d) {
+        col += d;
+        atomicAdd(y + col, ldg(v + c * h) * xr);
+      }
+    }
+  }
+}
+
+template <class Sym, class Value, class Index>
+void launch(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
+            Value alpha, Value beta, bool transpose) {
+  const int block = block_for(d.h);
+  const std::int64_t spb = block / d.h;
+  const unsigned grid = cuda::grid_for((d.slices + spb - 1) / spb * block, block);
+  if (!transpose) {
+    bro_ell_spmv_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
+                                              d.widths.data(), d.sym_off.data(), syms,
+                                              d.values.data(), d.row_id.data(), x, y, alpha, beta);
+    SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_kernel");
+  } else {
+    bro_ell_spmv_t_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
+                                                d.widths.data(), d.sym_off.data(), syms,
+                                                d.values.data(), d.row_id.data(), x, y, alpha);
+    SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_t_kernel");
+  }
+}
+
+}  // namespace
+
+template <class Value, class Index>
+BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value, Index>& e) {
+  BroEllDevice d;
+  d.rows = e.rows;
+  d.cols = e.cols;
+  d.slices = e.slices();
+  d.h = e.h;
+  d.sym_len = e.sym_len;
+  if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
+    throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
+                           "sym_len 32 or 64");
+  d.width_off = cuda::DeviceBuffer<std::int64_t>(e.width_off, "bro-ell width offsets");
+  d.sym_off = cuda::DeviceBuffer<std::int64_t>(e.sym_off, "bro-ell symbol offsets");
+  d.widths = cuda::DeviceBuffer<std::uint8_t>(e.widths, "bro-ell bit widths");
+  d.sym32 = cuda::DeviceBuffer<std::uint32_t>(e.sym32, "bro-ell symbols");
+  d.sym64 = cuda::DeviceBuffer<std::uint64_t>(e.sym64, "bro-ell symbols");
+  d.values = cuda::DeviceBuffer<Value>(e.values, "bro-ell values");
+  d.row_id = cuda::DeviceBuffer<Index>(e.row_id, "bro-ell row map");
+  return d;
+}
+
+template <class Value, class Index>
+void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
+                         Value alpha, Value beta) {
+  if (d.slices == 0 || d.rows == 0) return;
+  if (d.sym_len == 32)
+    launch(d, d.sym32.data(), x, y, alpha, beta, false);
+  else
+    launch(d, d.sym64.data(), x, y, alpha, beta, false);
+}
+
+template <class Value, class Index>
+void bro_ell_launch_spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
+                           Value alpha) {
+  if (d.slices == 0 || d.rows == 0 || d.cols == 0) return;
+  if (d.sym_len == 32)
+    launch(d, d.sym32.data(), x, y, alpha, Value(0), true);
+  else
+    launch(d, d.sym64.data(), x, y, alpha, Value(0), true);
+}
+
+/// y = alpha*A*x + beta*y. Example: the paper's 4×5 matrix (bro_ell.hpp) with x = (1,2,3,4,5)
+/// gives y = (9, 50, 64, 47). Deterministic.
+template <class Value, class Index>
+void spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  bro_ell_launch_spmv(d, x, y, alpha, beta);
+}
+
+/// y = alpha*Aᵀ*x + beta*y: y scaled by beta (beta == 0 writes zeros), then atomic scatter.
+/// NOT deterministic.
+template <class Value, class Index>
+void spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  cuda::scale_async(y, d.cols, beta);
+  bro_ell_launch_spmv_t(d, x, y, alpha);
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<BroEll<Value, Index>, BroEllDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                               \
+  template struct BroEllDevice<V, I>;                                                        \
+  template void bro_ell_launch_spmv(const BroEllDevice<V, I>&, const V*, V*, V, V);          \
+  template void bro_ell_launch_spmv_t(const BroEllDevice<V, I>&, const V*, V*, V);           \
+  template void spmv(const BroEllDevice<V, I>&, const V*, V*, V, V);                         \
+  template void spmv_t(const BroEllDevice<V, I>&, const V*, V*, V, V);                       \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroEll<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,0 +1,40 @@
+// spmat/formats/bro_ell/bro_ell_device.hpp — the uploaded BRO-ELL arrays and its kernel launchers
+// (CUDA builds only; included by the BRO .cu files, defined in bro_ell_cuda.cu).
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cstdint>
+
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/formats/bro_ell/bro_ell.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct BroEllDevice {
+  std::int64_t rows = 0, cols = 0, slices = 0;
+  int h = 256, sym_len = 32;
+  cuda::DeviceBuffer<std::int64_t> width_off, sym_off;  // slices+1 each
+  cuda::DeviceBuffer<std::uint8_t> widths;              // Σ l_s
+  cuda::DeviceBuffer<std::uint32_t> sym32;              // sym_len == 32
+  cuda::DeviceBuffer<std::uint64_t> sym64;              // sym_len == 64
+  cuda::DeviceBuffer<Value> values;                     // Σ l_s·h
+  cuda::DeviceBuffer<Index> row_id;                     // rows, or empty (identity)
+
+  static BroEllDevice upload(const BroEll<Value, Index>& e);
+};
+
+/// y[orig(p)] = alpha*Σ(row p) + beta*y[orig(p)] for every stored row (all rows are written).
+template <class Value, class Index>
+void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
+                         Value alpha, Value beta);
+/// y[col] += alpha*v*x[orig(p)] with atomicAdd (y already scaled by beta).
+template <class Value, class Index>
+void bro_ell_launch_spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
+                           Value alpha);
+
+template <class Value, class Index>
+void spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
+
+}  // namespace spmat

@@ -1,0 +1,64 @@
+// spmat/formats/bro_hyb/bro_hyb.hpp — BRO-HYB: the HYB split into a BRO-ELL part (the first K
+// entries of each row) and a BRO-COO part (the rest); spec bro.md §5. Family page:
+// spmat/formats/bro_ell/bro.md.
+// SPDX-License-Identifier: MIT
+//
+// Registry names: `bro-hyb` and `bro-hyb-bar` (BAR on the ELL part; y in original row order).
+// Split (CUSP's rule, spec §2; computed here by bro_hyb_ell_width, independent of the plain
+// `hyb` format): R(i) = #rows longer than i; K = the smallest i < maxlen with 3·R(i) < rows or
+// R(i) < 4096, else maxlen. Example: row lengths {2,5,3,2} give R = {4,4,2,1,1}: 3·R(2) = 6 ≥ 4
+// but R(0) = 4 < 4096, so K = 0 (small matrices go to COO entirely, as in CUSP); with the
+// breakeven term off (breakeven = 0), K = 3 (3·R(3) = 3 < 4): COO holds row 1's columns 3, 4.
+// Traffic (spmv): storage_bytes of both parts + x + y.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "spmat/formats/bro_coo/bro_coo.hpp"
+#include "spmat/formats/bro_ell/bro_ell.hpp"
+
+namespace spmat {
+
+/// CUSP's HYB ELL width for the row lengths given by row_ptr (rows+1 entries):
+/// the smallest i < maxlen with relative_speed·R(i) < rows or R(i) < breakeven, else maxlen.
+template <class Index>
+std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_speed = 3.0,
+                               std::int64_t breakeven = 4096);
+
+template <class Value, class Index>
+struct BroHyb {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0;
+  Index cols = 0;
+  std::int64_t nnz = 0;
+  std::int64_t ell_width = 0;  ///< K
+  BroEll<Value, Index> ell;    ///< rows × (≤ K), possibly BAR-permuted (row_id maps back)
+  BroCoo<Value, Index> coo;    ///< the overflow, original row indices
+
+  /// Options: h, sym_len, interval, ell_width (-1 = CUSP rule), bar, bar_algo, bar_window.
+  static BroHyb build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
+  Shape shape() const { return {rows, cols, nnz}; }
+  /// η vs HYB (ELL part rows·K·I, COO part 2·nnz_coo·I).
+  bro::IndexSavings index_savings() const;
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const BroHyb<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (bro_hyb_cpu.cpp), deterministic: spmv sums the COO part per row with
+// scatter_reduce, then the BRO-ELL pass adds it into each row before the epilogue; spmv_t runs
+// the slices and the intervals as work items of one scatter_reduce.
+template <class Value, class Index>
+void spmv(const BroHyb<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const BroHyb<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroHyb<Value, Index>&& host);  // _cuda.cu
+
+}  // namespace spmat

@@ -1,0 +1,57 @@
+// spmat/formats/bro_hyb/bro_hyb_cuda.cu — CUDA BRO-HYB: the BRO-ELL kernel writes every row,
+// then the BRO-COO kernel adds the overflow with atomics (CUSP's HYB order, spec §5).
+// SPDX-License-Identifier: MIT
+//
+// Contract: as bro_ell_cuda.cu and bro_coo_cuda.cu. spmv: ELL pass y = alpha*s + beta*y (beta
+// == 0 never reads y), then COO pass y[row] += alpha*Σ. spmv_t: y scaled by beta, then both
+// parts scatter with atomicAdd. NOT deterministic when the COO part is non-empty (spmv) or at
+// all (spmv_t). Bytes: storage_bytes + x + y.
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_coo/bro_coo_device.hpp"
+#include "spmat/formats/bro_ell/bro_ell_device.hpp"
+#include "spmat/formats/bro_hyb/bro_hyb.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct BroHybDevice {
+  std::int64_t rows = 0, cols = 0;
+  BroEllDevice<Value, Index> ell;
+  BroCooDevice<Value, Index> coo;
+  static BroHybDevice upload(const BroHyb<Value, Index>& m) {
+    BroHybDevice d;
+    d.rows = m.rows;
+    d.cols = m.cols;
+    d.ell = BroEllDevice<Value, Index>::upload(m.ell);
+    d.coo = BroCooDevice<Value, Index>::upload(m.coo);
+    return d;
+  }
+};
+
+template <class Value, class Index>
+void spmv(const BroHybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  if (d.rows == 0) return;
+  bro_ell_launch_spmv(d.ell, x, y, alpha, beta);  // writes all rows
+  bro_coo_launch(d.coo, x, y, alpha, false);
+}
+
+template <class Value, class Index>
+void spmv_t(const BroHybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  cuda::scale_async(y, d.cols, beta);
+  bro_ell_launch_spmv_t(d.ell, x, y, alpha);
+  bro_coo_launch(d.coo, x, y, alpha, true);
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroHyb<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<BroHyb<Value, Index>, BroHybDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroHyb<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

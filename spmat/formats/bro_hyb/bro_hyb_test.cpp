@@ -1,0 +1,48 @@
+// spmat/formats/bro_hyb/bro_hyb_test.cpp — BRO-HYB: the split rule and the split itself.
+// (The reference battery of the whole BRO family runs in bro_ell_test.cpp.)
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "spmat/formats/bro_hyb/bro_hyb.hpp"
+
+namespace spmat {
+namespace {
+
+TEST(BroHybSplit, FollowsCuspsRule) {
+  const std::vector<std::int32_t> ptr{0, 2, 7, 10, 12};  // lengths {2,5,3,2}
+  EXPECT_EQ(bro_hyb_ell_width<std::int32_t>(ptr), 0);     // R(0) = 4 < 4096
+  EXPECT_EQ(bro_hyb_ell_width<std::int32_t>(ptr, 3.0, 0), 3);  // 3·R(3) = 3 < 4
+  const std::vector<std::int32_t> empty{0};
+  EXPECT_EQ(bro_hyb_ell_width<std::int32_t>(empty), 0);
+  // 9000 rows of 4 and 1000 rows of 50: R(3) = 10000 -> R(4) = 1000 < 4096 → K = 4.
+  std::vector<std::int64_t> big{0};
+  for (int r = 0; r < 10000; ++r) big.push_back(big.back() + (r % 10 == 0 ? 50 : 4));
+  EXPECT_EQ(bro_hyb_ell_width<std::int64_t>(big), 4);
+}
+
+TEST(BroHyb, PutsTheFirstKEntriesInEllAndTheRestInCoo) {
+  Csr<double, std::int32_t> a;
+  a.rows = 4;
+  a.cols = 5;
+  a.row_ptr = {0, 2, 7, 10, 12};
+  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
+  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
+  const auto m = BroHyb<double, std::int32_t>::build(a, FormatOptions().set("ell_width", "3").set("h", "32"));
+  EXPECT_EQ(m.ell_width, 3);
+  EXPECT_EQ(m.ell.nnz, 10);
+  EXPECT_EQ(m.coo.nnz, 2);  // row 1, columns 3 and 4 (the paper's HYB example)
+  EXPECT_EQ(m.coo.col_idx, (std::vector<std::int32_t>{3, 4}));
+  EXPECT_EQ(m.coo.values, (std::vector<double>{4, 1}));
+  EXPECT_EQ(m.to_csr(), a);
+  const std::vector<double> x{1, 2, 3, 4, 5};
+  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+  spmv(m, x.data(), y.data(), 1.0, 0.0);
+  EXPECT_EQ(y, (std::vector<double>{9, 50, 64, 47}));
+  const auto s = m.index_savings();
+  EXPECT_EQ(s.original, 4 * 3 * 4u + 2 * 2 * 4u);
+}
+
+}  // namespace
+}  // namespace spmat

@@ -14,12 +14,20 @@ namespace spmat {
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
 std::vector<FormatEntry> csr_entries();
+std::vector<FormatEntry> ell_entries();
+std::vector<FormatEntry> ellr_entries();
+std::vector<FormatEntry> sell_entries();
+std::vector<FormatEntry> hyb_entries();
 
 const std::vector<FormatEntry>& registry() {
   static const std::vector<FormatEntry> all = [] {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &csr_entries,
+             &ell_entries,
+             &ellr_entries,
+             &sell_entries,
+             &hyb_entries,
          })
       for (auto& e : entries()) v.push_back(std::move(e));
     return v;

@@ -106,6 +106,12 @@ TEST(Ell, MaxFillOptionControlsTheLimit) {
                                               FormatOptions().set("max_fill", "inf")));
 }
 
+TEST(Ell, NanInXReachesOnlyTheRowsThatUseItsColumn) {
+  for_each_type_pair([]<class V, class I>() {
+    check_nan_isolation<V, I>("ell");
+  });
+}
+
 TEST(Ell, CpuKernelsMatchTheReferenceForAllTypePairs) {
   for_each_type_pair([]<class V, class I>() { check_cpu<V, I>("ell"); });
 }

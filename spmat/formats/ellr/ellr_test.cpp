@@ -36,6 +36,12 @@ TEST(Ellr, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
   }
 }
 
+TEST(Ellr, NanInXReachesOnlyTheRowsThatUseItsColumn) {
+  for_each_type_pair([]<class V, class I>() {
+    check_nan_isolation<V, I>("ellr");
+  });
+}
+
 TEST(Ellr, CpuKernelsMatchTheReferenceForAllTypePairs) {
   for_each_type_pair([]<class V, class I>() { check_cpu<V, I>("ellr"); });
 }

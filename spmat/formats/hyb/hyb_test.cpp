@@ -98,6 +98,13 @@ TEST(Hyb, OneDenseRowGoesToCoo) {
   EXPECT_EQ(y[8], 2);
 }
 
+TEST(Hyb, NanInXReachesOnlyTheRowsThatUseItsColumn) {
+  for_each_type_pair([]<class V, class I>() {
+    check_nan_isolation<V, I>("hyb");
+    check_nan_isolation<V, I>("hyb", FormatOptions().set("breakeven", "0"));
+  });
+}
+
 TEST(Hyb, CpuKernelsMatchTheReferenceForAllTypePairs) {
   for_each_type_pair([]<class V, class I>() {
     check_cpu<V, I>("hyb");

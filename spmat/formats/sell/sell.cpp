@@ -15,9 +15,10 @@ template <class Value, class Index>
 Sell<Value, Index> Sell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Sell s;
   s.chunk = o.get_int("C", 32);
-  s.sigma = o.get_int("sigma", 256);
   if (s.chunk < 1 || s.chunk > 1024)
     throw ParseError("sell: C=" + std::to_string(s.chunk) + " must be in 1..1024");
+  // Default sigma: 256 rounded up to a multiple of C (256 itself for C = 32).
+  s.sigma = o.get_int("sigma", (256 + s.chunk - 1) / s.chunk * s.chunk);
   if (s.sigma < 1 || (s.sigma != 1 && s.sigma % s.chunk != 0))
     throw ParseError("sell: sigma=" + std::to_string(s.sigma) +
                      " must be 1 (no sorting) or a positive multiple of C=" +
@@ -111,7 +112,8 @@ std::vector<FormatEntry> sell_entries() {
        .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
        .caps = {cpu, gpu},
        .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
-                  {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C"}}}));
+                  {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
+                                     "(default: 256 rounded up to a multiple of C)"}}}));
   return v;
 }
 

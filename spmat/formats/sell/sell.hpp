@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Registry name: sell. Options: C (rows per chunk, default 32 = one warp) and sigma (sorting
-// window, default 256; 1 = no sorting, otherwise a multiple of C).
+// window, default 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple of C).
 // Build: within each window of sigma consecutive rows, rows are stably sorted by decreasing
 // length (ties keep their order); perm[p] = the original row stored at position p. Positions
 // are cut into chunks of C; chunk c is padded to its longest row chunk_len[c] and stored

@@ -68,6 +68,7 @@ TEST(Sell, InvalidChunkOrSigmaIsAParseError) {
   EXPECT_THROW((void)SellD::build(a, c_sigma(0, 1)), ParseError);
   EXPECT_THROW((void)SellD::build(a, c_sigma(32, 48)), ParseError);
   EXPECT_NO_THROW((void)SellD::build(a, c_sigma(32, 1)));
+  EXPECT_EQ(SellD::build(a, FormatOptions().set("C", "48")).sigma, 288);  // 256 rounded up
 }
 
 TEST(Sell, OneDenseRowOfManyEntriesBuildsAndMultiplies) {
@@ -80,6 +81,13 @@ TEST(Sell, OneDenseRowOfManyEntriesBuildsAndMultiplies) {
   m.spmv(x, y);
   EXPECT_EQ(y[7], 100000);
   EXPECT_EQ(y[8], 0);
+}
+
+TEST(Sell, NanInXReachesOnlyTheRowsThatUseItsColumn) {
+  for_each_type_pair([]<class V, class I>() {
+    check_nan_isolation<V, I>("sell");
+    check_nan_isolation<V, I>("sell", c_sigma(2, 4));
+  });
 }
 
 TEST(Sell, CpuKernelsMatchTheReferenceForAllTypePairs) {

@@ -17,6 +17,10 @@ namespace spmat {
 std::vector<FormatEntry> csr_entries();
 std::vector<FormatEntry> coo_entries();
 std::vector<FormatEntry> csc_entries();
+std::vector<FormatEntry> ell_entries();
+std::vector<FormatEntry> ellr_entries();
+std::vector<FormatEntry> sell_entries();
+std::vector<FormatEntry> hyb_entries();
 std::vector<FormatEntry> csb_entries();
 std::vector<FormatEntry> gcsb_entries();
 std::vector<FormatEntry> bro_ell_entries();
@@ -33,6 +37,10 @@ const std::vector<FormatEntry>& registry() {
              &csr_entries,
              &coo_entries,
              &csc_entries,
+             &ell_entries,
+             &ellr_entries,
+             &sell_entries,
+             &hyb_entries,
              &csb_entries,
              &gcsb_entries,
              &bro_ell_entries,

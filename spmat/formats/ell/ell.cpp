@@ -1,0 +1,119 @@
+// spmat/formats/ell/ell.cpp — ELLPACK: build from CSR, back to CSR, fill check, traffic, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/ell/ell.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+void check_ell_fill(const char* fmt, std::int64_t rows, std::int64_t width, std::int64_t nnz,
+                    double max_fill) {
+  if (!(max_fill >= 0))
+    throw ParseError(std::string(fmt) + ": max_fill must be a number >= 0 (inf disables the check)");
+  // The ratio is taken on rows*width (the ELL matrix itself); the rounding of rows up to the
+  // pitch adds at most 31*width slots on top. In double: rows*width may overflow int64 for
+  // absurd inputs, the comparison must not.
+  const double slots = static_cast<double>(rows) * static_cast<double>(width);
+  const double limit = max_fill * static_cast<double>(nnz + rows) + 1048576.0;
+  if (slots <= limit) return;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s: padding too large: %lld rows x width %lld = %.0f slots for %lld stored "
+                "entries (fill ratio %.1f, limit max_fill=%g x (nnz + rows) + 1048576 slots); "
+                "use sell, hyb or csr for matrices with a few long rows, or raise max_fill",
+                fmt, static_cast<long long>(rows), static_cast<long long>(width), slots,
+                static_cast<long long>(nnz), slots / static_cast<double>(std::max<std::int64_t>(nnz, 1)),
+                max_fill);
+  throw UnsupportedError(buf);
+}
+
+template <class Value, class Index>
+Ell<Value, Index> Ell<Value, Index>::build_width(const Csr<Value, Index>& a, Index width) {
+  Ell s;
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.width = width;
+  s.pitch = ell_pitch(a.rows);
+  const std::size_t slots = static_cast<std::size_t>(s.pitch) * static_cast<std::size_t>(width);
+  s.col_idx.assign(slots, static_cast<Index>(kEllPadding));
+  s.values.assign(slots, Value(0));
+  std::int64_t stored = 0;
+#pragma omp parallel for schedule(static) reduction(+ : stored)
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t begin = a.row_ptr[r];
+    const std::int64_t len = std::min<std::int64_t>(a.row_ptr[r + 1] - begin, width);
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::size_t off = static_cast<std::size_t>(j * s.pitch + r);
+      s.col_idx[off] = a.col_idx[begin + j];
+      s.values[off] = a.values[begin + j];
+    }
+    stored += len;
+  }
+  s.nnz = static_cast<Index>(stored);
+  return s;
+}
+
+template <class Value, class Index>
+Ell<Value, Index> Ell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  Index width = 0;
+  for (Index r = 0; r < a.rows; ++r) width = std::max<Index>(width, a.row_ptr[r + 1] - a.row_ptr[r]);
+  check_ell_fill("ell", a.rows, width, a.nnz(), o.get_double("max_fill", kEllDefaultMaxFill));
+  return build_width(a, width);
+}
+
+template <class Value, class Index>
+Csr<Value, Index> Ell<Value, Index>::to_csr() const {
+  Csr<Value, Index> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t len = 0;
+    while (len < width && col_idx[static_cast<std::size_t>(len * pitch + r)] != kEllPadding) ++len;
+    a.row_ptr[r + 1] = a.row_ptr[r] + static_cast<Index>(len);
+  }
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[rows]));
+  a.values.resize(a.col_idx.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const std::size_t off = static_cast<std::size_t>((k - a.row_ptr[r]) * pitch + r);
+      a.col_idx[k] = col_idx[off];
+      a.values[k] = values[off];
+    }
+  return a;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Ell<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Ell<V, I>;    \
+  template std::size_t traffic_bytes(const Ell<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> ell_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<Ell>(
+      {.name = "ell",
+       .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
+       .caps = {cpu, gpu},
+       .params = {{"max_fill", "20",
+                   "refuse when rows*K > max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+  return v;
+}
+
+}  // namespace spmat

@@ -1,0 +1,95 @@
+// spmat/formats/ell/ell.hpp — ELLPACK storage (column-major, padded to the longest row) and its kernels.
+// SPDX-License-Identifier: MIT
+//
+// Registry name: ell. Layout: width K = max row length; entry j of row i sits at j*pitch + i,
+// pitch = rows rounded up to a multiple of 32 (one warp of rows per aligned segment, so GPU loads
+// of a warp coalesce). Rows are left-packed in column order; padding slots (after a row's last
+// entry, and the rows pitch-rows..pitch-1) hold column kEllPadding (-1) and value 0. Explicit
+// zeros are stored entries (their column is >= 0), so the round trip is exact.
+//
+// Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]:  K = 3, pitch = 32,
+//   col_idx[j*32 + i] for rows i=0..3:  j=0: { 0,-1, 0, 3}  j=1: { 2,-1, 1,-1}  j=2: {-1,-1, 3,-1}
+//   values [j*32 + i]:                  j=0: { 1, 0, 3, 6}  j=1: { 2, 0, 4, 0}  j=2: { 0, 0, 5, 0}
+//   (rows 4..31 of every column j are padding.)
+//
+// Fill limit: build throws UnsupportedError when rows·K > max_fill·(nnz + rows) + 2^20 slots
+// (option max_fill, default 20; max_fill=inf disables the check), so that one dense row over
+// many rows does not allocate rows × its length. The slack of 2^20 slots (≤ 12 MiB at fp64)
+// lets small matrices with empty rows build whatever their ratio; rounding rows up to the pitch
+// adds at most 31·K slots on top (a 3 × 100000 matrix with one dense row builds: 3.2e6 slots).
+// Traffic (spmv): pitch·K·(I+V) + cols·V (x) + rows·V (y).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+
+namespace spmat {
+
+/// Column index of an ELL padding slot.
+inline constexpr int kEllPadding = -1;
+/// Row count of the aligned segments of ELL storage (pitch is a multiple of it).
+inline constexpr std::int64_t kEllAlign = 32;
+/// Default of the max_fill option of ell / ellr / hyb (forced K).
+inline constexpr double kEllDefaultMaxFill = 20.0;
+
+template <class Value, class Index>
+struct Ell {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0;
+  Index cols = 0;
+  Index nnz = 0;            ///< stored (non-padding) entries
+  Index width = 0;          ///< K: slots per row
+  std::int64_t pitch = 0;   ///< rows rounded up to kEllAlign
+  std::vector<Index> col_idx;  ///< pitch*width, column-major, kEllPadding in padding slots
+  std::vector<Value> values;   ///< pitch*width, column-major, 0 in padding slots
+
+  /// Options: max_fill (see the file comment).
+  static Ell build(const Csr<Value, Index>& a, const FormatOptions& o);
+  /// The first `width` entries of each row of `a` (rows longer than width are cut: HYB's ELL
+  /// part). No fill check; the caller decides the width.
+  static Ell build_width(const Csr<Value, Index>& a, Index width);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return col_idx.size() * sizeof(Index) + values.size() * sizeof(Value);
+  }
+  Shape shape() const { return {rows, cols, nnz}; }
+};
+
+/// Throws UnsupportedError (naming the fill ratio) when an ELL block of `width` slots per row
+/// over `rows` rows exceeds the max_fill limit for `nnz` stored entries. `fmt` names the format.
+void check_ell_fill(const char* fmt, std::int64_t rows, std::int64_t width, std::int64_t nnz,
+                    double max_fill);
+/// rows rounded up to kEllAlign.
+inline std::int64_t ell_pitch(std::int64_t rows) {
+  return (rows + kEllAlign - 1) / kEllAlign * kEllAlign;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Ell<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (ell_cpu.cpp). Deterministic: spmv sums each row in slot order; spmv_t uses
+// scatter_reduce over 32-row segments (fixed partition for a fixed thread count).
+template <class Value, class Index>
+void spmv(const Ell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Ell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+/// Row-block helpers shared with hyb: rows [r0, r1) with r1 - r0 <= kEllAlign.
+/// ell_block_sums: sum[i - r0] = Σ values·x over row i's stored slots (slot order).
+/// ell_block_scatter: acc[col] += values·x[i] over the same slots.
+template <class Value, class Index>
+void ell_block_sums(const Ell<Value, Index>& s, std::int64_t r0, std::int64_t r1, const Value* x,
+                    Value* sum);
+template <class Value, class Index>
+void ell_block_scatter(const Ell<Value, Index>& s, std::int64_t r0, std::int64_t r1,
+                       const Value* x, Value* acc);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ell<Value, Index>&& host);  // ell_cuda.cu
+
+}  // namespace spmat

@@ -1,0 +1,122 @@
+// spmat/formats/ell/ell_test.cpp — ELLPACK: exact layout, fill limit, CPU and GPU kernels vs reference.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/ell/ell.hpp"
+
+#include "spmat/formats/ell/ell_family_testing.inc"
+
+namespace spmat {
+namespace {
+
+using namespace ell_family_testing;
+
+/// Expected column-major arrays for left-packed rows `rows_cols`/`rows_vals`, pitch 32.
+template <class Value, class Index>
+void expect_ell_arrays(const Ell<Value, Index>& e, std::int64_t width,
+                       const std::vector<std::vector<Index>>& cols,
+                       const std::vector<std::vector<Value>>& vals) {
+  ASSERT_EQ(e.width, width);
+  ASSERT_EQ(e.pitch, 32);
+  std::vector<Index> want_c(static_cast<std::size_t>(32 * width), Index(-1));
+  std::vector<Value> want_v(want_c.size(), Value(0));
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    for (std::size_t j = 0; j < cols[i].size(); ++j) {
+      want_c[j * 32 + i] = cols[i][j];
+      want_v[j * 32 + i] = vals[i][j];
+    }
+  EXPECT_EQ(e.col_idx, want_c);
+  EXPECT_EQ(e.values, want_v);
+}
+
+TEST(Ell, BroExampleIsStoredColumnMajorWithPitch32AndMinusOnePadding) {
+  const auto a = bro_example<double, std::int32_t>();
+  const auto e = Ell<double, std::int32_t>::build(a, {});
+  // bro.md §2 (1-based) col_idx = [[1,3,*,*,*],[1,2,3,4,5],[2,3,5,*,*],[4,5,*,*,*]].
+  expect_ell_arrays(e, 5, {{0, 2}, {0, 1, 2, 3, 4}, {1, 2, 4}, {3, 4}},
+                    {{3, 2}, {2, 6, 5, 4, 1}, {1, 9, 7}, {8, 3}});
+  EXPECT_EQ(e.nnz, 12);
+  EXPECT_EQ(e.storage_bytes(), 32u * 5u * (4u + 8u));
+  EXPECT_EQ(e.to_csr(), a);
+}
+
+TEST(Ell, HeaderExampleMatchesItsComment) {
+  Csr<float, std::int64_t> a;
+  a.rows = a.cols = 4;
+  a.row_ptr = {0, 2, 2, 5, 6};
+  a.col_idx = {0, 2, 0, 1, 3, 3};
+  a.values = {1, 2, 3, 4, 5, 6};
+  const auto e = Ell<float, std::int64_t>::build(a, {});
+  expect_ell_arrays(e, 3, {{0, 2}, {}, {0, 1, 3}, {3}}, {{1, 2}, {}, {3, 4, 5}, {6}});
+  EXPECT_EQ(e.to_csr(), a);
+}
+
+TEST(Ell, ExplicitZerosAreStoredEntriesNotPadding) {
+  Csr<double, std::int32_t> a;
+  a.rows = 2;
+  a.cols = 3;
+  a.row_ptr = {0, 2, 3};
+  a.col_idx = {0, 2, 1};
+  a.values = {0, 5, 0};
+  const auto e = Ell<double, std::int32_t>::build(a, {});
+  EXPECT_EQ(e.col_idx[0], 0);
+  EXPECT_EQ(e.col_idx[1], 1);
+  EXPECT_EQ(e.col_idx[32], 2);
+  EXPECT_EQ(e.col_idx[33], -1);
+  EXPECT_EQ(e.to_csr(), a);
+}
+
+TEST(Ell, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
+  // 100000 × 100000 with one dense row: rows × width = 1e10 slots for 100099 entries.
+  Coo<double, std::int32_t> c;
+  c.rows = c.cols = 100000;
+  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(7), c.col_idx.push_back(j), c.values.push_back(1);
+  for (int i = 0; i < 100; ++i) c.row_idx.push_back(i * 1000 + 1), c.col_idx.push_back(i), c.values.push_back(2);
+  const auto a = to_csr(c);
+  try {
+    (void)Matrix<double>::build(a, "ell");
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("fill ratio"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("max_fill"), std::string::npos) << msg;
+  }
+}
+
+TEST(Ell, OneDenseRowOverFewRowsBuilds) {
+  Coo<double, std::int32_t> c;
+  c.rows = 3;
+  c.cols = 100000;
+  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(1), c.col_idx.push_back(j), c.values.push_back(1);
+  const auto a = to_csr(c);
+  const auto m = Matrix<double>::build(a, "ell");
+  std::vector<double> x(100000, 1.0), y(3, NAN);
+  m.spmv(x, y);
+  EXPECT_EQ(y, (std::vector<double>{0, 100000, 0}));
+}
+
+TEST(Ell, MaxFillOptionControlsTheLimit) {
+  // 2000 rows, one row of 1001 entries: 2000*1001 slots > 20*(3000+2000)+2^20.
+  Coo<double, std::int32_t> c;
+  c.rows = 2000;
+  c.cols = 1500;
+  for (int j = 0; j < 1000; ++j) c.row_idx.push_back(5), c.col_idx.push_back(j), c.values.push_back(1);
+  for (int i = 0; i < 2000; ++i) c.row_idx.push_back(i), c.col_idx.push_back(1200), c.values.push_back(1);
+  const auto b = to_csr(c);
+  EXPECT_THROW((void)Matrix<double>::build(b, "ell"), UnsupportedError);
+  EXPECT_NO_THROW((void)Matrix<double>::build(b, "ell", Backend::cpu,
+                                              FormatOptions().set("max_fill", "inf")));
+}
+
+TEST(Ell, NanInXReachesOnlyTheRowsThatUseItsColumn) {
+  for_each_type_pair([]<class V, class I>() {
+    check_nan_isolation<V, I>("ell");
+  });
+}
+
+TEST(Ell, CpuKernelsMatchTheReferenceForAllTypePairs) {
+  for_each_type_pair([]<class V, class I>() { check_cpu<V, I>("ell"); });
+}
+
+TEST(Ell, CudaKernelsMatchTheReferenceForAllTypePairs) { run_gpu_checks("ell"); }
+
+}  // namespace
+}  // namespace spmat

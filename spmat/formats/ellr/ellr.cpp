@@ -1,0 +1,50 @@
+// spmat/formats/ellr/ellr.cpp — ELLPACK-R: build, traffic, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/ellr/ellr.hpp"
+
+#include <algorithm>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  Ellr s;
+  s.row_len = row_lengths(a);
+  Index width = 0;
+  for (Index len : s.row_len) width = std::max(width, len);
+  check_ell_fill("ellr", a.rows, width, a.nnz(), o.get_double("max_fill", kEllDefaultMaxFill));
+  s.ell = Ell<Value, Index>::build_width(a, width);
+  return s;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Ellr<V, I>;   \
+  template std::size_t traffic_bytes(const Ellr<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> ellr_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<Ellr>(
+      {.name = "ellr",
+       .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
+       .caps = {cpu, gpu},
+       .params = {{"max_fill", "20",
+                   "refuse when rows*K > max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+  return v;
+}
+
+}  // namespace spmat

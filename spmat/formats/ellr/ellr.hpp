@@ -1,0 +1,46 @@
+// spmat/formats/ellr/ellr.hpp — ELLPACK-R: ELLPACK plus a row-length array, and its kernels.
+// SPDX-License-Identifier: MIT
+//
+// Registry name: ellr. Storage = the ELL arrays of formats/ell (column-major, pitch = rows
+// rounded up to 32, padding column -1 / value 0) plus row_len (rows entries). Kernels loop
+// row_len[i] times, so they never test a padding slot (Vázquez et al.'s ELLPACK-R).
+//
+// Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]:  the ELL arrays of ell.hpp
+// (K = 3, pitch = 32) plus row_len = {2, 0, 3, 1}.
+// Same fill limit as ell (option max_fill). Traffic (spmv): pitch·K·(I+V) + rows·I +
+// cols·V + rows·V.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "spmat/formats/ell/ell.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct Ellr {
+  using value_type = Value;
+  using index_type = Index;
+  Ell<Value, Index> ell;
+  std::vector<Index> row_len;  ///< rows entries: stored slots of each row
+
+  /// Options: max_fill (as ell).
+  static Ellr build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const { return ell.to_csr(); }
+  std::size_t storage_bytes() const { return ell.storage_bytes() + row_len.size() * sizeof(Index); }
+  Shape shape() const { return ell.shape(); }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (ellr_cpu.cpp), deterministic (as ell).
+template <class Value, class Index>
+void spmv(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host);  // ellr_cuda.cu
+
+}  // namespace spmat

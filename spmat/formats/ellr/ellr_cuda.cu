@@ -1,0 +1,99 @@
+// spmat/formats/ellr/ellr_cuda.cu — CUDA backend of ELLPACK-R: spmv (thread per row, row_len
+// iterations) and spmv_t (atomic scatter).
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_kernels.cuh"
+#include "spmat/formats/ellr/ellr.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct EllrDevice {
+  std::int64_t rows = 0, cols = 0, pitch = 0;
+  cuda::DeviceBuffer<Index> col_idx, row_len;
+  cuda::DeviceBuffer<Value> values;
+
+  static EllrDevice upload(const Ellr<Value, Index>& s) {
+    EllrDevice d;
+    d.rows = s.ell.rows;
+    d.cols = s.ell.cols;
+    d.pitch = s.ell.pitch;
+    d.col_idx = cuda::DeviceBuffer<Index>(s.ell.col_idx, "ellr col_idx");
+    d.values = cuda::DeviceBuffer<Value>(s.ell.values, "ellr values");
+    d.row_len = cuda::DeviceBuffer<Index>(s.row_len, "ellr row_len");
+    return d;
+  }
+};
+
+namespace {
+
+using ell_detail::global_thread;
+using ell_detail::grid_threads;
+
+template <class Value, class Index>
+__global__ void ellr_spmv_kernel(std::int64_t rows, std::int64_t pitch,
+                                 const Index* __restrict__ row_len,
+                                 const Index* __restrict__ col_idx,
+                                 const Value* __restrict__ values, const Value* __restrict__ x,
+                                 Value* __restrict__ y, Value alpha, Value beta) {
+  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+    const std::int64_t len = row_len[r];
+    Value s = 0;
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t off = j * pitch + r;
+      s += values[off] * x[col_idx[off]];
+    }
+    y[r] = beta == Value(0) ? alpha * s : alpha * s + beta * y[r];
+  }
+}
+
+template <class Value, class Index>
+__global__ void ellr_spmv_t_kernel(std::int64_t rows, std::int64_t pitch,
+                                   const Index* __restrict__ row_len,
+                                   const Index* __restrict__ col_idx,
+                                   const Value* __restrict__ values, const Value* __restrict__ x,
+                                   Value* __restrict__ y, Value alpha) {
+  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+    const std::int64_t len = row_len[r];
+    const Value xr = alpha * x[r];
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t off = j * pitch + r;
+      atomicAdd(&y[col_idx[off]], values[off] * xr);
+    }
+  }
+}
+
+}  // namespace
+
+// Contract: as ell_cuda.cu. spmv deterministic; spmv_t scales y by beta (beta == 0 writes
+// zeros) then scatters with atomicAdd: not deterministic.
+template <class Value, class Index>
+void spmv(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  if (d.rows <= 0) return;
+  ellr_spmv_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+      d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_kernel");
+}
+
+template <class Value, class Index>
+void spmv_t(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  ell_detail::scale(d.cols, y, beta);
+  if (d.rows <= 0 || d.col_idx.size() == 0) return;
+  ellr_spmv_t_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+      d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
+  SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_t_kernel");
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<Ellr<Value, Index>, EllrDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ellr<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

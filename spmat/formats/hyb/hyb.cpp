@@ -1,0 +1,102 @@
+// spmat/formats/hyb/hyb.cpp — HYB: split (CUSP's K rule), back to CSR, traffic, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/hyb/hyb.hpp"
+
+#include <string>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const std::vector<Index> len = row_lengths(a);
+  std::int64_t width = 0;
+  const std::string k = o.get_string("K", "auto");
+  if (k == "auto") {
+    const std::int64_t breakeven = o.get_int("breakeven", 4096);
+    if (breakeven < 0) throw ParseError("hyb: breakeven must be >= 0");
+    width = hyb_ell_width(len, breakeven);
+  } else {
+    width = o.get_int("K", 0);
+    if (width < 0) throw ParseError("hyb: K=" + k + " must be auto or an integer >= 0");
+    std::int64_t maxlen = 0;
+    for (Index l : len) maxlen = std::max<std::int64_t>(maxlen, l);
+    width = std::min(width, maxlen);  // wider would only add padding columns
+    check_ell_fill("hyb (forced K)", a.rows, width, a.nnz(),
+                   o.get_double("max_fill", kEllDefaultMaxFill));
+  }
+  Hyb s;
+  s.ell = Ell<Value, Index>::build_width(a, static_cast<Index>(width));
+  std::size_t overflow = 0;
+  for (Index l : len) overflow += static_cast<std::size_t>(std::max<std::int64_t>(l - width, 0));
+  s.coo_row.reserve(overflow);
+  s.coo_col.reserve(overflow);
+  s.coo_val.reserve(overflow);
+  for (Index r = 0; r < a.rows; ++r)
+    for (std::int64_t p = a.row_ptr[r] + width; p < a.row_ptr[r + 1]; ++p) {
+      s.coo_row.push_back(r);
+      s.coo_col.push_back(a.col_idx[p]);
+      s.coo_val.push_back(a.values[p]);
+    }
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> Hyb<Value, Index>::to_csr() const {
+  Csr<Value, Index> e = ell.to_csr();  // first K entries of each row
+  Csr<Value, Index> a;
+  a.rows = e.rows;
+  a.cols = e.cols;
+  a.row_ptr.assign(e.row_ptr.size(), 0);
+  for (std::size_t q = 0; q < coo_row.size(); ++q) ++a.row_ptr[coo_row[q] + 1];
+  for (Index r = 0; r < a.rows; ++r)
+    a.row_ptr[r + 1] += a.row_ptr[r] + (e.row_ptr[r + 1] - e.row_ptr[r]);
+  a.col_idx.reserve(static_cast<std::size_t>(a.row_ptr[a.rows]));
+  a.values.reserve(a.col_idx.capacity());
+  std::size_t q = 0;
+  for (Index r = 0; r < a.rows; ++r) {
+    for (Index p = e.row_ptr[r]; p < e.row_ptr[r + 1]; ++p) {
+      a.col_idx.push_back(e.col_idx[p]);
+      a.values.push_back(e.values[p]);
+    }
+    for (; q < coo_row.size() && coo_row[q] == r; ++q) {
+      a.col_idx.push_back(coo_col[q]);
+      a.values.push_back(coo_val[q]);
+    }
+  }
+  return a;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Hyb<V, I>;    \
+  template std::size_t traffic_bytes(const Hyb<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> hyb_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: the COO part ends each warp's row segments with atomicAdd into y (rows split across
+  // warps are summed in run-dependent order): spmv and spmv_t are not deterministic.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<Hyb>(
+      {.name = "hyb",
+       .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
+       .caps = {cpu, gpu},
+       .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
+                  {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
+                  {"max_fill", "20", "forced K only: refuse when rows*K > "
+                                     "max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+  return v;
+}
+
+}  // namespace spmat

@@ -1,0 +1,82 @@
+// spmat/formats/hyb/hyb.hpp — HYB (Bell & Garland): an ELL part of width K plus a COO overflow.
+// SPDX-License-Identifier: MIT
+//
+// Registry name: hyb. The ELL part (formats/ell layout: column-major, pitch = rows rounded up
+// to 32, padding column -1 / value 0) holds the first K entries of every row; the entries past
+// K go to a COO part sorted by (row, column). K is CUSP's rule (hyb_ell_width below) unless
+// forced with option K=<n> (the width is then min(n, max row length)). Options: K (auto |
+// n >= 0), breakeven (4096), max_fill (20, checked as in ell only for a forced K: the
+// automatic K keeps rows·K <= 3·nnz, since at least rows/3 rows are K or more long).
+//
+// Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]  with K = 2 forced:
+//   ELL (pitch 32): col_idx j=0: { 0,-1, 0, 3}  j=1: { 2,-1, 1,-1}
+//                   values  j=0: { 1, 0, 3, 6}  j=1: { 2, 0, 4, 0}
+//   COO: row = {2}, col = {3}, val = {5}.
+// (The automatic K for this matrix is 0 — every row count is below breakeven = 4096, so a
+// matrix this small goes entirely to COO; with breakeven=0 the rule gives K = 2.)
+// Traffic (spmv): pitch·K·(I+V) + nnz_coo·(2I+V) + cols·V + rows·V.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/formats/ell/ell.hpp"
+
+namespace spmat {
+
+/// CUSP's HYB width (cusp compute_optimal_entries_per_row): with R(i) = number of rows longer
+/// than i, K = the smallest i < maxlen with relative_speed·R(i) < rows or R(i) < breakeven;
+/// maxlen if there is none. Defaults 3 and 4096 are CUSP's.
+/// Example: lengths {2,5,3,2}: breakeven 4096 → 0 (R(0) = 4 < 4096); breakeven 0 → 3.
+template <class Index>
+std::int64_t hyb_ell_width(const std::vector<Index>& row_len, std::int64_t breakeven = 4096,
+                           std::int64_t relative_speed = 3) {
+  const std::int64_t m = static_cast<std::int64_t>(row_len.size());
+  std::int64_t maxlen = 0;
+  for (Index l : row_len) maxlen = std::max<std::int64_t>(maxlen, l);
+  std::vector<std::int64_t> histogram(static_cast<std::size_t>(maxlen) + 1, 0);
+  for (Index l : row_len) ++histogram[static_cast<std::size_t>(l)];
+  std::int64_t longer = m;  // R(i)
+  for (std::int64_t i = 0; i < maxlen; ++i) {
+    longer -= histogram[static_cast<std::size_t>(i)];
+    if (relative_speed * longer < m || longer < breakeven) return i;
+  }
+  return maxlen;
+}
+
+template <class Value, class Index>
+struct Hyb {
+  using value_type = Value;
+  using index_type = Index;
+  Ell<Value, Index> ell;        ///< first K entries of each row (ell.width = K)
+  std::vector<Index> coo_row;   ///< overflow entries, sorted by (row, column)
+  std::vector<Index> coo_col;
+  std::vector<Value> coo_val;
+
+  static Hyb build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return ell.storage_bytes() + (coo_row.size() + coo_col.size()) * sizeof(Index) +
+           coo_val.size() * sizeof(Value);
+  }
+  Shape shape() const {
+    return {ell.rows, ell.cols, static_cast<std::int64_t>(ell.nnz) +
+                                    static_cast<std::int64_t>(coo_val.size())};
+  }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (hyb_cpu.cpp). Deterministic: ELL rows as ell, then each COO row segment is
+// summed in order by one thread and added to y; spmv_t uses scatter_reduce.
+template <class Value, class Index>
+void spmv(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host);  // hyb_cuda.cu
+
+}  // namespace spmat

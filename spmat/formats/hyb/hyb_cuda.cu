@@ -1,0 +1,109 @@
+// spmat/formats/hyb/hyb_cuda.cu — CUDA backend of HYB: ELL kernel, then a warp-segmented COO tail.
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_kernels.cuh"
+#include "spmat/formats/hyb/hyb.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct HybDevice {
+  std::int64_t rows = 0, cols = 0, width = 0, pitch = 0, coo_nnz = 0;
+  cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
+  cuda::DeviceBuffer<Value> ell_val, coo_val;
+
+  static HybDevice upload(const Hyb<Value, Index>& s) {
+    HybDevice d;
+    d.rows = s.ell.rows;
+    d.cols = s.ell.cols;
+    d.width = s.ell.width;
+    d.pitch = s.ell.pitch;
+    d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
+    d.ell_col = cuda::DeviceBuffer<Index>(s.ell.col_idx, "hyb ell col_idx");
+    d.ell_val = cuda::DeviceBuffer<Value>(s.ell.values, "hyb ell values");
+    d.coo_row = cuda::DeviceBuffer<Index>(s.coo_row, "hyb coo row");
+    d.coo_col = cuda::DeviceBuffer<Index>(s.coo_col, "hyb coo col");
+    d.coo_val = cuda::DeviceBuffer<Value>(s.coo_val, "hyb coo values");
+    return d;
+  }
+};
+
+namespace {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// y[row] += alpha * Σ over the COO entries of row. Each warp takes 32 consecutive entries per
+// step; an inclusive segmented scan over lanes (rows are sorted, so equal rows are contiguous)
+// leaves each row-run's sum in its last lane, which adds it with one atomicAdd. Runs of one row
+// that span several warps/steps meet in atomics: not deterministic.
+template <class Value, class Index>
+__global__ void hyb_coo_spmv_kernel(std::int64_t n, const Index* __restrict__ row,
+                                    const Index* __restrict__ col,
+                                    const Value* __restrict__ val, const Value* __restrict__ x,
+                                    Value* __restrict__ y, Value alpha) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp = ell_detail::global_thread() / 32;
+  const std::int64_t warps = ell_detail::grid_threads() / 32;
+  for (std::int64_t base = warp * 32; base < n; base += warps * 32) {  // warp-uniform loop
+    const std::int64_t i = base + lane;
+    const bool valid = i < n;
+    long long r = valid ? static_cast<long long>(row[i]) : -1;
+    Value v = valid ? val[i] * x[col[i]] : Value(0);
+    for (int off = 1; off < 32; off <<= 1) {
+      const Value ov = __shfl_up_sync(kFullMask, v, off);
+      const long long orow = __shfl_up_sync(kFullMask, r, off);
+      if (lane >= off && orow == r) v += ov;
+    }
+    const long long next = __shfl_down_sync(kFullMask, r, 1);
+    if (valid && (lane == 31 || next != r)) atomicAdd(&y[r], alpha * v);
+  }
+}
+
+template <class Value, class Index>
+__global__ void hyb_coo_spmv_t_kernel(std::int64_t n, const Index* __restrict__ row,
+                                      const Index* __restrict__ col,
+                                      const Value* __restrict__ val, const Value* __restrict__ x,
+                                      Value* __restrict__ y, Value alpha) {
+  for (std::int64_t i = ell_detail::global_thread(); i < n; i += ell_detail::grid_threads())
+    atomicAdd(&y[col[i]], alpha * (val[i] * x[row[i]]));
+}
+
+}  // namespace
+
+// Contract: as ell_cuda.cu. spmv: the ELL kernel writes every y[r] = alpha*Σ_ELL + beta*y[r]
+// (beta == 0 never reads y), then the COO kernel adds alpha*Σ_COO with atomics. spmv_t: y =
+// beta*y, then both parts scatter with atomicAdd. Neither is deterministic.
+template <class Value, class Index>
+void spmv(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  ell_detail::ell_spmv(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x, y, alpha,
+                       beta);
+  if (d.coo_nnz == 0) return;
+  hyb_coo_spmv_kernel<<<ell_detail::grid_for(d.coo_nnz), ell_detail::kBlock>>>(
+      d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y, alpha);
+  SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_kernel");
+}
+
+template <class Value, class Index>
+void spmv_t(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  ell_detail::scale(d.cols, y, beta);
+  ell_detail::ell_spmv_t_scatter(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x,
+                                 y, alpha);
+  if (d.coo_nnz == 0) return;
+  hyb_coo_spmv_t_kernel<<<ell_detail::grid_for(d.coo_nnz), ell_detail::kBlock>>>(
+      d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y, alpha);
+  SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_t_kernel");
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<Hyb<Value, Index>, HybDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Hyb<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

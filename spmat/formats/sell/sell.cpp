@@ -1,0 +1,120 @@
+// spmat/formats/sell/sell.cpp — SELL-C-σ: build (sort, chunk, pad), back to CSR, traffic, registry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/sell/sell.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+Sell<Value, Index> Sell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  Sell s;
+  s.chunk = o.get_int("C", 32);
+  if (s.chunk < 1 || s.chunk > 1024)
+    throw ParseError("sell: C=" + std::to_string(s.chunk) + " must be in 1..1024");
+  // Default sigma: 256 rounded up to a multiple of C (256 itself for C = 32).
+  s.sigma = o.get_int("sigma", (256 + s.chunk - 1) / s.chunk * s.chunk);
+  if (s.sigma < 1 || (s.sigma != 1 && s.sigma % s.chunk != 0))
+    throw ParseError("sell: sigma=" + std::to_string(s.sigma) +
+                     " must be 1 (no sorting) or a positive multiple of C=" +
+                     std::to_string(s.chunk));
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.nnz = a.nnz();
+  const std::int64_t rows = a.rows, C = s.chunk;
+  const std::vector<Index> len = row_lengths(a);
+
+  s.perm.resize(static_cast<std::size_t>(rows));
+  std::iota(s.perm.begin(), s.perm.end(), Index(0));
+  if (s.sigma > 1)
+    for (std::int64_t w = 0; w < rows; w += s.sigma)
+      std::stable_sort(s.perm.begin() + w, s.perm.begin() + std::min(rows, w + s.sigma),
+                       [&](Index p, Index q) { return len[p] > len[q]; });
+
+  const std::int64_t n_chunks = (rows + C - 1) / C;
+  s.chunk_len.assign(static_cast<std::size_t>(n_chunks), 0);
+  s.chunk_ptr.assign(static_cast<std::size_t>(n_chunks) + 1, 0);
+  for (std::int64_t c = 0; c < n_chunks; ++c) {
+    Index w = 0;
+    for (std::int64_t p = c * C; p < std::min(rows, (c + 1) * C); ++p) w = std::max(w, len[s.perm[p]]);
+    s.chunk_len[c] = w;
+    s.chunk_ptr[c + 1] = s.chunk_ptr[c] + C * static_cast<std::int64_t>(w);
+  }
+  const auto slots = static_cast<std::size_t>(s.chunk_ptr.back());
+  s.col_idx.assign(slots, static_cast<Index>(kEllPadding));
+  s.values.assign(slots, Value(0));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < rows; ++p) {
+    const std::int64_t r = s.perm[p], base = s.chunk_ptr[p / C] + p % C;
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const auto off = static_cast<std::size_t>(base + (k - a.row_ptr[r]) * C);
+      s.col_idx[off] = a.col_idx[k];
+      s.values[off] = a.values[k];
+    }
+  }
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> Sell<Value, Index>::to_csr() const {
+  const std::int64_t C = chunk;
+  Csr<Value, Index> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  auto slot = [&](std::int64_t p, std::int64_t j) {
+    return static_cast<std::size_t>(chunk_ptr[p / C] + j * C + p % C);
+  };
+  auto length = [&](std::int64_t p) {
+    std::int64_t n = 0;
+    while (n < chunk_len[p / C] && col_idx[slot(p, n)] != kEllPadding) ++n;
+    return n;
+  };
+  for (std::int64_t p = 0; p < rows; ++p) a.row_ptr[perm[p] + 1] = static_cast<Index>(length(p));
+  for (std::int64_t r = 0; r < rows; ++r) a.row_ptr[r + 1] += a.row_ptr[r];
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[rows]));
+  a.values.resize(a.col_idx.size());
+  for (std::int64_t p = 0; p < rows; ++p) {
+    const Index r = perm[p];
+    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      a.col_idx[k] = col_idx[slot(p, k - a.row_ptr[r])];
+      a.values[k] = values[slot(p, k - a.row_ptr[r])];
+    }
+  }
+  return a;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Sell<V, I>;   \
+  template std::size_t traffic_bytes(const Sell<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> sell_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is one thread per row within its chunk (deterministic); spmv_t uses atomicAdd.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  std::vector<FormatEntry> v;
+  v.push_back(make_entry<Sell>(
+      {.name = "sell",
+       .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
+       .caps = {cpu, gpu},
+       .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
+                  {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
+                                     "(default: 256 rounded up to a multiple of C)"}}}));
+  return v;
+}
+
+}  // namespace spmat

@@ -1,0 +1,66 @@
+// spmat/formats/sell/sell.hpp — SELL-C-σ (Kreutzer et al., SIAM J. Sci. Comput. 2014) and its kernels.
+// SPDX-License-Identifier: MIT
+//
+// Registry name: sell. Options: C (rows per chunk, default 32 = one warp) and sigma (sorting
+// window, default 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple of C).
+// Build: within each window of sigma consecutive rows, rows are stably sorted by decreasing
+// length (ties keep their order); perm[p] = the original row stored at position p. Positions
+// are cut into chunks of C; chunk c is padded to its longest row chunk_len[c] and stored
+// column-major: slot j of position p sits at chunk_ptr[c] + j*C + (p mod C), c = p / C. The last
+// chunk is stored with all C lanes. Padding slots hold column -1 (kEllPadding) and value 0.
+// Kernels write y in the ORIGINAL row order (y[perm[p]]): the permutation is internal.
+//
+// Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]],  C = 2, sigma = 4:
+//   lengths {2,0,3,1} → perm = {2, 0, 3, 1};  chunk_len = {3, 1};  chunk_ptr = {0, 6, 8}
+//   col_idx = { 0, 0,  1, 2,  3,-1,   3,-1 }    values = { 3, 1,  4, 2,  5, 0,   6, 0 }
+// Traffic (spmv): slots·(I+V) + rows·I (perm) + chunks·(8+I) + cols·V + rows·V.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/formats/ell/ell.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct Sell {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0;
+  Index cols = 0;
+  Index nnz = 0;
+  std::int64_t chunk = 32;   ///< C
+  std::int64_t sigma = 256;  ///< σ
+  std::vector<Index> perm;                ///< rows: original row of position p
+  std::vector<std::int64_t> chunk_ptr{0};  ///< chunks+1: first slot of each chunk
+  std::vector<Index> chunk_len;           ///< chunks: slots per row in the chunk
+  std::vector<Index> col_idx;             ///< chunk_ptr.back() slots, kEllPadding in padding
+  std::vector<Value> values;              ///< chunk_ptr.back() slots, 0 in padding
+
+  std::int64_t chunks() const { return static_cast<std::int64_t>(chunk_len.size()); }
+  /// Options: C, sigma (see the file comment). ParseError on invalid values.
+  static Sell build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return perm.size() * sizeof(Index) + chunk_ptr.size() * sizeof(std::int64_t) +
+           chunk_len.size() * sizeof(Index) + col_idx.size() * sizeof(Index) +
+           values.size() * sizeof(Value);
+  }
+  Shape shape() const { return {rows, cols, nnz}; }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (sell_cpu.cpp). Deterministic: each row summed in slot order; spmv_t uses
+// scatter_reduce over chunks.
+template <class Value, class Index>
+void spmv(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host);  // sell_cuda.cu
+
+}  // namespace spmat

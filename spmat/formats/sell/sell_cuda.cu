@@ -1,0 +1,119 @@
+// spmat/formats/sell/sell_cuda.cu — CUDA backend of SELL-C-σ: spmv (one thread per row within its
+// chunk) and spmv_t (atomic scatter).
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_kernels.cuh"
+#include "spmat/formats/sell/sell.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct SellDevice {
+  std::int64_t rows = 0, cols = 0, chunk = 32;
+  cuda::DeviceBuffer<Index> perm, chunk_len, col_idx;
+  cuda::DeviceBuffer<std::int64_t> chunk_ptr;
+  cuda::DeviceBuffer<Value> values;
+
+  static SellDevice upload(const Sell<Value, Index>& s) {
+    SellDevice d;
+    d.rows = s.rows;
+    d.cols = s.cols;
+    d.chunk = s.chunk;
+    d.perm = cuda::DeviceBuffer<Index>(s.perm, "sell perm");
+    d.chunk_len = cuda::DeviceBuffer<Index>(s.chunk_len, "sell chunk_len");
+    d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(s.chunk_ptr, "sell chunk_ptr");
+    d.col_idx = cuda::DeviceBuffer<Index>(s.col_idx, "sell col_idx");
+    d.values = cuda::DeviceBuffer<Value>(s.values, "sell values");
+    return d;
+  }
+};
+
+namespace {
+
+using ell_detail::global_thread;
+using ell_detail::grid_threads;
+
+// Thread p handles sorted position p: chunk p / C, lane p % C. With C = 32 (and blocks of 256)
+// a warp is exactly one chunk: its loads of slot j are 32 consecutive entries.
+template <class Value, class Index>
+__global__ void sell_spmv_kernel(std::int64_t rows, std::int64_t C,
+                                 const Index* __restrict__ perm,
+                                 const std::int64_t* __restrict__ chunk_ptr,
+                                 const Index* __restrict__ chunk_len,
+                                 const Index* __restrict__ col_idx,
+                                 const Value* __restrict__ values, const Value* __restrict__ x,
+                                 Value* __restrict__ y, Value alpha, Value beta) {
+  for (std::int64_t p = global_thread(); p < rows; p += grid_threads()) {
+    const std::int64_t c = p / C;
+    const std::int64_t base = chunk_ptr[c] + (p - c * C);
+    const std::int64_t len = chunk_len[c];
+    Value s = 0;
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t off = base + j * C;
+      const Index col = col_idx[off];
+      if (col == static_cast<Index>(kEllPadding)) break;
+      s += values[off] * x[col];
+    }
+    const std::int64_t r = perm[p];
+    y[r] = beta == Value(0) ? alpha * s : alpha * s + beta * y[r];
+  }
+}
+
+template <class Value, class Index>
+__global__ void sell_spmv_t_kernel(std::int64_t rows, std::int64_t C,
+                                   const Index* __restrict__ perm,
+                                   const std::int64_t* __restrict__ chunk_ptr,
+                                   const Index* __restrict__ chunk_len,
+                                   const Index* __restrict__ col_idx,
+                                   const Value* __restrict__ values, const Value* __restrict__ x,
+                                   Value* __restrict__ y, Value alpha) {
+  for (std::int64_t p = global_thread(); p < rows; p += grid_threads()) {
+    const std::int64_t c = p / C;
+    const std::int64_t base = chunk_ptr[c] + (p - c * C);
+    const std::int64_t len = chunk_len[c];
+    const Value xr = alpha * x[perm[p]];
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t off = base + j * C;
+      const Index col = col_idx[off];
+      if (col == static_cast<Index>(kEllPadding)) break;
+      atomicAdd(&y[col], values[off] * xr);
+    }
+  }
+}
+
+}  // namespace
+
+// Contract: as ell_cuda.cu, y in the original row order. spmv deterministic; spmv_t scales y by
+// beta (beta == 0 writes zeros) then scatters with atomicAdd: not deterministic.
+template <class Value, class Index>
+void spmv(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  if (d.rows <= 0) return;
+  sell_spmv_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+      d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
+      d.values.data(), x, y, alpha, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_kernel");
+}
+
+template <class Value, class Index>
+void spmv_t(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
+  ell_detail::scale(d.cols, y, beta);
+  if (d.rows <= 0 || d.col_idx.size() == 0) return;
+  sell_spmv_t_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+      d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
+      d.values.data(), x, y, alpha);
+  SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_t_kernel");
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host) {
+  return std::make_unique<cuda::DeviceImpl<Sell<Value, Index>, SellDevice<Value, Index>>>(
+      std::move(host));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Sell<V, I>&&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

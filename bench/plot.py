@@ -4,9 +4,9 @@
 """Reads one or more result JSON files written by `spmat bench` and writes PNG charts:
 
   speedup_<op>_<precision>.png   speedup vs the fastest cuSPARSE format, per matrix and format
-                                 (grouped bars, a line at 1.0); skipped when no result has one
+                                 (heatmap: formats x matrices); skipped when no result has one
   bw_<op>_<precision>.png        bw_fraction (CSR-floor bytes / time / device copy bandwidth),
-                                 per matrix and format (grouped bars, a line at 100 %)
+                                 per matrix and format (heatmap, coloured around 50 %)
 
 usage: python3 bench/plot.py results.json [more.json ...] --out DIR
 
@@ -50,20 +50,31 @@ def load(paths):
     return rows, len(set(devices)) > 1
 
 
-def grouped_bars(ax, matrices, series, values):
-    """values[(series, matrix)] -> float; draws one bar group per matrix."""
-    n = max(len(series), 1)
-    width = 0.8 / n
-    x = np.arange(len(matrices))
-    cmap = plt.get_cmap("tab20")
+def heatmap(ax, matrices, series, values, ref_line, fmt):
+    """values[(series, matrix)] -> float; one cell per (format, matrix), coloured around ref_line
+    (red below, blue above; grey where the format did not run). Readable with 20+ formats."""
+    grid = np.full((len(series), len(matrices)), np.nan)
     for i, s in enumerate(series):
-        ys = [values.get((s, m), np.nan) for m in matrices]
-        ax.bar(x - 0.4 + width * (i + 0.5), ys, width, label=s, color=cmap(i % 20))
-    ax.set_xticks(x)
+        for j, m in enumerate(matrices):
+            grid[i, j] = values.get((s, m), np.nan)
+    finite = grid[np.isfinite(grid)]
+    # Colour saturates at 2x either way, so that a few collapses do not wash out the rest.
+    spread = 1.0
+    cmap = plt.get_cmap("RdBu").copy()
+    cmap.set_bad("#dddddd")
+    shown = np.ma.masked_invalid(np.log2(np.where(grid > 0, grid, np.nan) / ref_line))
+    ax.imshow(shown, cmap=cmap, vmin=-spread, vmax=spread, aspect="auto")
+    for i in range(len(series)):
+        for j in range(len(matrices)):
+            v = grid[i, j]
+            ax.text(j, i, fmt % v if np.isfinite(v) else "-", ha="center", va="center", fontsize=7)
+    ax.set_xticks(np.arange(len(matrices)))
     ax.set_xticklabels(matrices, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(np.arange(len(series)))
+    ax.set_yticklabels(series, fontsize=8)
 
 
-def chart(rows, field, scale, title, ylabel, ref_line, path, several_devices):
+def chart(rows, field, scale, title, ref_line, fmt, path, several_devices):
     values = OrderedDict()
     matrices, series = [], []
     for r in rows:
@@ -81,15 +92,11 @@ def chart(rows, field, scale, title, ylabel, ref_line, path, several_devices):
         values[(s, m)] = v * scale
     if not values:
         return False
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.35 * len(matrices) * max(len(series), 1) / 2), 4.5))
-    grouped_bars(ax, matrices, series, values)
-    ax.axhline(ref_line, color="black", linewidth=1, linestyle="--")
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2 if len(series) > 8 else 1, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig, ax = plt.subplots(figsize=(2.0 + 0.9 * len(matrices), 1.5 + 0.28 * len(series)))
+    heatmap(ax, matrices, series, values, ref_line, fmt)
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 
@@ -108,12 +115,14 @@ def main(argv=None):
     written = []
     for (op, prec), rs in groups.items():
         name = "speedup_%s_%s.png" % (op, prec)
-        if chart(rs, "speedup_vs_cusparse", 1.0, "Speedup vs cuSPARSE: %s, %s" % (op, prec),
-                 "speedup (fastest cuSPARSE median / median)", 1.0, os.path.join(args.out, name), several):
+        if chart(rs, "speedup_vs_cusparse", 1.0,
+                 "Speedup vs fastest cuSPARSE (>1: faster; blue): %s, %s" % (op, prec),
+                 1.0, "%.2f", os.path.join(args.out, name), several):
             written.append(name)
         name = "bw_%s_%s.png" % (op, prec)
-        if chart(rs, "bw_fraction", 100.0, "Bandwidth fraction: %s, %s" % (op, prec),
-                 "% of device copy bandwidth (CSR-floor bytes)", 100.0, os.path.join(args.out, name), several):
+        if chart(rs, "bw_fraction", 100.0,
+                 "%% of copy bandwidth, CSR-floor bytes / time: %s, %s" % (op, prec),
+                 50.0, "%.0f", os.path.join(args.out, name), several):
             written.append(name)
     if not any(n.startswith("speedup_") for n in written):
         print("plot.py: no result has speedup_vs_cusparse (no cusparse-* format ran): speedup charts skipped",

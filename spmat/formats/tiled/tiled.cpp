@@ -1,0 +1,232 @@
+// spmat/formats/tiled/tiled.cpp — tiled format: build (with the model's variant choice), to_csr,
+// storage and traffic bytes, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/tiled/tiled.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+namespace {
+model::DeviceModel device_from(const std::string& name) {
+  if (name == "h100") return model::DeviceModel::h100();
+  if (name == "h200") return model::DeviceModel::h200();
+  if (name == "a100") return model::DeviceModel::a100();
+  throw ParseError("tiled: device=" + name + " is not one of h100, h200, a100");
+}
+}  // namespace
+
+template <class Value, class Index>
+TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, Index>& a,
+                                                             const FormatOptions& o) {
+  TiledStorage s;
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.nnz = a.nnz();
+  const std::int64_t r = o.get_int("r", 16);
+  if (r != 1 && r != 2 && r != 4 && r != 8 && r != 16 && r != 32)
+    throw ParseError("tiled: r=" + std::to_string(r) + " is not one of 1, 2, 4, 8, 16, 32");
+  s.r = static_cast<int>(r);
+  s.panel_rows = o.get_int("panel_rows", 256);
+  if (s.panel_rows < 32 || s.panel_rows > 1024 || s.panel_rows % 32 != 0)
+    throw ParseError("tiled: panel_rows=" + std::to_string(s.panel_rows) +
+                     " must be a multiple of 32 in [32, 1024] (it is the GPU block size)");
+  s.smem_bytes = o.get_int("smem", 48 * 1024);
+  if (s.smem_bytes < static_cast<std::int64_t>(r * sizeof(Value)) || s.smem_bytes > 227 * 1024)
+    throw ParseError("tiled: smem=" + std::to_string(s.smem_bytes) +
+                     " bytes must hold one slot of r values and be at most 232448 (227 KiB)");
+  s.stage_cap = model::stage_capacity(s.smem_bytes, s.r, sizeof(Value));
+
+  const std::string variant = o.get_string("variant", "auto");
+  const std::string reorder = o.get_string("reorder", "auto");
+  if (variant != "auto" && variant != "baseline" && variant != "segmented")
+    throw ParseError("tiled: variant=" + variant + " is not one of auto, baseline, segmented");
+  if (reorder != "auto" && reorder != "on" && reorder != "off")
+    throw ParseError("tiled: reorder=" + reorder + " is not one of auto, on, off");
+  std::int64_t segsize = o.get_int("segsize", 0);
+  if (segsize < 0) throw ParseError("tiled: segsize must be >= 0 (0 = from the model)");
+  bool do_reorder = reorder == "on";
+  if (variant == "baseline") segsize = 0;
+
+  // The model decides what the user left open (variant=auto, segsize=0, reorder=auto).
+  if ((variant != "baseline" && segsize == 0) || reorder == "auto") {
+    const std::int64_t k = o.get_int("k", 32);
+    if (k < 1) throw ParseError("tiled: k (the K the model plans for) must be >= 1");
+    const DenseLayout layout = parse_layout(o.get_string("layout", "row_major"));
+    const model::TileParams tile{s.r, s.panel_rows, s.smem_bytes};
+    const auto dev = device_from(o.get_string("device", "h100"));
+    const model::LbThresholds lb{o.get_double("u_min", 0.65), o.get_double("cv_max", 1.0)};
+    const auto base = model::predict_variant(a, k, layout, tile, dev, 0, false);
+    if (variant != "baseline" && segsize == 0) {
+      segsize = model::lb_segsize(base.stats, lb);
+      if (variant == "segmented" && segsize == 0)
+        segsize = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(base.stats.mu)));
+      s.plan_reason = segsize > 0 ? "segsize " + std::to_string(segsize) : "no segmentation";
+    }
+    if (reorder == "auto") {
+      const auto plain = segsize == 0 ? base : model::predict_variant(a, k, layout, tile, dev, segsize, false);
+      const auto sorted = model::predict_variant(a, k, layout, tile, dev, segsize, true);
+      do_reorder = sorted.all_miss.intensity > plain.all_miss.intensity;
+      s.plan_reason += std::string(s.plan_reason.empty() ? "" : "; ") +
+                       (do_reorder ? "reordered (all-miss intensity " : "not reordered (all-miss intensity ") +
+                       std::to_string(plain.all_miss.intensity) + " -> " +
+                       std::to_string(sorted.all_miss.intensity) + ")";
+    }
+  }
+  s.segsize = segsize;
+  s.reordered = do_reorder;
+
+  auto work = model::segment_rows(a, segsize);
+  if (static_cast<std::int64_t>(work.size()) > index_max<Index>())
+    throw IndexOverflowError("tiled: " + std::to_string(work.size()) + " work rows (segsize " +
+                             std::to_string(segsize) + ") do not fit the " +
+                             std::string(index_name<Index>()) + " index type; use int64 indices "
+                             "or a larger segsize");
+  if (do_reorder) model::sort_by_pattern(a, work);
+  auto plan = model::plan_tiles(a, std::span<const model::WorkRow>(work), s.panel_rows, s.stage_cap);
+
+  const std::int64_t wpp = s.warps_per_panel(), nw = static_cast<std::int64_t>(work.size());
+  s.slab_ptr.assign(plan.slab_len.size() + 1, 0);
+  for (std::size_t i = 0; i < plan.slab_len.size(); ++i)
+    s.slab_ptr[i + 1] = s.slab_ptr[i] + 32 * plan.slab_len[i];
+  s.ell_idx.assign(static_cast<std::size_t>(s.slab_ptr.back()), kPad);
+  s.ell_val.assign(static_cast<std::size_t>(s.slab_ptr.back()), Value(0));
+  const std::int64_t np = plan.panels();
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t p = 0; p < np; ++p) {
+    const std::int64_t s0 = plan.panel_stage_ptr[p];
+    const Index* m0 = plan.map.data() + plan.stage_map_ptr[s0];
+    const Index* m1 = plan.map.data() + plan.stage_map_ptr[plan.panel_stage_ptr[p + 1]];
+    for (std::int64_t w = p * s.panel_rows; w < std::min(nw, (p + 1) * s.panel_rows); ++w) {
+      const std::int64_t local = w - p * s.panel_rows, warp = local / 32, lane = local % 32;
+      std::int64_t cur = -1, j = 0;
+      for (std::int64_t q = work[w].begin; q < work[w].end; ++q) {
+        const std::int64_t pos = std::lower_bound(m0, m1, a.col_idx[q]) - m0;
+        const std::int64_t st = s0 + pos / s.stage_cap;
+        if (st != cur) cur = st, j = 0;
+        const std::int64_t at = s.slab_ptr[st * wpp + warp] + 32 * j++ + lane;
+        s.ell_idx[at] = static_cast<std::uint16_t>(pos % s.stage_cap);
+        s.ell_val[at] = a.values[q];
+      }
+    }
+  }
+  s.panel_stage_ptr = std::move(plan.panel_stage_ptr);
+  s.stage_map_ptr = std::move(plan.stage_map_ptr);
+  s.map = std::move(plan.map);
+
+  bool identity = nw == static_cast<std::int64_t>(a.rows);
+  for (std::int64_t w = 0; identity && w < nw; ++w) identity = work[w].row == w;
+  if (!identity) {
+    s.out_row.resize(work.size());
+    s.seg_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+    for (std::int64_t w = 0; w < nw; ++w) {
+      s.out_row[w] = static_cast<Index>(work[w].row);
+      ++s.seg_ptr[work[w].row + 1];
+    }
+    for (std::int64_t i = 0; i < a.rows; ++i) s.seg_ptr[i + 1] += s.seg_ptr[i];
+    s.seg_list.resize(work.size());
+    std::vector<std::int64_t> fill(s.seg_ptr.begin(), s.seg_ptr.end() - 1);
+    for (std::int64_t w = 0; w < nw; ++w) s.seg_list[fill[work[w].row]++] = static_cast<Index>(w);
+    // Segments of a row in column order (reordering may have moved them apart).
+    for (std::int64_t i = 0; i < a.rows; ++i)
+      std::sort(s.seg_list.begin() + s.seg_ptr[i], s.seg_list.begin() + s.seg_ptr[i + 1],
+                [&](Index x, Index y) { return work[x].begin < work[y].begin; });
+  }
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> TiledStorage<Value, Index>::to_csr() const {
+  Csr<Value, Index> c;
+  c.rows = rows;
+  c.cols = cols;
+  c.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  c.col_idx.resize(static_cast<std::size_t>(nnz));
+  c.values.resize(static_cast<std::size_t>(nnz));
+  auto for_row = [&](std::int64_t i, auto&& f) {
+    if (out_row.empty()) return for_each_in_work_row(i, f);
+    for (std::int64_t q = seg_ptr[i]; q < seg_ptr[i + 1]; ++q) for_each_in_work_row(seg_list[q], f);
+  };
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    Index n = 0;
+    for_row(i, [&](std::int64_t, Value) { ++n; });
+    c.row_ptr[i + 1] = n;
+  }
+  for (std::int64_t i = 0; i < rows; ++i) c.row_ptr[i + 1] += c.row_ptr[i];
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::int64_t at = c.row_ptr[i];
+    for_row(i, [&](std::int64_t col, Value v) {
+      c.col_idx[at] = static_cast<Index>(col);
+      c.values[at++] = v;
+    });
+  }
+  return c;
+}
+
+template <class Value, class Index>
+std::size_t TiledStorage<Value, Index>::storage_bytes() const {
+  return (panel_stage_ptr.size() + stage_map_ptr.size() + slab_ptr.size() + seg_ptr.size()) *
+             sizeof(std::int64_t) +
+         (map.size() + out_row.size() + seg_list.size()) * sizeof(Index) +
+         ell_idx.size() * sizeof(std::uint16_t) + ell_val.size() * sizeof(Value);
+}
+
+// spmm with k columns, tile re = min(r, pow2 >= k): per tile the kernel reads the S-ELL stream,
+// the pointers and the staged map ids, and stages Σ D_p·re values of B (counted no lower than
+// B itself); C is written once (beta = 0), segmented matrices write and re-read W×k partials.
+template <class Value, class Index>
+std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k) {
+  if (op != Op::spmm) return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+  int re = 1;
+  while (re < s.r && re < k) re *= 2;
+  const std::size_t tiles = static_cast<std::size_t>(k > 0 ? (k + re - 1) / re : 0);
+  const std::size_t per_tile = s.ell_idx.size() * sizeof(std::uint16_t) + s.ell_val.size() * sizeof(Value) +
+                               s.map.size() * sizeof(Index) +
+                               (s.panel_stage_ptr.size() + s.stage_map_ptr.size() + s.slab_ptr.size()) * 8;
+  const std::size_t b = std::max<std::size_t>(s.map.size(), static_cast<std::size_t>(s.cols)) *
+                        static_cast<std::size_t>(k) * sizeof(Value);
+  std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
+  if (s.segmented()) c += 2 * static_cast<std::size_t>(s.work_rows()) * static_cast<std::size_t>(k) * sizeof(Value);
+  const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+  return tiles * per_tile + b + c + perm;
+}
+
+#define SPMAT_INSTANTIATE(V, I)       \
+  template struct TiledStorage<V, I>; \
+  template std::size_t traffic_bytes(const TiledStorage<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> tiled_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = true,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // CUDA: spmv is spmm with k = 1; segmented rows are summed from a partial buffer in a fixed
+  // order (deterministic). No spmv_t kernel.
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = false, .spmm = true,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  const std::vector<ParamInfo> params{
+      {"variant", "auto", "auto (model decides), baseline, segmented (load balancing, §5.1)"},
+      {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},
+      {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},
+      {"r", "16", "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"},
+      {"panel_rows", "256", "work rows per panel = GPU threads per block (multiple of 32)"},
+      {"smem", "49152", "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"},
+      {"k", "32", "the K the model plans for (variant/reorder = auto)"},
+      {"layout", "row_major", "the dense layout the model plans for"},
+      {"device", "h100", "device numbers of the model: h100, h200, a100"},
+      {"u_min", "0.65", "underutilized when U = blocks/SMs < u_min"},
+      {"cv_max", "1.0", "imbalanced when sigma/mu > cv_max"}};
+  return {make_entry<TiledStorage>({.name = "tiled",
+                                    .summary = "tiled SpMM: row panels, staged B in shared memory, "
+                                               "16-bit S-ELL, model-chosen load balancing/reordering",
+                                    .caps = {cpu, gpu},
+                                    .params = params})};
+}
+
+}  // namespace spmat

@@ -1,0 +1,109 @@
+// spmat/formats/tiled/tiled.hpp — Tiled SpMM storage (seed 001): row panels, staged column maps,
+// warp-sliced ELL with 16-bit shared-memory indices; optional segmentation and row reordering.
+// SPDX-License-Identifier: MIT
+//
+// The matrix is a list of work rows (whole rows, or segments of at most `segsize` nonzeros when
+// load balancing is on), optionally sorted on their sparsity bit-pattern, cut into panels of
+// `panel_rows` work rows (one GPU block, one thread per work row). Each panel's sorted distinct
+// columns are cut into stages of at most `stage_cap` columns (the shared-memory slots of one
+// stage: smem / (R·sizeof(Value))). For each (stage, warp of 32 work rows) an S-ELL slab of
+// L_w × 32 entries holds (uint16 slot in the stage, value), column-major within the slab (entry
+// (j, lane) at slab_ptr + 32·j + lane), padding = (0xFFFF, 0).
+//
+// Example: 4×4 [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]], panel_rows = 32, stage_cap = 2, no
+// segmentation, no reorder: one panel (4 work rows; lanes 4..31 are padding), distinct columns
+// {0,1,2,3} cut into stages {0,1} and {2,3}:
+//   panel_stage_ptr = {0, 2}, stage_map_ptr = {0, 2, 4}, map = {0, 1, 2, 3}
+//   slab_ptr = {0, 64, 96}   (stage 0: L = 2, row 2 holds cols 0 and 1; stage 1: L = 1)
+//   ell_idx (lanes 0..3 shown, P = 0xFFFF): stage 0 j=0 {0,P,0,P}, j=1 {P,P,1,P};
+//                                           stage 1 j=0 {0,P,1,1}
+//   ell_val:                                stage 0 j=0 {1,0,3,0}, j=1 {0,0,4,0};
+//                                           stage 1 j=0 {2,0,5,6}
+//   out_row, seg_ptr, seg_list empty (identity order).
+// Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
+// B values and map ids, the C block; see traffic_bytes in tiled.cpp.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+#include "spmat/model/intensity.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct TiledStorage {
+  using value_type = Value;
+  using index_type = Index;
+  static constexpr std::uint16_t kPad = 0xFFFF;
+
+  Index rows = 0, cols = 0;
+  std::int64_t nnz = 0;
+  int r = 16;                           ///< register tile of the GPU kernel (dense columns/thread)
+  std::int64_t panel_rows = 256;        ///< work rows per panel = threads per block
+  std::int64_t stage_cap = 768;         ///< slots per stage (= smem_bytes / (r·sizeof(Value)))
+  std::int64_t smem_bytes = 48 * 1024;
+  std::int64_t segsize = 0;             ///< 0 = rows not segmented
+  bool reordered = false;
+  std::string plan_reason;              ///< why variant=auto chose this layout (empty otherwise)
+
+  std::vector<std::int64_t> panel_stage_ptr{0};  ///< panels+1
+  std::vector<std::int64_t> stage_map_ptr{0};    ///< stages+1
+  std::vector<Index> map;                        ///< Σ D_p column ids
+  std::vector<std::int64_t> slab_ptr{0};         ///< stages·(panel_rows/32)+1, offsets into ell_*
+  std::vector<std::uint16_t> ell_idx;            ///< slot in the stage, kPad for padding
+  std::vector<Value> ell_val;
+  /// Work row → output row (empty: identity, work row w is row w). When non-empty, seg_ptr
+  /// (rows+1) / seg_list (work rows) list each output row's work rows in column order.
+  std::vector<Index> out_row;
+  std::vector<std::int64_t> seg_ptr;
+  std::vector<Index> seg_list;
+
+  static TiledStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const;
+  Shape shape() const { return {rows, cols, nnz}; }
+
+  std::int64_t work_rows() const {
+    return out_row.empty() ? static_cast<std::int64_t>(rows) : static_cast<std::int64_t>(out_row.size());
+  }
+  std::int64_t panels() const { return static_cast<std::int64_t>(panel_stage_ptr.size()) - 1; }
+  std::int64_t warps_per_panel() const { return panel_rows / 32; }
+  /// More work rows than rows: partial results must be summed per output row.
+  bool segmented() const { return work_rows() != static_cast<std::int64_t>(rows); }
+
+  /// Visits the stored entries of work row w in column order: f(column, value).
+  template <class F>
+  void for_each_in_work_row(std::int64_t w, F&& f) const {
+    const std::int64_t p = w / panel_rows, local = w % panel_rows;
+    const std::int64_t warp = local / 32, lane = local % 32, wpp = warps_per_panel();
+    for (std::int64_t s = panel_stage_ptr[p]; s < panel_stage_ptr[p + 1]; ++s) {
+      const Index* m = map.data() + stage_map_ptr[s];
+      const std::int64_t b = slab_ptr[s * wpp + warp], e = slab_ptr[s * wpp + warp + 1];
+      for (std::int64_t q = b + lane; q < e; q += 32) {
+        const std::uint16_t idx = ell_idx[q];
+        if (idx != kPad) f(static_cast<std::int64_t>(m[idx]), ell_val[q]);
+      }
+    }
+  }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (tiled_cpu.cpp). Deterministic (per output row, segments summed in column order).
+template <class Value, class Index>
+void spmv(const TiledStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const TiledStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmm(const TiledStorage<Value, Index>& s, const Value* b, Value* c, std::int64_t k,
+          DenseLayout layout, Value alpha, Value beta);
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(TiledStorage<Value, Index>&& host);  // tiled_cuda.cu
+
+}  // namespace spmat

@@ -1,0 +1,325 @@
+// spmat/model/intensity.cpp — tiled-SpMM intensity model: closed forms, tiling plan, predictions.
+// SPDX-License-Identifier: MIT
+#include "spmat/model/intensity.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace spmat::model {
+
+// ---- closed forms ----------------------------------------------------------------------------
+
+double naive_intensity(double mu, double bt, double bi, double delta) {
+  if (mu <= 0) return 0;
+  return 2 * mu / (mu * (bt + bi) + mu * bt + bt + delta);
+}
+
+double tiled_bytes_per_fma(const TiledTerms& t) {
+  const double map = t.map_term == MapTerm::per_mu ? t.bi / (t.rho * t.mu) : t.bi / (t.rho * t.r);
+  return (t.bt + t.bis) * t.z / t.r + t.bt * t.gamma / t.rho + map + t.delta / (t.r * t.mu);
+}
+
+double tiled_intensity(const TiledTerms& t) {
+  if (t.mu <= 0 || t.rho <= 0 || t.r <= 0) return 0;
+  return 2 / tiled_bytes_per_fma(t);
+}
+
+double segmented_intensity(const TiledTerms& t) {
+  if (t.mu <= 0 || t.rho <= 0 || t.r <= 0 || t.mu_orig <= 0) return 0;
+  return 2 / (tiled_bytes_per_fma(t) + t.bi / (t.r * t.mu) + t.bt / t.mu_orig);
+}
+
+double roofline_gflops(double intensity, double bandwidth_gbs, double peak_gflops) {
+  return std::min(intensity * bandwidth_gbs, peak_gflops);
+}
+
+DeviceModel DeviceModel::a100() {
+  return {"A100-40GB", 1555, 19500, 40.0 * 1024 * 1024, 108, 64, 32};
+}
+DeviceModel DeviceModel::h100() {
+  return {"H100-SXM", 3350, 66900, 50.0 * 1024 * 1024, 132, 64, 32};
+}
+DeviceModel DeviceModel::h200() {
+  return {"H200", 4800, 66900, 50.0 * 1024 * 1024, 132, 64, 32};
+}
+
+// ---- tiling plan -----------------------------------------------------------------------------
+
+template <class Value, class Index>
+std::vector<WorkRow> segment_rows(const Csr<Value, Index>& a, std::int64_t segsize) {
+  std::vector<WorkRow> w;
+  w.reserve(static_cast<std::size_t>(a.rows));
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t b = a.row_ptr[r], e = a.row_ptr[r + 1];
+    if (segsize <= 0 || e - b <= segsize) {
+      w.push_back({r, b, e});
+      continue;
+    }
+    for (std::int64_t s = b; s < e; s += segsize) w.push_back({r, s, std::min(e, s + segsize)});
+  }
+  return w;
+}
+
+template <class Value, class Index>
+void sort_by_pattern(const Csr<Value, Index>& a, std::vector<WorkRow>& work) {
+  const Index* ci = a.col_idx.data();
+  std::stable_sort(work.begin(), work.end(), [ci](const WorkRow& x, const WorkRow& y) {
+    std::int64_t i = x.begin, j = y.begin;
+    for (; i < x.end && j < y.end; ++i, ++j)
+      if (ci[i] != ci[j]) return ci[i] < ci[j];  // x holds the more significant column
+    return i < x.end && j == y.end;              // x holds one more column than y
+  });
+}
+
+std::int64_t stage_capacity(std::int64_t smem_bytes, int r, std::size_t value_bytes) {
+  const std::int64_t cap = smem_bytes / (static_cast<std::int64_t>(r) * static_cast<std::int64_t>(value_bytes));
+  return std::clamp<std::int64_t>(cap, 1, 65535);
+}
+
+template <class Value, class Index>
+TilePlan<Index> plan_tiles(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           std::int64_t panel_rows, std::int64_t stage_cap) {
+  TilePlan<Index> plan;
+  plan.panel_rows = panel_rows;
+  plan.stage_cap = stage_cap;
+  const std::int64_t nw = static_cast<std::int64_t>(work.size());
+  const std::int64_t np = (nw + panel_rows - 1) / panel_rows, wpp = panel_rows / 32;
+  std::vector<std::vector<Index>> cols(static_cast<std::size_t>(np));
+  std::vector<std::vector<std::int64_t>> lens(static_cast<std::size_t>(np));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t p = 0; p < np; ++p) {
+    const std::int64_t w0 = p * panel_rows, w1 = std::min(nw, w0 + panel_rows);
+    auto& c = cols[p];
+    for (std::int64_t w = w0; w < w1; ++w)
+      c.insert(c.end(), a.col_idx.begin() + work[w].begin, a.col_idx.begin() + work[w].end);
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    const std::int64_t d = static_cast<std::int64_t>(c.size()), ns = (d + stage_cap - 1) / stage_cap;
+    auto& l = lens[p];
+    l.assign(static_cast<std::size_t>(ns * wpp), 0);
+    for (std::int64_t w = w0; w < w1; ++w) {
+      const std::int64_t warp = (w - w0) / 32;
+      std::int64_t cur = -1, cnt = 0;
+      for (std::int64_t q = work[w].begin; q < work[w].end; ++q) {
+        const std::int64_t pos = std::lower_bound(c.begin(), c.end(), a.col_idx[q]) - c.begin();
+        const std::int64_t st = pos / stage_cap;
+        if (st != cur) {
+          if (cur >= 0) l[cur * wpp + warp] = std::max(l[cur * wpp + warp], cnt);
+          cur = st;
+          cnt = 0;
+        }
+        ++cnt;
+      }
+      if (cur >= 0) l[cur * wpp + warp] = std::max(l[cur * wpp + warp], cnt);
+    }
+  }
+  for (std::int64_t p = 0; p < np; ++p) {
+    const std::int64_t d = static_cast<std::int64_t>(cols[p].size());
+    for (std::int64_t s = 0; s * stage_cap < d; ++s)
+      plan.stage_map_ptr.push_back(plan.stage_map_ptr.back() + std::min(stage_cap, d - s * stage_cap));
+    plan.panel_stage_ptr.push_back(static_cast<std::int64_t>(plan.stage_map_ptr.size()) - 1);
+    plan.map.insert(plan.map.end(), cols[p].begin(), cols[p].end());
+    plan.slab_len.insert(plan.slab_len.end(), lens[p].begin(), lens[p].end());
+    std::vector<Index>().swap(cols[p]);
+  }
+  return plan;
+}
+
+template <class Value, class Index>
+PatternStats pattern_stats(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           const TilePlan<Index>& plan, std::int64_t k, DenseLayout layout,
+                           int r, std::size_t value_bytes, const DeviceModel& dev) {
+  PatternStats s;
+  s.m = a.rows;
+  s.n = a.cols;
+  s.nnz = a.nnz();
+  s.work_rows = static_cast<std::int64_t>(work.size());
+  s.panels = plan.panels();
+  s.stages = plan.stages();
+  const double bt = static_cast<double>(value_bytes), line = dev.line_bytes;
+  const std::int64_t re = std::max<std::int64_t>(1, std::min<std::int64_t>(r, k));
+  const std::int64_t tiles = k > 0 ? (k + re - 1) / re : 0;
+  if (s.m > 0) {
+    s.mu = static_cast<double>(s.nnz) / static_cast<double>(s.m);
+    double var = 0;
+    for (std::int64_t i = 0; i < s.m; ++i) {
+      const double d = static_cast<double>(a.row_ptr[i + 1] - a.row_ptr[i]) - s.mu;
+      var += d * d;
+    }
+    s.sigma = std::sqrt(var / static_cast<double>(s.m));
+    s.cv = s.mu > 0 ? s.sigma / s.mu : 0;
+  }
+  if (s.work_rows > 0) s.mu_star = static_cast<double>(s.nnz) / static_cast<double>(s.work_rows);
+  s.sum_d = static_cast<double>(plan.map.size());
+  std::vector<char> touched(static_cast<std::size_t>(a.cols), 0);
+  for (auto c : a.col_idx) touched[c] = 1;
+  s.n_touched = static_cast<double>(std::count(touched.begin(), touched.end(), 1));
+  for (auto l : plan.slab_len) s.padded += 32.0 * static_cast<double>(l);
+  if (s.nnz > 0) {
+    s.rho = static_cast<double>(s.nnz) / s.sum_d;
+    s.z = s.padded / static_cast<double>(s.nnz);
+    s.l = s.sum_d / s.n_touched;
+  }
+  // C_miss: DRAM lines moved per useful B value staged (spec §3.5, byte-weighted).
+  double lines = 0, useful = 0;
+  if (layout == DenseLayout::col_major) {
+    // A warp stages 32 consecutive map entries of one dense column; columns assumed line-aligned.
+    for (std::int64_t st = 0; st < s.stages; ++st)
+      for (std::int64_t c0 = plan.stage_map_ptr[st]; c0 < plan.stage_map_ptr[st + 1]; c0 += 32) {
+        const std::int64_t c1 = std::min(plan.stage_map_ptr[st + 1], c0 + 32);
+        std::int64_t last = -1;
+        for (std::int64_t q = c0; q < c1; ++q) {
+          const std::int64_t ln = static_cast<std::int64_t>(static_cast<double>(plan.map[q]) * bt / line);
+          if (ln != last) ++lines, last = ln;
+        }
+        useful += static_cast<double>(c1 - c0);
+      }
+  } else {
+    // Each staged column reads a contiguous piece of a B row per tile (sampled over <= 64 tiles:
+    // the alignment pattern repeats within 64 B / gcd).
+    const std::int64_t vb = static_cast<std::int64_t>(value_bytes), lb = dev.line_bytes;
+    const std::int64_t nt = std::min<std::int64_t>(tiles, 64);
+    for (auto c : plan.map)
+      for (std::int64_t t = 0; t < nt; ++t) {
+        const std::int64_t w = std::min(re, k - t * re);
+        const std::int64_t start = (static_cast<std::int64_t>(c) * k + t * re) * vb;
+        lines += static_cast<double>((start + w * vb - 1) / lb - start / lb + 1);
+        useful += static_cast<double>(w);
+      }
+  }
+  if (useful > 0) s.c_miss = lines * line / (bt * useful);
+  s.u = static_cast<double>(s.panels * tiles) / dev.sm_count;
+  s.b_footprint = s.n_touched * static_cast<double>(re) * bt * s.c_miss;
+  // Heaviest block (one panel × one tile), all-miss bytes: A stream + staged B + map + C.
+  const std::int64_t wpp = plan.warps_per_panel();
+  for (std::int64_t p = 0; p < s.panels; ++p) {
+    double padded = 0, d = 0;
+    for (std::int64_t st = plan.panel_stage_ptr[p]; st < plan.panel_stage_ptr[p + 1]; ++st) {
+      d += static_cast<double>(plan.stage_map_ptr[st + 1] - plan.stage_map_ptr[st]);
+      for (std::int64_t w = 0; w < wpp; ++w) padded += 32.0 * static_cast<double>(plan.slab_len[st * wpp + w]);
+    }
+    const double rows = static_cast<double>(std::min(plan.panel_rows, s.work_rows - p * plan.panel_rows));
+    const double bytes = padded * (bt + 2) + d * (static_cast<double>(re) * bt * s.c_miss + sizeof(Index)) +
+                         rows * 2 * static_cast<double>(re) * bt;
+    s.max_block_bytes = std::max(s.max_block_bytes, bytes);
+  }
+  return s;
+}
+
+// ---- predictions -----------------------------------------------------------------------------
+
+std::int64_t lb_segsize(const PatternStats& s, const LbThresholds& lb) {
+  if (s.nnz == 0 || s.mu <= 0) return 0;
+  if (s.u < lb.u_min) return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(s.u * s.mu)));
+  if (s.cv > lb.cv_max) return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(s.mu)));
+  return 0;
+}
+
+namespace {
+Bound make_bound(double intensity, double flops, const DeviceModel& dev, double peak) {
+  Bound b;
+  b.intensity = intensity;
+  b.gflops = roofline_gflops(intensity, dev.bandwidth_gbs, peak);
+  b.seconds = b.gflops > 0 ? flops / (b.gflops * 1e9) : 0;
+  return b;
+}
+}  // namespace
+
+template <class Value, class Index>
+VariantPrediction predict_variant(const Csr<Value, Index>& a, std::int64_t k, DenseLayout layout,
+                                  const TileParams& tile, const DeviceModel& dev,
+                                  std::int64_t segsize, bool reorder) {
+  VariantPrediction v;
+  v.segmented = segsize > 0;
+  v.reordered = reorder;
+  v.segsize = segsize;
+  v.name = std::string(v.segmented ? "segmented" : "baseline") + (reorder ? "+reorder" : "");
+  auto work = segment_rows(a, segsize);
+  if (reorder) sort_by_pattern(a, work);
+  const std::size_t vb = sizeof(Value);
+  const auto plan = plan_tiles(a, std::span<const WorkRow>(work), tile.panel_rows,
+                               stage_capacity(tile.smem_bytes, tile.r, vb));
+  v.stats = pattern_stats(a, std::span<const WorkRow>(work), plan, k, layout, tile.r, vb, dev);
+  const auto& s = v.stats;
+  const double re = static_cast<double>(std::max<std::int64_t>(1, std::min<std::int64_t>(tile.r, k)));
+  TiledTerms t;
+  t.z = s.z;
+  t.r = re;
+  t.rho = s.rho;
+  t.mu = s.mu_star;
+  t.mu_orig = s.mu;
+  t.bt = static_cast<double>(vb);
+  t.bis = 2;
+  t.bi = static_cast<double>(sizeof(Index));
+  t.delta = 2 * re * t.bt + 8;  // C written twice (rule 8) + slab offsets
+  const double flops = 2.0 * static_cast<double>(s.nnz) * static_cast<double>(k);
+  const double peak = dev.peak_gflops * (vb == 8 ? 0.5 : 1.0);
+  auto intensity = [&](double gamma) {
+    t.gamma = gamma;
+    return v.segmented ? segmented_intensity(t) : tiled_intensity(t);
+  };
+  const double g_all = s.c_miss, g_opt = s.c_miss / std::max(1.0, s.l);
+  v.algorithmic = make_bound(intensity(1.0), flops, dev, peak);
+  v.all_miss = make_bound(intensity(g_all), flops, dev, peak);
+  v.optimistic = make_bound(intensity(g_opt), flops, dev, peak);
+  // Point prediction: the share h of B re-reads that hit in L2 is 1 when one tile's B footprint
+  // fits, else L2/footprint; the heaviest block cannot finish faster than its bytes at β/SMs.
+  const double h = s.b_footprint <= dev.l2_bytes ? 1.0 : dev.l2_bytes / s.b_footprint;
+  v.predicted = make_bound(intensity(h * g_opt + (1 - h) * g_all), flops, dev, peak);
+  const double t_block = s.max_block_bytes / (dev.bandwidth_gbs * 1e9 / dev.sm_count);
+  if (t_block > v.predicted.seconds && flops > 0) {
+    v.predicted.seconds = t_block;
+    v.predicted.gflops = flops / t_block / 1e9;
+  }
+  return v;
+}
+
+template <class Value, class Index>
+ModelReport evaluate(const Csr<Value, Index>& a, std::int64_t k, DenseLayout layout,
+                     const TileParams& tile, const DeviceModel& dev, const LbThresholds& lb) {
+  ModelReport rep;
+  rep.k = k;
+  rep.layout = layout;
+  rep.value_bytes = sizeof(Value);
+  rep.index_bytes = sizeof(Index);
+  const double mu = a.rows > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows) : 0;
+  const double flops = 2.0 * static_cast<double>(a.nnz()) * static_cast<double>(k);
+  rep.naive = make_bound(naive_intensity(mu, sizeof(Value), sizeof(Index), 8), flops, dev,
+                         dev.peak_gflops * (sizeof(Value) == 8 ? 0.5 : 1.0));
+  rep.variants.push_back(predict_variant(a, k, layout, tile, dev, 0, false));
+  rep.variants.push_back(predict_variant(a, k, layout, tile, dev, 0, true));
+  const auto& base = rep.variants[0].stats;
+  const std::int64_t lb_seg = lb_segsize(base, lb);
+  const std::int64_t seg = lb_seg > 0 ? lb_seg : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(base.mu)));
+  rep.variants.push_back(predict_variant(a, k, layout, tile, dev, seg, false));
+  rep.variants.push_back(predict_variant(a, k, layout, tile, dev, seg, true));
+  const int first = lb_seg > 0 ? 2 : 0;
+  if (lb_seg > 0)
+    rep.reason = base.u < lb.u_min
+                     ? "underutilized (U = " + std::to_string(base.u) + " < " + std::to_string(lb.u_min) + ")"
+                     : "imbalanced (sigma/mu = " + std::to_string(base.cv) + " > " + std::to_string(lb.cv_max) + ")";
+  else
+    rep.reason = "balanced (U = " + std::to_string(base.u) + ", sigma/mu = " + std::to_string(base.cv) + ")";
+  const bool keep = rep.variants[first + 1].all_miss.intensity > rep.variants[first].all_miss.intensity;
+  rep.chosen = first + (keep ? 1 : 0);
+  rep.reason += keep ? "; reordering raises the all-miss intensity" : "; reordering does not pay";
+  return rep;
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template std::vector<WorkRow> segment_rows(const Csr<V, I>&, std::int64_t);                     \
+  template void sort_by_pattern(const Csr<V, I>&, std::vector<WorkRow>&);                         \
+  template TilePlan<I> plan_tiles(const Csr<V, I>&, std::span<const WorkRow>, std::int64_t,       \
+                                  std::int64_t);                                                  \
+  template PatternStats pattern_stats(const Csr<V, I>&, std::span<const WorkRow>,                 \
+                                      const TilePlan<I>&, std::int64_t, DenseLayout, int,         \
+                                      std::size_t, const DeviceModel&);                           \
+  template VariantPrediction predict_variant(const Csr<V, I>&, std::int64_t, DenseLayout,         \
+                                             const TileParams&, const DeviceModel&, std::int64_t, \
+                                             bool);                                               \
+  template ModelReport evaluate(const Csr<V, I>&, std::int64_t, DenseLayout, const TileParams&,   \
+                                const DeviceModel&, const LbThresholds&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat::model

@@ -1,0 +1,197 @@
+// spmat/model/intensity.hpp — the arithmetic-intensity model of tiled SpMM (seed 001, spec §3).
+// SPDX-License-Identifier: MIT
+//
+// Three layers:
+//   1. the closed-form intensities (FLOP per DRAM byte): naive SpMM (Eq. 2), tiled SpMM (Eq. 3),
+//      tiled SpMM on a segmented matrix (Eq. 6), and the roofline min(I·β, peak);
+//   2. the tiling plan shared with the `tiled` format: work rows (row segments, §5.1), their
+//      order (bit-pattern sort, §5.2), panels of `panel_rows` work rows, each panel's sorted
+//      distinct columns cut into stages of at most `stage_cap` columns, and the per-warp S-ELL
+//      slab lengths; `pattern_stats` derives every model input from it (μ, σ, ρ, Z, C_miss, L, U);
+//   3. `evaluate`: predictions (algorithmic, all-miss, optimistic, point prediction) for the four
+//      variants {baseline, segmented} × {in order, reordered} and the model-chosen variant.
+//
+// Worked example (spec §3.5 check): Z = 1.25, R = 16, ρ = 4, μ = 20, Γ = 2, δ = 136, fp32,
+// B_I = 4, B_IS = 2, map term B_I/(ρμ): tiled_intensity(...) = 2 / 2.94375 = 0.6794 FLOP/B.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/types.hpp"
+
+namespace spmat::model {
+
+// ---- 1. closed forms ---------------------------------------------------------------------------
+
+/// Eq. 2: I = 2μ / (μ(B_T+B_I) + μ·B_T + B_T + δ). 0 when μ == 0.
+double naive_intensity(double mu, double bt, double bi, double delta);
+
+/// How the staged-map indices are charged: the paper's B_I/(ρμ), or B_I/(ρR), which is what a
+/// kernel that re-reads each map entry once per stage per R-column tile moves (spec open question
+/// 5). spmat's kernel does the latter; both are offered.
+enum class MapTerm { per_mu, per_r };
+
+/// The inputs of Eqs. 3 and 6 (bytes and dimensionless factors).
+struct TiledTerms {
+  double z = 1;        ///< S-ELL padding overhead (padded entries / nnz), >= 1
+  double r = 16;       ///< register tile (dense columns per thread)
+  double rho = 1;      ///< SRAM reuse nnz / Σ_p D_p
+  double mu = 1;       ///< nonzeros per work row (μ, or μ* after segmentation)
+  double mu_orig = 1;  ///< nonzeros per original row (Eq. 6's last term)
+  double gamma = 1;    ///< sparse-access cost Γ (1 = algorithmic)
+  double bt = 4, bis = 2, bi = 4;
+  double delta = 136;  ///< metadata + C bytes per thread and R-column tile
+  MapTerm map_term = MapTerm::per_r;
+};
+
+/// Bytes per FMA of the tiled kernel (the denominator of Eq. 3, times 1/2 FLOP-per-FMA).
+double tiled_bytes_per_fma(const TiledTerms& t);
+/// Eq. 3: 2 / [(B_T+B_IS)Z/R + B_T·Γ/ρ + map term + δ/(Rμ)].
+double tiled_intensity(const TiledTerms& t);
+/// Eq. 6 (segmented): Eq. 3 with μ = μ* plus B_I/(Rμ*) (the segment's row id) and B_T/μ_orig (one
+/// extra partial-result access per output). Γ plays the role of C_miss (same three modes).
+double segmented_intensity(const TiledTerms& t);
+
+/// Roofline rate in GFLOP/s: min(I·β, peak), β in GB/s.
+double roofline_gflops(double intensity, double bandwidth_gbs, double peak_gflops);
+
+// ---- device ----------------------------------------------------------------------------------
+
+struct DeviceModel {
+  std::string name = "H100-SXM";
+  double bandwidth_gbs = 3350;    ///< DRAM bandwidth β
+  double peak_gflops = 66900;     ///< fp32 peak (halve for fp64 where it applies)
+  double l2_bytes = 50.0 * 1024 * 1024;
+  int sm_count = 132;
+  int line_bytes = 64;            ///< rule 7: 2 sectors of 32 B
+  int warp = 32;
+  static DeviceModel a100();      ///< the paper's A100-40GB: 1555 GB/s, 19500 GFLOP/s, 40 MB, 108
+  static DeviceModel h100();      ///< H100 SXM: 3350 GB/s, 66900 GFLOP/s fp32, 50 MB, 132
+  static DeviceModel h200();      ///< H200: 4800 GB/s, 66900 GFLOP/s fp32, 50 MB, 132
+};
+
+// ---- 2. tiling plan --------------------------------------------------------------------------
+
+/// A work row: nonzeros [begin, end) of CSR row `row` (a whole row, or one segment of it).
+struct WorkRow {
+  std::int64_t row = 0, begin = 0, end = 0;
+};
+
+/// Work rows of `a` in row order; rows longer than `segsize` (> 0) are cut into segments of
+/// at most segsize nonzeros. Every row, empty ones included, gets at least one work row.
+template <class Value, class Index>
+std::vector<WorkRow> segment_rows(const Csr<Value, Index>& a, std::int64_t segsize);
+
+/// Stable sort of work rows on their sparsity bit-pattern: column 0 is the most significant bit,
+/// so at the first column where two rows differ, the row holding it comes first. Rows with the
+/// same pattern keep their order (deterministic).
+template <class Value, class Index>
+void sort_by_pattern(const Csr<Value, Index>& a, std::vector<WorkRow>& work);
+
+/// The panel/stage/slab structure of the tiled kernel for one work-row order.
+template <class Index>
+struct TilePlan {
+  std::int64_t panel_rows = 256;       ///< work rows per panel (= threads per block), multiple of 32
+  std::int64_t stage_cap = 768;        ///< max columns of one stage (SRAM slots), <= 65535
+  std::vector<std::int64_t> panel_stage_ptr{0};  ///< panels+1: stages of panel p
+  std::vector<std::int64_t> stage_map_ptr{0};    ///< stages+1: map entries of stage s
+  std::vector<Index> map;              ///< Σ D_p column ids: each panel's sorted distinct columns
+  std::vector<std::int64_t> slab_len;  ///< stages × (panel_rows/32): S-ELL slab length L_w
+  std::int64_t panels() const { return static_cast<std::int64_t>(panel_stage_ptr.size()) - 1; }
+  std::int64_t stages() const { return static_cast<std::int64_t>(stage_map_ptr.size()) - 1; }
+  std::int64_t warps_per_panel() const { return panel_rows / 32; }
+};
+
+template <class Value, class Index>
+TilePlan<Index> plan_tiles(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           std::int64_t panel_rows, std::int64_t stage_cap);
+
+/// SRAM slots of one stage: smem_bytes / (R·B_T), capped at 65535 (16-bit indices, 0xFFFF =
+/// padding) and at least 1.
+std::int64_t stage_capacity(std::int64_t smem_bytes, int r, std::size_t value_bytes);
+
+/// Every model input, computed from the matrix and a plan (spec §3.5).
+struct PatternStats {
+  std::int64_t m = 0, n = 0, nnz = 0, work_rows = 0, panels = 0, stages = 0;
+  double mu = 0, sigma = 0, cv = 0;  ///< per original row
+  double mu_star = 0;                ///< nnz per work row
+  double sum_d = 0;                  ///< Σ_p D_p (staged columns)
+  double n_touched = 0;              ///< nonempty columns of A
+  double rho = 1, z = 1, c_miss = 1, l = 1, u = 0;
+  double padded = 0;                 ///< S-ELL entries incl. padding
+  double max_block_bytes = 0;        ///< DRAM bytes of the heaviest block (all-miss), for latency
+  double b_footprint = 0;            ///< bytes of B lines one R-column tile touches (L2 working set)
+};
+
+template <class Value, class Index>
+PatternStats pattern_stats(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           const TilePlan<Index>& plan, std::int64_t k, DenseLayout layout,
+                           int r, std::size_t value_bytes, const DeviceModel& dev);
+
+// ---- 3. predictions --------------------------------------------------------------------------
+
+struct TileParams {
+  int r = 16;                        ///< register tile R (paper: 16)
+  std::int64_t panel_rows = 256;     ///< threads per block, one work row each
+  std::int64_t smem_bytes = 48 * 1024;
+};
+
+/// Load-balancing decision thresholds (paper, Fig. 9 caption).
+struct LbThresholds {
+  double u_min = 0.65;   ///< underutilized when U < u_min: segment with ceil(U·μ)
+  double cv_max = 1.0;   ///< imbalanced when σ/μ > cv_max: segment with ceil(μ)
+};
+
+struct Bound {
+  double intensity = 0;  ///< FLOP/B
+  double gflops = 0;
+  double seconds = 0;    ///< 2·nnz·K / rate
+};
+
+struct VariantPrediction {
+  std::string name;            ///< "baseline", "baseline+reorder", "segmented", "segmented+reorder"
+  bool segmented = false;
+  bool reordered = false;
+  std::int64_t segsize = 0;
+  PatternStats stats;
+  Bound algorithmic, all_miss, optimistic;
+  Bound predicted;             ///< Γ blended by L2 fit, time >= heaviest block at β/SMs
+};
+
+struct ModelReport {
+  std::int64_t k = 0;
+  DenseLayout layout = DenseLayout::row_major;
+  std::size_t value_bytes = 4, index_bytes = 4;
+  Bound naive;                 ///< Eq. 2 (δ = 8)
+  std::vector<VariantPrediction> variants;
+  int chosen = 0;              ///< index into variants
+  std::string reason;          ///< why (thresholds hit, reorder gain)
+};
+
+/// The decision only (no predictions of the other variants): segment size (0 = none) and reorder.
+struct Plan {
+  std::int64_t segsize = 0;
+  bool reorder = false;
+  std::string reason;
+};
+
+/// Predicts all four variants of tiled SpMM C = A·B (K = k) and chooses one: load balancing by
+/// the paper's decision flow (U < u_min → segsize ceil(U·μ); else σ/μ > cv_max → ceil(μ)); row
+/// reordering kept iff it raises the predicted all-miss intensity (spec open question 13).
+template <class Value, class Index>
+ModelReport evaluate(const Csr<Value, Index>& a, std::int64_t k, DenseLayout layout,
+                     const TileParams& tile, const DeviceModel& dev, const LbThresholds& lb = {});
+
+/// One variant's prediction for a given segment size and order (used by evaluate and tests).
+template <class Value, class Index>
+VariantPrediction predict_variant(const Csr<Value, Index>& a, std::int64_t k, DenseLayout layout,
+                                  const TileParams& tile, const DeviceModel& dev,
+                                  std::int64_t segsize, bool reorder);
+
+/// The load-balancing segment size of the decision flow (0 = baseline).
+std::int64_t lb_segsize(const PatternStats& s, const LbThresholds& lb);
+
+}  // namespace spmat::model

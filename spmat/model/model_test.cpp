@@ -1,0 +1,139 @@
+// spmat/model/model_test.cpp — the tiled-SpMM intensity model against hand-computed values.
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "spmat/model/intensity.hpp"
+
+namespace spmat::model {
+namespace {
+
+Csr<float, std::int32_t> example4() {
+  // [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]: row lengths 2,0,3,1.
+  Csr<float, std::int32_t> a;
+  a.rows = a.cols = 4;
+  a.row_ptr = {0, 2, 2, 5, 6};
+  a.col_idx = {0, 2, 0, 1, 3, 3};
+  a.values = {1, 2, 3, 4, 5, 6};
+  return a;
+}
+
+TEST(Model, NaiveIntensityMatchesEquation2) {
+  // fp32, int32, δ = 8: I = 2μ/(12μ+12): 1/12 at μ = 1, → 1/6 for large μ.
+  EXPECT_DOUBLE_EQ(naive_intensity(1, 4, 4, 8), 2.0 / 24);
+  EXPECT_NEAR(naive_intensity(1e9, 4, 4, 8), 1.0 / 6, 1e-8);
+  EXPECT_EQ(naive_intensity(0, 4, 4, 8), 0);
+}
+
+TEST(Model, TiledIntensityMatchesTheSpecChecks) {
+  TiledTerms t;
+  t.z = 1.25, t.r = 16, t.rho = 4, t.mu = 20, t.gamma = 2, t.delta = 136;
+  t.map_term = MapTerm::per_mu;
+  // 0.46875 + 2.0 + 0.05 + 0.425 = 2.94375 bytes per FMA.
+  EXPECT_NEAR(tiled_bytes_per_fma(t), 2.94375, 1e-12);
+  EXPECT_NEAR(tiled_intensity(t), 2 / 2.94375, 1e-12);
+  EXPECT_NEAR(roofline_gflops(tiled_intensity(t), 1555, 19500), 1056.5, 0.1);
+  t.map_term = MapTerm::per_r;  // B_I/(ρR) = 4/64 instead of 4/80
+  EXPECT_NEAR(tiled_bytes_per_fma(t), 2.94375 - 0.05 + 0.0625, 1e-12);
+  // R = 16, Z = 1, ρ, μ → ∞: 2/(6/16) = 5.33 FLOP/B.
+  TiledTerms lim;
+  lim.z = 1, lim.r = 16, lim.rho = 1e12, lim.mu = 1e12;
+  EXPECT_NEAR(tiled_intensity(lim), 16.0 / 3, 1e-6);
+  // Eq. 6 adds B_I/(Rμ*) + B_T/μ: with μ* = 20, μ = 40: 4/320 + 4/40.
+  t.mu_orig = 40;
+  EXPECT_NEAR(segmented_intensity(t), 2 / (tiled_bytes_per_fma(t) + 4.0 / 320 + 4.0 / 40), 1e-12);
+}
+
+TEST(Model, PatternStatsOfTheFourByFourExample) {
+  const auto a = example4();
+  const auto work = segment_rows(a, 0);
+  ASSERT_EQ(work.size(), 4u);
+  const auto plan = plan_tiles(a, std::span<const WorkRow>(work), 32, 768);
+  EXPECT_EQ(plan.map, (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.slab_len, (std::vector<std::int64_t>{3}));  // longest row: 3
+  const DeviceModel dev = DeviceModel::a100();
+  const auto s = pattern_stats(a, std::span<const WorkRow>(work), plan, 16, DenseLayout::col_major, 16, 4, dev);
+  EXPECT_DOUBLE_EQ(s.mu, 1.5);
+  EXPECT_DOUBLE_EQ(s.sigma, std::sqrt(1.25));  // deviations .5, -1.5, 1.5, -.5
+  EXPECT_DOUBLE_EQ(s.rho, 6.0 / 4);            // nnz / Σ D_p
+  EXPECT_DOUBLE_EQ(s.z, 96.0 / 6);             // one 3×32 slab for 6 nonzeros
+  EXPECT_DOUBLE_EQ(s.l, 1.0);                  // one panel: Σ D_p = N_touched
+  // Column-major fp32: the 4 staged columns share one 64 B line: 64 / (4 B × 4) = 4.
+  EXPECT_DOUBLE_EQ(s.c_miss, 4.0);
+  EXPECT_DOUBLE_EQ(s.u, 1.0 / 108);            // 1 panel × 1 tile / 108 SMs
+  // Row-major, K = 16 = R: each staged column reads one aligned 64 B line for 16 values: 1.
+  const auto r = pattern_stats(a, std::span<const WorkRow>(work), plan, 16, DenseLayout::row_major, 16, 4, dev);
+  EXPECT_DOUBLE_EQ(r.c_miss, 1.0);
+  // Row-major, K = 8, fp32: each column reads 32 B inside one line: 64 / 32 = 2.
+  const auto r8 = pattern_stats(a, std::span<const WorkRow>(work), plan, 8, DenseLayout::row_major, 16, 4, dev);
+  EXPECT_DOUBLE_EQ(r8.c_miss, 2.0);
+}
+
+TEST(Model, SmallStagesAndPanelsChangeZRhoAndL) {
+  const auto a = example4();
+  const auto work = segment_rows(a, 0);
+  // stage_cap 2: stages {0,1} (L = 2) and {2,3} (L = 1) → 96 slots.
+  const auto plan = plan_tiles(a, std::span<const WorkRow>(work), 32, 2);
+  EXPECT_EQ(plan.stage_map_ptr, (std::vector<std::int64_t>{0, 2, 4}));
+  EXPECT_EQ(plan.slab_len, (std::vector<std::int64_t>{2, 1}));
+}
+
+TEST(Model, SegmentRowsCutsLongRowsAndKeepsEmptyOnes) {
+  const auto a = example4();
+  const auto w = segment_rows(a, 2);
+  ASSERT_EQ(w.size(), 5u);  // row 2 (3 entries) → 2 segments
+  EXPECT_EQ(w[2].row, 2);
+  EXPECT_EQ(w[2].begin, 2);
+  EXPECT_EQ(w[2].end, 4);
+  EXPECT_EQ(w[3].begin, 4);
+  EXPECT_EQ(w[1].begin, w[1].end);  // empty row kept
+}
+
+/// 64 rows alternating between two disjoint column sets: panels of 32 rows see both sets
+/// (ρ = 32·10/20 = 16) until the rows are sorted (ρ = 32).
+Csr<float, std::int32_t> interleaved() {
+  Csr<float, std::int32_t> a;
+  a.rows = 64;
+  a.cols = 200;
+  for (int i = 0; i < 64; ++i) {
+    const int base = i % 2 == 0 ? 0 : 100;
+    for (int j = 0; j < 10; ++j) {
+      a.col_idx.push_back(base + j);
+      a.values.push_back(1);
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+TEST(Model, ReorderingIsChosenWhenItRaisesReuse) {
+  const auto a = interleaved();
+  const TileParams tile{16, 32, 48 * 1024};
+  const auto dev = DeviceModel::h100();
+  const auto plain = predict_variant(a, 32, DenseLayout::row_major, tile, dev, 0, false);
+  const auto sorted = predict_variant(a, 32, DenseLayout::row_major, tile, dev, 0, true);
+  EXPECT_DOUBLE_EQ(plain.stats.rho, 16.0);
+  EXPECT_DOUBLE_EQ(sorted.stats.rho, 32.0);
+  EXPECT_DOUBLE_EQ(sorted.stats.l, 1.0);
+  EXPECT_GT(sorted.all_miss.intensity, plain.all_miss.intensity);
+  // Bounds are ordered: all-miss <= predicted <= optimistic (no latency term here).
+  EXPECT_LE(plain.all_miss.intensity, plain.optimistic.intensity);
+  const auto rep = evaluate(a, 32, DenseLayout::row_major, tile, dev);
+  ASSERT_EQ(rep.variants.size(), 4u);
+  EXPECT_TRUE(rep.variants[rep.chosen].reordered) << rep.reason;
+}
+
+TEST(Model, DecisionFlowFollowsTheThresholds) {
+  PatternStats s;
+  s.nnz = 100, s.mu = 10, s.u = 0.5, s.cv = 0.1;
+  EXPECT_EQ(lb_segsize(s, {}), 5);  // underutilized: ceil(U·μ)
+  s.u = 2, s.cv = 1.5;
+  EXPECT_EQ(lb_segsize(s, {}), 10);  // imbalanced: ceil(μ)
+  s.cv = 0.5;
+  EXPECT_EQ(lb_segsize(s, {}), 0);  // baseline
+  EXPECT_EQ(lb_segsize(s, {0.65, 0.4}), 10);  // thresholds are parameters
+}
+
+}  // namespace
+}  // namespace spmat::model

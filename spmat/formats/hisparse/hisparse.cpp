@@ -148,7 +148,8 @@ HiSparse<Value, Index> serialize(const Proto<Value>& t, bool allow_dense) {
     const ProtoLevel& lv = t.levels[l];
     const bool leaf = l + 1 == t.levels.size();
     const std::vector<std::uint32_t>* child_ptr = leaf ? nullptr : &ptr[l + 1];
-#pragma omp parallel for schedule(dynamic, 64)
+    // Small levels run serially: a parallel region costs more than filling a few nodes.
+#pragma omp parallel for schedule(dynamic, 64) if (lv.nodes() > 256)
     for (std::int64_t i = 0; i < lv.nodes(); ++i) {
       const std::uint32_t p = ptr[l][i];
       std::uint8_t* node = base + offset_of(p);
@@ -203,7 +204,7 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
       std::int64_t r, c, k;
     };
     std::vector<Item> items(static_cast<std::size_t>(nnz));
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for schedule(dynamic, 256) if (nnz > 65536)
     for (Index r = 0; r < a.rows; ++r)
       for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
         const std::int64_t c = a.col_idx[k];

@@ -21,12 +21,12 @@
 // stored zero from a missing entry, so only a full leaf may be dense: to_csr stays exact).
 // Option dense=never forbids dense nodes.
 //
-// Worked example, d = 2, fp32, 4×4 (D = 2):        level 0 (root, COO2 at 16): n=2,
-//   [ 1 . . . ]                                       coords (0,0) (1,1), ptrs -> A, B
-//   [ . 2 . . ]  root block (0,0) -> leaf A (COO2)    leaf A (COO2 at 48): n=2 coords (0,0)(1,1),
-//   [ . . 3 4 ]  root block (1,1) -> leaf B (dense)                        values 1 2
-//   [ . . 5 6 ]                                       leaf B (dense at 80): 3 4 5 6
-// (B is full and 16 B dense < 32 B COO4; pool = 96 bytes.) hisparse_test.cpp asserts these bytes.
+// Worked example, d = 2, fp32, 4×4 (D = 2):
+//   [ 1 . . . ]   header (0..15): root = encode(16, dense) = 4, depth 2, log2 d 1, 4, nnz 6
+//   [ . 2 . . ]   root  @16 dense inner (16 B < 32 B COO2): slots 10 (A), 0, 0, 16 (B)
+//   [ . . 3 4 ]   leaf A @32 COO2: n=2 | coords (0,0) (1,1) | values 1 2 (at 48)
+//   [ . . 5 6 ]   leaf B @64 dense (full; 16 B < 32 B COO4): 3 4 5 6        pool = 80 bytes
+// hisparse_test.cpp asserts these bytes.
 //
 // State {transposed, scale}: the logical matrix is scale·S or scale·Sᵀ where S is the stored
 // pool; flipping the flag (hisparse_transposed) costs nothing, kernels swap coordinates.
@@ -97,7 +97,7 @@ inline void store(std::uint8_t* p, T v) {
 /// Per-level statistics (for queue sizing and the thesis's Fig. 7.1).
 struct LevelStats {
   std::array<std::int64_t, 4> nodes_by_type{};    ///< dense, coo1, coo2, coo4
-  std::array<std::int64_t, 4> entries_by_type{};  ///< stored entries (dense: d² slots... see md)
+  std::array<std::int64_t, 4> entries_by_type{};  ///< stored entries (inner: non-null children)
   std::array<std::int64_t, 4> nodes_by_class{};   ///< SizeClass
   std::int64_t nodes() const {
     return nodes_by_type[0] + nodes_by_type[1] + nodes_by_type[2] + nodes_by_type[3];

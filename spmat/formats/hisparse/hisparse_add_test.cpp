@@ -84,18 +84,28 @@ void battery() {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {2, 16, 128}) {
     SCOPED_TRACE("d = " + std::to_string(d));
-    const auto a = int_matrix(150, 150, 0.03, seed), b = int_matrix(150, 150, 0.03, seed + 1);
+    const auto a = int_matrix(100, 100, 0.04, seed), b = int_matrix(100, 100, 0.04, seed + 1);
     all_transpose_combinations<Value, Index>(a, b, d);
     all_transpose_combinations<Value, Index>(int_matrix(70, 45, 0.1, seed + 2),
                                              int_matrix(70, 45, 0.1, seed + 3), d);
     // Empty operands (one or both) and a full operand (dense leaves).
-    const auto empty = int_matrix(150, 150, 0.0, seed);
-    const auto full = int_matrix(150, 150, 1.0, seed + 4);
+    // Full: d = 128 needs a 128×128 full block for a dense leaf; smaller d gets them at 48×48.
+    const std::int64_t fn = d == 128 ? 130 : 48;
+    const auto empty = int_matrix(100, 100, 0.0, seed);
+    const auto full = int_matrix(fn, fn, 1.0, seed + 4);
+    const auto b_small = int_matrix(fn, fn, 0.04, seed + 5);
+    const auto empty_small = int_matrix(fn, fn, 0.0, seed);
     all_transpose_combinations<Value, Index>(a, empty, d);
     all_transpose_combinations<Value, Index>(empty, b, d);
     all_transpose_combinations<Value, Index>(empty, empty, d);
-    all_transpose_combinations<Value, Index>(full, b, d);
+    all_transpose_combinations<Value, Index>(full, b_small, d);
+    all_transpose_combinations<Value, Index>(full, empty_small, d);
     all_transpose_combinations<Value, Index>(full, full, d);
+    {
+      const auto o = FormatOptions().set("d", std::to_string(d));
+      const auto hf = HiSparse<Value, Index>::build(convert<Value, Index>(full), o);
+      EXPECT_GT(hf.levels.back().nodes_by_type[hisparse::dense], 0) << "full operand has dense leaves";
+    }
     // Cancellation: A − A keeps every entry as a stored zero.
     const auto ac = convert<Value, Index>(a);
     check_sum(ac, ac, Value(1), Value(-1), d, "A - A");

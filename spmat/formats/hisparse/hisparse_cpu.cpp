@@ -66,7 +66,7 @@ void apply(const HiSparse<Value, Index>& a, const Value* x, Value* y, Value alph
   for (std::size_t i = 0; i < leaves.size(); ++i)
     order[fill[by_col ? leaves[i].bcol : leaves[i].brow]++] = static_cast<std::int64_t>(i);
   const std::uint8_t* base = a.bytes();
-#pragma omp parallel
+#pragma omp parallel if (nb > 1 && leaves.size() > 16)
   {
     std::vector<Value> acc(static_cast<std::size_t>(d));
 #pragma omp for schedule(dynamic, 4)

@@ -21,37 +21,39 @@ T at(const HiSparse<float, std::int32_t>& a, std::uint64_t off) {
 }
 
 TEST(HiSparse, WorkedExampleHasTheDocumentedBytesAtEveryLevel) {
-  // [1 . . .; . 2 . .; . . 3 4; . . 5 6], d = 2: root COO2 -> leaf A (COO2), leaf B (dense).
+  // [1 . . .; . 2 . .; . . 3 4; . . 5 6], d = 2: root dense (16 B < 32 B COO2) with
+  // children A (COO2) and B (dense, full).
   Csr<float, std::int32_t> m{4, 4, {0, 1, 2, 4, 6}, {0, 1, 2, 3, 2, 3}, {1, 2, 3, 4, 5, 6}};
   const auto a = HiSparse<float, std::int32_t>::build(m, FormatOptions().set("d", "2"));
-  ASSERT_EQ(a.storage_bytes(), 96u);
+  ASSERT_EQ(a.storage_bytes(), 80u);
   EXPECT_EQ(a.depth, 2);
   EXPECT_EQ(a.log2d, 1);
   // Header: root pointer, depth, log2 d, value size, nnz.
-  EXPECT_EQ(a.root, encode(16, coo2));
-  EXPECT_EQ(a.root, (1u << 2) | 2u);
+  EXPECT_EQ(a.root, encode(16, dense));
+  EXPECT_EQ(a.root, 1u << 2);
   EXPECT_EQ(at<std::uint32_t>(a, 0), a.root);
   EXPECT_EQ(at<std::uint8_t>(a, 4), 2);
   EXPECT_EQ(at<std::uint8_t>(a, 5), 1);
   EXPECT_EQ(at<std::uint8_t>(a, 6), 4);
   EXPECT_EQ(at<std::uint64_t>(a, 8), 6u);
-  // Level 0 (root, COO2 at 16): n = 2, coords (0,0) (1,1), children at 48 (COO2) and 80 (dense).
-  EXPECT_EQ(at<std::uint32_t>(a, 16), 2u);
-  EXPECT_EQ(at<std::uint32_t>(a, 20), 0u);
-  const std::uint8_t root_coords[4] = {0, 0, 1, 1};
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(at<std::uint8_t>(a, 24 + i), root_coords[i]);
-  EXPECT_EQ(at<std::uint32_t>(a, 32), encode(48, coo2));
-  EXPECT_EQ(at<std::uint32_t>(a, 36), encode(80, dense));
-  EXPECT_EQ(at<std::uint32_t>(a, 36), (5u << 2) | 0u);
-  // Level 1, leaf A (COO2 at 48): n = 2, coords (0,0) (1,1), values 1 2.
-  EXPECT_EQ(at<std::uint32_t>(a, 48), 2u);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(at<std::uint8_t>(a, 56 + i), root_coords[i]);
-  EXPECT_EQ(at<float>(a, 64), 1.0f);
-  EXPECT_EQ(at<float>(a, 68), 2.0f);
-  // Leaf B (dense at 80): 3 4 5 6 row-major, no header.
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(at<float>(a, 80 + 4 * i), 3.0f + i);
+  // Level 0 (root, dense inner at 16): slots A, null, null, B.
+  EXPECT_EQ(at<std::uint32_t>(a, 16), encode(32, coo2));
+  EXPECT_EQ(at<std::uint32_t>(a, 16), (2u << 2) | 2u);
+  EXPECT_EQ(at<std::uint32_t>(a, 20), kNull);
+  EXPECT_EQ(at<std::uint32_t>(a, 24), kNull);
+  EXPECT_EQ(at<std::uint32_t>(a, 28), encode(64, dense));
+  EXPECT_EQ(at<std::uint32_t>(a, 28), 4u << 2);
+  // Level 1, leaf A (COO2 at 32): n = 2, coords (0,0) (1,1), values 1 2 at 48.
+  EXPECT_EQ(at<std::uint32_t>(a, 32), 2u);
+  EXPECT_EQ(at<std::uint32_t>(a, 36), 0u);
+  const std::uint8_t coords[4] = {0, 0, 1, 1};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(at<std::uint8_t>(a, 40 + i), coords[i]);
+  EXPECT_EQ(at<float>(a, 48), 1.0f);
+  EXPECT_EQ(at<float>(a, 52), 2.0f);
+  // Leaf B (dense at 64): 3 4 5 6 row-major, no header.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(at<float>(a, 64 + 4 * i), 3.0f + i);
   // Statistics.
-  EXPECT_EQ(a.levels[0].nodes_by_type[coo2], 1);
+  EXPECT_EQ(a.levels[0].nodes_by_type[dense], 1);
   EXPECT_EQ(a.levels[1].nodes_by_type[coo2], 1);
   EXPECT_EQ(a.levels[1].nodes_by_type[dense], 1);
   EXPECT_EQ(a.to_csr(), m);
@@ -59,7 +61,7 @@ TEST(HiSparse, WorkedExampleHasTheDocumentedBytesAtEveryLevel) {
   const auto t = hisparse_transposed(a);
   EXPECT_EQ(t.pool.size(), a.pool.size());
   EXPECT_EQ(t.to_csr(), transpose(m));
-  // dense=never stores B as COO4 (16 + 16 bytes) instead of 16 dense bytes.
+  // dense=never: root COO2 (32 B), A COO2 (32 B), B COO4 (32 B) after the 16-B header.
   const auto n = HiSparse<float, std::int32_t>::build(
       m, FormatOptions().set("d", "2").set("dense", "never"));
   EXPECT_EQ(n.storage_bytes(), 112u);

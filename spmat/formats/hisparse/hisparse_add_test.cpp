@@ -1,0 +1,158 @@
+// spmat/formats/hisparse/hisparse_add_test.cpp — HiSparse addition battery: C = αA + βB with
+// every transpose combination, empty and full operands, cancellation, vs csr_add (exact).
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "spmat/formats/csr/csr.hpp"
+#include "spmat/formats/hisparse/hisparse.hpp"
+#include "spmat/matrix.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace spmat {
+namespace {
+
+/// m×n, small-integer values (sums exact in fp32), about density·m·n entries.
+Csr<double, std::int64_t> int_matrix(std::int64_t m, std::int64_t n, double density,
+                                     std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::uniform_int_distribution<int> v(-4, 4);
+  Coo<double, std::int64_t> c;
+  c.rows = m;
+  c.cols = n;
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t k = 0; k < n; ++k)
+      if (density >= 1 || u(rng) < density) {
+        c.row_idx.push_back(r);
+        c.col_idx.push_back(k);
+        c.values.push_back(v(rng));
+      }
+  return to_csr(c);
+}
+
+template <class Value, class Index>
+void check_sum(const Csr<Value, Index>& a, const Csr<Value, Index>& b, Value alpha, Value beta,
+               int d, const std::string& what) {
+  SCOPED_TRACE(what + ", d = " + std::to_string(d));
+  const FormatOptions o = FormatOptions().set("d", std::to_string(d));
+  const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
+  const auto want = csr_add(a, b, alpha, beta);
+  const auto c = add(ha, hb, alpha, beta);
+  EXPECT_EQ(c.to_csr(), want);
+  EXPECT_EQ(c.nnz, want.nnz());
+  // The dual traversal yields the same tree as a fresh build of the sum: identical bytes.
+  const auto fresh = HiSparse<Value, Index>::build(want, o);
+  ASSERT_EQ(c.pool.size(), fresh.pool.size());
+  EXPECT_EQ(0, std::memcmp(c.bytes(), fresh.bytes(), c.storage_bytes())) << "pool bytes";
+}
+
+/// A + B, Aᵀ + B, A + Bᵀ, Aᵀ + Bᵀ: once with the transposes materialised (spmat::transpose of
+/// the inputs), once as HiSparse's transposed state (no data movement).
+template <class Value, class Index>
+void all_transpose_combinations(const Csr<double, std::int64_t>& a64,
+                                const Csr<double, std::int64_t>& b64, int d) {
+  const auto a = convert<Value, Index>(a64), b = convert<Value, Index>(b64);
+  const auto at = transpose(a), bt = transpose(b);
+  const Value al = 2, be = -3;
+  check_sum(a, b, al, be, d, "A + B");
+  check_sum(at, bt, al, be, d, "At + Bt");
+  if (a.rows == a.cols) {
+    check_sum(at, b, al, be, d, "At + B");
+    check_sum(a, bt, al, be, d, "A + Bt");
+  }
+  // The same through the state flag.
+  const FormatOptions o = FormatOptions().set("d", std::to_string(d));
+  const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
+  const auto hat = hisparse_transposed(ha), hbt = hisparse_transposed(hb);
+  EXPECT_EQ(add(hat, hbt, al, be).to_csr(), csr_add(at, bt, al, be)) << "state At + Bt";
+  EXPECT_TRUE(add(hat, hbt, al, be).transposed) << "both transposed: added in storage order";
+  if (a.rows == a.cols) {
+    EXPECT_EQ(add(hat, hb, al, be).to_csr(), csr_add(at, b, al, be)) << "state At + B";
+    EXPECT_EQ(add(ha, hbt, al, be).to_csr(), csr_add(a, bt, al, be)) << "state A + Bt";
+    const auto fresh = HiSparse<Value, Index>::build(csr_add(a, bt, al, be), o);
+    const auto c = add(ha, hbt, al, be);
+    EXPECT_EQ(c.pool.size(), fresh.pool.size()) << "state A + Bt: same tree as a fresh build";
+  }
+}
+
+template <class Value, class Index>
+void battery() {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int d : {2, 16, 128}) {
+    SCOPED_TRACE("d = " + std::to_string(d));
+    const auto a = int_matrix(100, 100, 0.04, seed), b = int_matrix(100, 100, 0.04, seed + 1);
+    all_transpose_combinations<Value, Index>(a, b, d);
+    all_transpose_combinations<Value, Index>(int_matrix(70, 45, 0.1, seed + 2),
+                                             int_matrix(70, 45, 0.1, seed + 3), d);
+    // Empty operands (one or both) and a full operand (dense leaves).
+    // Full: d = 128 needs a 128×128 full block for a dense leaf; smaller d gets them at 48×48.
+    const std::int64_t fn = d == 128 ? 130 : 48;
+    const auto empty = int_matrix(100, 100, 0.0, seed);
+    const auto full = int_matrix(fn, fn, 1.0, seed + 4);
+    const auto b_small = int_matrix(fn, fn, 0.04, seed + 5);
+    const auto empty_small = int_matrix(fn, fn, 0.0, seed);
+    all_transpose_combinations<Value, Index>(a, empty, d);
+    all_transpose_combinations<Value, Index>(empty, b, d);
+    all_transpose_combinations<Value, Index>(empty, empty, d);
+    all_transpose_combinations<Value, Index>(full, b_small, d);
+    all_transpose_combinations<Value, Index>(full, empty_small, d);
+    all_transpose_combinations<Value, Index>(full, full, d);
+    {
+      const auto o = FormatOptions().set("d", std::to_string(d));
+      const auto hf = HiSparse<Value, Index>::build(convert<Value, Index>(full), o);
+      EXPECT_GT(hf.levels.back().nodes_by_type[hisparse::dense], 0) << "full operand has dense leaves";
+    }
+    // Cancellation: A − A keeps every entry as a stored zero.
+    const auto ac = convert<Value, Index>(a);
+    check_sum(ac, ac, Value(1), Value(-1), d, "A - A");
+    const auto o = FormatOptions().set("d", std::to_string(d));
+    const auto h = HiSparse<Value, Index>::build(ac, o);
+    const auto z = add(h, h, Value(1), Value(-1));
+    EXPECT_EQ(z.nnz, ac.nnz());
+    for (Value v : z.to_csr().values) EXPECT_EQ(v, Value(0));
+    // Full − full: dense leaves full of stored zeros stay dense.
+    const auto fc = convert<Value, Index>(full);
+    check_sum(fc, fc, Value(1), Value(-1), d, "full - full");
+  }
+  // Different shapes and different d are refused with clear errors.
+  const auto x = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(5, 6, 0.5, seed)), {});
+  const auto y = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(6, 5, 0.5, seed)), {});
+  EXPECT_THROW(add(x, y, Value(1), Value(1)), DimensionMismatchError);
+  EXPECT_NO_THROW(add(x, hisparse_transposed(y), Value(1), Value(1)));
+  const auto x2 = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(5, 6, 0.5, seed)),
+                                                FormatOptions().set("d", "4"));
+  EXPECT_THROW(add(x, x2, Value(1), Value(1)), UnsupportedError);
+}
+
+TEST(HiSparseAdd, CpuMatchesCsrAddFp32Int32) { battery<float, std::int32_t>(); }
+TEST(HiSparseAdd, CpuMatchesCsrAddFp32Int64) { battery<float, std::int64_t>(); }
+TEST(HiSparseAdd, CpuMatchesCsrAddFp64Int32) { battery<double, std::int32_t>(); }
+TEST(HiSparseAdd, CpuMatchesCsrAddFp64Int64) { battery<double, std::int64_t>(); }
+
+TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
+  const auto a = int_matrix(90, 90, 0.05, 7), b = int_matrix(90, 90, 0.05, 8);
+  const auto A = Matrix<double>::build(a, "hisparse", Backend::cpu);
+  const auto Bt = Matrix<double>::build(transpose(b), "hisparse", Backend::cpu);
+  EXPECT_EQ(A.add(Bt, 1.0, 1.0).to_csr(), csr_add(a, transpose(b), 1.0, 1.0));
+}
+
+TEST(HiSparseAdd, Gpu) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add battery not run: " << why;
+  // caps.cuda.add = false (hisparse.md): the CUDA backend must refuse add, naming the format.
+  const auto a = int_matrix(90, 90, 0.05, 7);
+  const auto A = Matrix<double>::build(a, "hisparse", Backend::cuda);
+  try {
+    (void)A.add(A, 1.0, 1.0);
+    ADD_FAILURE() << "hisparse CUDA add did not throw although caps.cuda.add = false";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("hisparse"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace spmat

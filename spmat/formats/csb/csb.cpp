@@ -47,20 +47,39 @@ namespace csb_detail {
 
 void check_block_count(std::int64_t n_blocks, std::int64_t index_limit, std::size_t index_size,
                        const char* format, int beta) {
-  if (n_blocks > index_limit)
-    throw IndexOverflowError(std::string(format) + ": " + std::to_string(n_blocks) +
+  if (n_blocks < 0 || n_blocks > index_limit)
+    throw IndexOverflowError(std::string(format) + ": " +
+                             (n_blocks < 0 ? std::string("more than 2^63") : std::to_string(n_blocks)) +
                              " blocks of " + std::to_string(beta) + "x" + std::to_string(beta) +
                              " do not fit the " + (index_size == 4 ? "int32" : "int64") +
-                             " index type; use a larger beta= or int64 indices");
+                             " index type with empty=keep; use empty=drop (stores only the "
+                             "non-empty blocks), a larger beta= or int64 indices");
   if (static_cast<double>(n_blocks) * static_cast<double>(index_size) > 64.0 * (1ull << 30))
     throw OutOfMemoryError(std::string(format) + ": " + std::to_string(n_blocks) + " blocks of " +
                            std::to_string(beta) + "x" + std::to_string(beta) +
                            " need more than 64 GiB of block metadata; use a larger beta=");
 }
 
+std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols) {
+  std::int64_t n = 0;
+  return __builtin_mul_overflow(n_block_rows, n_block_cols, &n) ? -1 : n;
+}
+
+EmptyBlocks empty_blocks_from_options(const FormatOptions& o, const char* format) {
+  const std::string e = o.get_string("empty", "auto");
+  if (e == "keep") return EmptyBlocks::keep;
+  if (e == "drop") return EmptyBlocks::drop;
+  if (e == "auto") return EmptyBlocks::automatic;
+  throw ParseError(std::string(format) + ": empty=" + e + " is not one of keep, drop, auto");
+}
+
+// The entries of block row br are rows [br·β, (br+1)·β), i.e. the CSR range
+// [row_ptr[br·β], row_ptr[(br+1)·β]): sorting that range by (block column, Morton key) in place
+// gives the final order, so the blocks are found without any n_blocks-sized array.
 template <class Value, class Index>
 Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int d) {
   struct Slot {
+    std::int64_t bc;
     std::uint32_t key;
     std::int32_t comb;
     std::int64_t src;
@@ -70,37 +89,45 @@ Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int d) {
   const std::int64_t rows = a.rows, cols = a.cols, nnz = a.nnz();
   b.n_block_rows = (rows + beta - 1) / beta;
   b.n_block_cols = (cols + beta - 1) / beta;
-  const std::int64_t nbr = b.n_block_rows, nbc = b.n_block_cols;
-  auto& off = b.block_offset;
-  off.assign(static_cast<std::size_t>(nbr * nbc + 1), 0);
-  // Pass 1: entries per block (a block row is owned by one thread).
-#pragma omp parallel for schedule(dynamic, 4)
-  for (std::int64_t br = 0; br < nbr; ++br) {
-    std::int64_t* cnt = off.data() + br * nbc + 1;
-    for (std::int64_t r = br * beta; r < std::min(rows, (br + 1) * beta); ++r)
-      for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) ++cnt[a.col_idx[k] >> d];
-  }
-  for (std::size_t i = 1; i < off.size(); ++i) off[i] += off[i - 1];
-  // Pass 2: scatter into blocks, then sort each block by Morton key.
+  const std::int64_t nbr = b.n_block_rows;
+  auto range = [&](std::int64_t br) {
+    return std::pair<std::int64_t, std::int64_t>{a.row_ptr[br * beta],
+                                                 a.row_ptr[std::min(rows, (br + 1) * beta)]};
+  };
+  // Pass 1: per block row, slots sorted by (block column, Morton key); count distinct columns.
   std::vector<Slot> slots(static_cast<std::size_t>(nnz));
-#pragma omp parallel
-  {
-    std::vector<std::int64_t> cursor(static_cast<std::size_t>(nbc));
-#pragma omp for schedule(dynamic, 4)
-    for (std::int64_t br = 0; br < nbr; ++br) {
-      for (std::int64_t bc = 0; bc < nbc; ++bc) cursor[bc] = off[br * nbc + bc];
-      for (std::int64_t r = br * beta; r < std::min(rows, (br + 1) * beta); ++r)
-        for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-          const std::int64_t c = a.col_idx[k];
-          const auto ri = static_cast<std::int32_t>(r & mask), ci = static_cast<std::int32_t>(c & mask);
-          slots[cursor[c >> d]++] = {morton_key(ri, ci, d), pack(ri, ci, d), k};
-        }
-      for (std::int64_t bc = 0; bc < nbc; ++bc) {
-        auto first = slots.begin() + off[br * nbc + bc], last = slots.begin() + off[br * nbc + bc + 1];
-        if (last - first > 1)
-          std::sort(first, last, [](const Slot& x, const Slot& y) { return x.key < y.key; });
+  b.block_row_ptr.assign(static_cast<std::size_t>(nbr + 1), 0);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t br = 0; br < nbr; ++br) {
+    const auto [k0, k1] = range(br);
+    for (std::int64_t r = br * beta; r < std::min(rows, (br + 1) * beta); ++r)
+      for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+        const std::int64_t c = a.col_idx[k];
+        const auto ri = static_cast<std::int32_t>(r & mask), ci = static_cast<std::int32_t>(c & mask);
+        slots[k] = {c >> d, morton_key(ri, ci, d), pack(ri, ci, d), k};
       }
-    }
+    std::sort(slots.begin() + k0, slots.begin() + k1, [](const Slot& x, const Slot& y) {
+      return x.bc != y.bc ? x.bc < y.bc : x.key < y.key;
+    });
+    std::int64_t distinct = 0;
+    for (std::int64_t k = k0; k < k1; ++k) distinct += (k == k0 || slots[k].bc != slots[k - 1].bc);
+    b.block_row_ptr[br + 1] = distinct;
+  }
+  for (std::int64_t br = 0; br < nbr; ++br) b.block_row_ptr[br + 1] += b.block_row_ptr[br];
+  // Pass 2: block columns and offsets of the stored blocks; values and comb in slot order.
+  const std::int64_t n_stored = b.block_row_ptr[nbr];
+  b.block_col.resize(static_cast<std::size_t>(n_stored));
+  b.block_offset.resize(static_cast<std::size_t>(n_stored + 1));
+  b.block_offset[n_stored] = nnz;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t br = 0; br < nbr; ++br) {
+    const auto [k0, k1] = range(br);
+    std::int64_t j = b.block_row_ptr[br];
+    for (std::int64_t k = k0; k < k1; ++k)
+      if (k == k0 || slots[k].bc != slots[k - 1].bc) {
+        b.block_col[j] = slots[k].bc;
+        b.block_offset[j++] = k;
+      }
   }
   b.values.resize(static_cast<std::size_t>(nnz));
   b.comb.resize(static_cast<std::size_t>(nnz));
@@ -117,6 +144,8 @@ Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int d) {
 template <class Value, class Index>
 Csb<Value, Index> Csb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   const BlockParams p = block_params_from_options(o, sizeof(Value), false);
+  using csb_detail::EmptyBlocks;
+  const auto empty = csb_detail::empty_blocks_from_options(o, "csb");
   Csb s;
   s.rows = a.rows;
   s.cols = a.cols;
@@ -124,17 +153,41 @@ Csb<Value, Index> Csb<Value, Index>::build(const Csr<Value, Index>& a, const For
   const std::int64_t beta = p.beta();
   const std::int64_t nbr = (std::int64_t{a.rows} + beta - 1) / beta;
   const std::int64_t nbc = (std::int64_t{a.cols} + beta - 1) / beta;
-  csb_detail::check_block_count(nbr * nbc, index_max<Index>() - 1, sizeof(Index), "csb", p.beta());
+  const std::int64_t n_blocks = csb_detail::grid_blocks(nbr, nbc);
+  if (empty == EmptyBlocks::keep)
+    csb_detail::check_block_count(n_blocks, index_max<Index>() - 1, sizeof(Index), "csb", p.beta());
+  s.n_block_rows = static_cast<Index>(nbr);
+  s.n_block_cols = static_cast<Index>(nbc);
   try {
     auto b = csb_detail::block_csr(a, p.beta_log2);
-    s.n_block_rows = static_cast<Index>(nbr);
-    s.n_block_cols = static_cast<Index>(nbc);
+    const std::int64_t n_stored = b.n_stored();
+    // auto: the smaller layout; the full grid only when its offsets fit Index.
+    const bool full_fits = n_blocks >= 0 && n_blocks < index_max<Index>();
+    s.sparse_grid = empty == EmptyBlocks::drop ||
+                    (empty == EmptyBlocks::automatic &&
+                     (!full_fits || nbr + 2 + 2 * n_stored < n_blocks + 1));
     s.values = std::move(b.values);
     s.comb = std::move(b.comb);
-    s.block_offset.assign(b.block_offset.begin(), b.block_offset.end());
+    if (s.sparse_grid) {
+      s.block_row_ptr.assign(b.block_row_ptr.begin(), b.block_row_ptr.end());
+      s.block_col.assign(b.block_col.begin(), b.block_col.end());
+      s.block_offset.assign(b.block_offset.begin(), b.block_offset.end());
+    } else {  // expand to the full grid: empty blocks repeat the next block's offset
+      s.block_offset.assign(static_cast<std::size_t>(n_blocks + 1), 0);
+      for (std::int64_t br = 0; br < nbr; ++br) {
+        std::int64_t next = br * nbc;
+        for (std::int64_t j = b.block_row_ptr[br]; j < b.block_row_ptr[br + 1]; ++j) {
+          for (; next <= br * nbc + b.block_col[j]; ++next)
+            s.block_offset[next] = static_cast<Index>(b.block_offset[j]);
+        }
+        for (; next < (br + 1) * nbc; ++next)
+          s.block_offset[next] = static_cast<Index>(b.block_offset[b.block_row_ptr[br + 1]]);
+      }
+      s.block_offset[n_blocks] = static_cast<Index>(b.block_offset[n_stored]);
+    }
   } catch (const std::bad_alloc&) {
-    throw OutOfMemoryError("csb: out of host memory building " + std::to_string(nbr * nbc) +
-                           " blocks of beta=" + std::to_string(beta) + " (try a larger beta=)");
+    throw OutOfMemoryError("csb: out of host memory building the blocks of beta=" +
+                           std::to_string(beta) + " (try empty=drop or a larger beta=)");
   }
   return s;
 }
@@ -149,13 +202,14 @@ Csr<Value, Index> Csb<Value, Index>::to_csr() const {
   c.values = values;
   const int d = beta_log2;
   const std::int32_t mask = (1 << d) - 1;
-  for (std::int64_t id = 0; id < n_blocks(); ++id) {
-    const std::int64_t br = id / n_block_cols, bc = id % n_block_cols;
-    for (Index k = block_offset[id]; k < block_offset[id + 1]; ++k) {
-      c.row_idx.push_back(static_cast<Index>((br << d) + ((comb[k] >> d) & mask)));
-      c.col_idx.push_back(static_cast<Index>((bc << d) + (comb[k] & mask)));
+  for (std::int64_t br = 0; br < n_block_rows; ++br)
+    for (std::int64_t j = row_begin(br); j < row_end(br); ++j) {
+      const std::int64_t bc = col_of(j);
+      for (Index k = block_offset[j]; k < block_offset[j + 1]; ++k) {
+        c.row_idx.push_back(static_cast<Index>((br << d) + ((comb[k] >> d) & mask)));
+        c.col_idx.push_back(static_cast<Index>((bc << d) + (comb[k] & mask)));
+      }
     }
-  }
   return spmat::to_csr(c);
 }
 
@@ -180,7 +234,9 @@ std::vector<FormatEntry> csb_entries() {
   const std::vector<ParamInfo> params{
       {"beta", "L1 line / sizeof(value) (fp32 32, fp64 16)",
        "block size, a power of two (thesis Eq. 3.3)"},
-      {"l1_line_bytes", "128", "L1 line size the defaults derive from"}};
+      {"l1_line_bytes", "128", "L1 line size the defaults derive from"},
+      {"empty", "auto",
+       "keep: full block grid (thesis); drop: only non-empty blocks; auto: the smaller"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Csb>(
       {.name = "csb",

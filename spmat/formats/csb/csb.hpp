@@ -6,20 +6,30 @@
 // kernels swap the roles of the in-block row and column.
 //
 // Arrays (m×n, β = 2^d, n_block_rows = ⌈m/β⌉, n_block_cols = ⌈n/β⌉, n_blocks = their product):
-//   values      (nnz)          the entries, block by block (row-major block id br·n_block_cols+bc),
+//   values      (nnz)          the entries, block by block (row-major block order),
 //                              Morton (Z) order inside a block (row bit above column bit)
 //   comb        (nnz, int32)   (row_in_block << d) | col_in_block  ("comb_row_col_indices")
-//   block_offset(n_blocks + 1) start of each block in values/comb (Index)
-// 6×6 example of the spec (β = 2, letters a..l = 1..12):
+//   block_offset(n_stored + 1) start of each stored block in values/comb (Index)
+// Two block grids (option empty=):
+//   full grid (empty=keep, the thesis): every block is stored, empty ones included, so
+//     n_stored = n_blocks and block id = br·n_block_cols + bc is the position; block_row_ptr and
+//     block_col are empty.
+//   sparse grid (empty=drop): only non-empty blocks are stored, row-major order (CSR over blocks):
+//     block_row_ptr (n_block_rows + 1)  range of block row br's stored blocks
+//     block_col     (n_stored)          block column of each stored block
+//   empty=auto (default) takes the smaller of the two (the full grid when it does not fit Index).
+//   Real sparse matrices have almost only empty blocks (lap2d 4M×4M, β = 16: 6.25·10^10 blocks,
+//   7.5·10^5 non-empty), so the full grid is only for small or dense-block matrices.
+// 6×6 example of the spec (β = 2, letters a..l = 1..12; full grid, the default here):
 //   a b . . c d      values       = a b e | f | c d g | h i | j | k | l
 //   e . f . g .      comb         = 00 01 10 | 10 | 00 01 10 | 01 11 | 11 | 11 | 11  (binary)
 //   . h . . . .      block_offset = 0 3 4 7 9 10 10 11 11 12
-//   . i . j . .
-//   . . . . . .
+//   . i . j . .      sparse grid: block_row_ptr = 0 3 5 7, block_col = 0 1 2 0 1 0 2,
+//   . . . . . .                   block_offset = 0 3 4 7 9 10 11 12
 //   . k . . . l
-// Memory (thesis Eq. 3.1): nnz·(V + 4) + (n_blocks + 1)·I  (comb is int32 for every Index type).
+// Memory: full grid nnz·(V + 4) + (n_blocks + 1)·I (thesis Eq. 3.1; comb is int32 for every
+// Index type); sparse grid nnz·(V + 4) + (n_block_rows + 1 + 2·n_stored + 1)·I.
 // Canonical form: built from canonical CSR, so no duplicates; explicit zeros are stored entries.
-// Empty blocks are kept (block_offset has n_blocks + 1 entries).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -60,20 +70,28 @@ inline std::uint32_t morton_key(std::uint32_t r, std::uint32_t c, int d) {
   for (int b = 0; b < d; ++b) k |= (((r >> b) & 1u) << (2 * b + 1)) | (((c >> b) & 1u) << (2 * b));
   return k;
 }
-/// Per block (row-major id) the entries in Morton order: the CSB-baseline arrays, plus for each
-/// stored entry nothing else. Shared by csb and gcsb builds.
+/// The non-empty blocks in row-major order (a sparse block grid), entries in Morton order inside
+/// each block. Shared by the csb and gcsb builds; never materialises the n_blocks grid.
 template <class Value, class Index>
 struct Blocked {
   std::int64_t n_block_rows = 0, n_block_cols = 0;
-  std::vector<std::int64_t> block_offset;  // n_blocks + 1
-  std::vector<Value> values;               // nnz
-  std::vector<std::int32_t> comb;          // nnz
+  std::vector<std::int64_t> block_row_ptr;  // n_block_rows + 1, ranges of stored blocks
+  std::vector<std::int64_t> block_col;      // n_stored
+  std::vector<std::int64_t> block_offset;   // n_stored + 1
+  std::vector<Value> values;                // nnz
+  std::vector<std::int32_t> comb;           // nnz
+  std::int64_t n_stored() const { return static_cast<std::int64_t>(block_col.size()); }
 };
 template <class Value, class Index>
 Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int beta_log2);
-/// Throws OutOfMemoryError / IndexOverflowError when n_blocks cannot be stored.
+/// n_block_rows·n_block_cols, or −1 when the product overflows int64.
+std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols);
+/// Throws OutOfMemoryError / IndexOverflowError when a full grid of n_blocks cannot be stored.
 void check_block_count(std::int64_t n_blocks, std::int64_t index_limit, std::size_t index_size,
                        const char* format, int beta);
+/// Parses empty=keep|drop|auto (default auto). Throws ParseError naming the option.
+enum class EmptyBlocks { keep, drop, automatic };
+EmptyBlocks empty_blocks_from_options(const FormatOptions& o, const char* format);
 }  // namespace csb_detail
 
 template <class Value, class Index>
@@ -83,19 +101,33 @@ struct Csb {
   Index rows = 0, cols = 0;
   int beta_log2 = 5;
   Index n_block_rows = 0, n_block_cols = 0;
+  bool sparse_grid = false;          // true: only non-empty blocks (block_row_ptr, block_col)
   std::vector<Value> values;         // nnz
   std::vector<std::int32_t> comb;    // nnz
-  std::vector<Index> block_offset;   // n_blocks + 1
+  std::vector<Index> block_offset;   // n_stored + 1
+  std::vector<Index> block_row_ptr;  // sparse grid: n_block_rows + 1; full grid: empty
+  std::vector<Index> block_col;      // sparse grid: n_stored; full grid: empty
 
+  /// Options: beta=, l1_line_bytes= (block_params_from_options), empty=keep|drop|auto.
   static Csb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {
     return values.size() * sizeof(Value) + comb.size() * sizeof(std::int32_t) +
-           block_offset.size() * sizeof(Index);
+           (block_offset.size() + block_row_ptr.size() + block_col.size()) * sizeof(Index);
   }
   Shape shape() const { return {rows, cols, static_cast<std::int64_t>(values.size())}; }
   int beta() const { return 1 << beta_log2; }
+  /// Blocks of the full grid (stored or not).
   std::int64_t n_blocks() const { return std::int64_t{n_block_rows} * n_block_cols; }
+  std::int64_t n_stored() const { return static_cast<std::int64_t>(block_offset.size()) - 1; }
+  /// Stored blocks of block row br: [first, last); block column of stored block j.
+  std::int64_t row_begin(std::int64_t br) const {
+    return sparse_grid ? std::int64_t{block_row_ptr[br]} : br * n_block_cols;
+  }
+  std::int64_t row_end(std::int64_t br) const { return row_begin(br + 1); }
+  std::int64_t col_of(std::int64_t j) const {
+    return sparse_grid ? std::int64_t{block_col[j]} : j % n_block_cols;
+  }
 };
 
 /// Storage read once + x + y (the thesis kernels read every array exactly once).
@@ -104,8 +136,10 @@ std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k);
 
 // CPU kernels (csb_cpu.cpp). Contract: x has cols (spmv) / rows (spmv_t) entries, y the other;
 // caller allocates; beta == 0 never reads y. spmv: one thread owns a block row (β rows of y),
-// walks its blocks left to right in storage order; spmv_t: one thread owns a block column.
-// Deterministic, independent of the thread count. Work 2·nnz flops.
+// walks its blocks left to right in storage order (deterministic for any thread count). spmv_t:
+// full grid: one thread owns a block column (deterministic for any thread count); sparse grid:
+// block rows scatter with scatter_reduce (deterministic for a fixed thread count, threads×cols
+// work memory). Work 2·nnz flops.
 template <class Value, class Index>
 void spmv(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
 template <class Value, class Index>

@@ -9,44 +9,75 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CsbDevice {
-  std::int64_t rows = 0, cols = 0, nnz = 0, n_block_cols = 0, n_blocks = 0;
+  std::int64_t rows = 0, cols = 0, nnz = 0, n_block_rows = 0, n_block_cols = 0, n_stored = 0;
   int beta_log2 = 5;
+  bool sparse_grid = false;
   cuda::DeviceBuffer<Value> values;
   cuda::DeviceBuffer<std::int32_t> comb;
-  cuda::DeviceBuffer<Index> block_offset;
+  cuda::DeviceBuffer<Index> block_offset, block_row_ptr, block_col;  // the last two: sparse grid
 
   static CsbDevice upload(const Csb<Value, Index>& s) {
     CsbDevice d;
     d.rows = s.rows;
     d.cols = s.cols;
     d.nnz = static_cast<std::int64_t>(s.values.size());
+    d.n_block_rows = s.n_block_rows;
     d.n_block_cols = s.n_block_cols;
-    d.n_blocks = s.n_blocks();
+    d.n_stored = s.n_stored();
     d.beta_log2 = s.beta_log2;
+    d.sparse_grid = s.sparse_grid;
     d.values = cuda::DeviceBuffer<Value>(s.values, "csb values");
     d.comb = cuda::DeviceBuffer<std::int32_t>(s.comb, "csb comb_row_col_indices");
     d.block_offset = cuda::DeviceBuffer<Index>(s.block_offset, "csb block_offset");
+    if (s.sparse_grid) {
+      d.block_row_ptr = cuda::DeviceBuffer<Index>(s.block_row_ptr, "csb block_row_ptr");
+      d.block_col = cuda::DeviceBuffer<Index>(s.block_col, "csb block_col");
+    }
     return d;
   }
 };
 
 namespace {
 
-// Thesis Figs. 3.2/3.3: thread i handles row-major block i, one atomicAdd per entry. Corrections:
+/// Block row of stored block j on the sparse grid: the last br with block_row_ptr[br] ≤ j
+/// (binary search over n_block_rows + 1 entries; empty block rows repeat a value, and the last
+/// one wins, which is the row that owns j).
+template <class Index>
+__device__ std::int64_t block_row_of(const Index* __restrict__ block_row_ptr,
+                                     std::int64_t n_block_rows, std::int64_t j) {
+  std::int64_t lo = 0, hi = n_block_rows;  // invariant: block_row_ptr[lo] ≤ j < block_row_ptr[hi]
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (block_row_ptr[mid] <= j) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Thesis Figs. 3.2/3.3: thread i handles stored block i, one atomicAdd per entry. Corrections:
 // bc = i % n_block_cols (the print says % n_block_rows, spec OQ2); 64-bit loop indices; alpha
-// applied per product; y was pre-scaled by beta. Transposed swaps the roles of x and y.
+// applied per product; y was pre-scaled by beta. Transposed swaps the roles of x and y. On the
+// sparse grid (block_row_ptr != nullptr) the block's row and column come from the stored ids:
+// bc = block_col[i], br by binary search in block_row_ptr.
 template <class Value, class Index, bool Transposed>
-__global__ void csb_thesis_kernel(std::int64_t n_blocks, std::int64_t n_block_cols, int d,
+__global__ void csb_thesis_kernel(std::int64_t n_stored, std::int64_t n_block_rows,
+                                  std::int64_t n_block_cols, int d,
                                   const Value* __restrict__ values,
                                   const std::int32_t* __restrict__ comb,
                                   const Index* __restrict__ block_offset,
+                                  const Index* __restrict__ block_row_ptr,
+                                  const Index* __restrict__ block_col,
                                   const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
   const std::int32_t mask = (1 << d) - 1;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n_blocks;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n_stored;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t row0 = (i / n_block_cols) << d, col0 = (i % n_block_cols) << d;
-    const std::int64_t end = block_offset[i + 1];
-    for (std::int64_t j = block_offset[i]; j < end; ++j) {
+    const std::int64_t begin = block_offset[i], end = block_offset[i + 1];
+    if (begin == end) continue;
+    const std::int64_t br = block_row_ptr ? block_row_of(block_row_ptr, n_block_rows, i)
+                                          : i / n_block_cols;
+    const std::int64_t bc = block_row_ptr ? std::int64_t{block_col[i]} : i % n_block_cols;
+    const std::int64_t row0 = br << d, col0 = bc << d;
+    for (std::int64_t j = begin; j < end; ++j) {
       const std::int32_t c = comb[j];
       const std::int64_t r = row0 + ((c >> d) & mask), cc = col0 + (c & mask);
       if constexpr (Transposed)
@@ -62,9 +93,10 @@ void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
   csb_cuda::scale(y, Transposed ? d.cols : d.rows, beta);
   if (d.nnz == 0) return;
   constexpr int kBlock = 256;  // untuned; thesis launch configuration not given (spec OQ8)
-  csb_thesis_kernel<Value, Index, Transposed><<<csb_cuda::grid_for(d.n_blocks, kBlock), kBlock>>>(
-      d.n_blocks, d.n_block_cols, d.beta_log2, d.values.data(), d.comb.data(),
-      d.block_offset.data(), x, y, alpha);
+  csb_thesis_kernel<Value, Index, Transposed><<<csb_cuda::grid_for(d.n_stored, kBlock), kBlock>>>(
+      d.n_stored, d.n_block_rows, d.n_block_cols, d.beta_log2, d.values.data(), d.comb.data(),
+      d.block_offset.data(), d.sparse_grid ? d.block_row_ptr.data() : nullptr,
+      d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("csb_thesis_kernel");
 }
 

@@ -14,20 +14,18 @@ namespace spmat {
 
 namespace {
 
-template <class Index>
-GcsbPlan<Index> make_plan(const std::vector<Index>& block_indices,
-                          const std::vector<std::int64_t>& counts, std::int64_t n_windows,
-                          bool by_column, std::int64_t n_block_cols) {
+/// Plan over the first n_nonempty sorted positions (the empty blocks, if kept, come last);
+/// window(i) = block row (spmv) or block column (spmv_t) of sorted position i.
+template <class Index, class Window>
+GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, Window&& window) {
   GcsbPlan<Index> p;
-  auto window = [&](std::int64_t id) { return by_column ? id % n_block_cols : id / n_block_cols; };
   std::vector<std::int64_t> start(static_cast<std::size_t>(n_windows + 1), 0);
-  for (std::size_t i = 0; i < block_indices.size(); ++i)
-    if (counts[block_indices[i]] > 0) ++start[window(block_indices[i]) + 1];
+  for (std::int64_t i = 0; i < n_nonempty; ++i) ++start[window(i) + 1];
   for (std::int64_t w = 0; w < n_windows; ++w) start[w + 1] += start[w];
   p.list.resize(static_cast<std::size_t>(start[n_windows]));
   std::vector<std::int64_t> cursor(start.begin(), start.end() - 1);
-  for (std::size_t i = 0; i < block_indices.size(); ++i)  // ascending sorted position
-    if (counts[block_indices[i]] > 0) p.list[cursor[window(block_indices[i])]++] = static_cast<Index>(i);
+  for (std::int64_t i = 0; i < n_nonempty; ++i)  // ascending sorted position
+    p.list[cursor[window(i)]++] = static_cast<Index>(i);
   p.item_ptr.assign(1, 0);
   p.window_item_ptr.assign(1, 0);
   for (std::int64_t w = 0; w < n_windows; ++w) {
@@ -42,6 +40,7 @@ GcsbPlan<Index> make_plan(const std::vector<Index>& block_indices,
 
 template <class Value, class Index>
 Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  using csb_detail::EmptyBlocks;
   const BlockParams p = block_params_from_options(o, sizeof(Value), true);
   Gcsb s;
   const std::string k = o.get_string("kernel", "fast");
@@ -49,10 +48,7 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
   else if (k == "fast") s.kernel = GcsbKernel::fast;
   else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
   else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, fast, deterministic");
-  const std::string e = o.get_string("empty", "keep");
-  if (e != "keep" && e != "drop")
-    throw ParseError("gcsb: empty=" + e + " is not one of keep, drop");
-  s.keep_empty = e == "keep";
+  const auto empty = csb_detail::empty_blocks_from_options(o, "gcsb");
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
@@ -61,25 +57,45 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
   const std::int64_t beta = p.beta(), gs = p.group_size;
   const std::int64_t nbr = (std::int64_t{a.rows} + beta - 1) / beta;
   const std::int64_t nbc = (std::int64_t{a.cols} + beta - 1) / beta;
-  csb_detail::check_block_count(nbr * nbc, index_max<Index>() - 1, sizeof(Index), "gcsb", p.beta());
+  const std::int64_t n_blocks = csb_detail::grid_blocks(nbr, nbc);  // −1: overflows int64
+  s.keep_empty = empty == EmptyBlocks::keep ||
+                 (empty == EmptyBlocks::automatic && n_blocks >= 0 && n_blocks <= kKeepEmptyMaxBlocks);
+  if (s.keep_empty)
+    csb_detail::check_block_count(n_blocks, index_max<Index>() - 1, sizeof(Index), "gcsb", p.beta());
   s.n_block_rows = static_cast<Index>(nbr);
   s.n_block_cols = static_cast<Index>(nbc);
   try {
     const auto b = csb_detail::block_csr(a, p.beta_log2);
-    const std::int64_t n_blocks = nbr * nbc;
-    std::vector<std::int64_t> counts(static_cast<std::size_t>(n_blocks));
-    for (std::int64_t id = 0; id < n_blocks; ++id) counts[id] = b.block_offset[id + 1] - b.block_offset[id];
-    // Block swizzle: nnz descending, ties by ascending id (stable sort of ascending ids).
-    std::vector<std::int64_t> order;
-    order.reserve(static_cast<std::size_t>(n_blocks));
-    for (std::int64_t id = 0; id < n_blocks; ++id)
-      if (s.keep_empty || counts[id] > 0) order.push_back(id);
+    const std::int64_t n_nonempty = b.n_stored();
+    auto count = [&](std::int64_t j) { return b.block_offset[j + 1] - b.block_offset[j]; };
+    std::vector<std::int64_t> row_of(static_cast<std::size_t>(n_nonempty));
+    for (std::int64_t br = 0; br < nbr; ++br)
+      for (std::int64_t j = b.block_row_ptr[br]; j < b.block_row_ptr[br + 1]; ++j) row_of[j] = br;
+    // Block swizzle: nnz descending, ties by ascending row-major id. Stored blocks are in
+    // row-major order, so a stable sort of their positions does it; the empty blocks (kept or
+    // not) all have 0 entries and come last in ascending id order.
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n_nonempty));
+    std::iota(order.begin(), order.end(), std::int64_t{0});
     std::stable_sort(order.begin(), order.end(),
-                     [&](std::int64_t x, std::int64_t y) { return counts[x] > counts[y]; });
-    const std::int64_t n_sorted = static_cast<std::int64_t>(order.size());
+                     [&](std::int64_t x, std::int64_t y) { return count(x) > count(y); });
+    std::vector<std::int64_t> empty_ids;  // row-major ids of the empty blocks, if kept
+    if (s.keep_empty)
+      for (std::int64_t br = 0, j = 0; br < nbr; ++br)
+        for (std::int64_t bc = 0; bc < nbc; ++bc) {
+          if (j < b.block_row_ptr[br + 1] && b.block_col[j] == bc) ++j;
+          else empty_ids.push_back(br * nbc + bc);
+        }
+    const std::int64_t n_sorted = n_nonempty + static_cast<std::int64_t>(empty_ids.size());
+    auto br_at = [&](std::int64_t i) {
+      return i < n_nonempty ? row_of[order[i]] : empty_ids[i - n_nonempty] / nbc;
+    };
+    auto bc_at = [&](std::int64_t i) {
+      return i < n_nonempty ? b.block_col[order[i]] : empty_ids[i - n_nonempty] % nbc;
+    };
     const std::int64_t n_groups = (n_sorted + gs - 1) / gs;
     std::vector<std::int64_t> go(static_cast<std::size_t>(n_groups + 1), 0);
-    for (std::int64_t g = 0; g < n_groups; ++g) go[g + 1] = go[g] + gs * counts[order[g * gs]];
+    for (std::int64_t g = 0; g < n_groups; ++g)
+      go[g + 1] = go[g] + gs * (g * gs < n_nonempty ? count(order[g * gs]) : 0);
     const std::int64_t len = go[n_groups];
     if (len > index_max<Index>())
       throw IndexOverflowError("gcsb: the padded length " + std::to_string(len) +
@@ -89,23 +105,34 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
     s.comb.assign(static_cast<std::size_t>(len), csb_detail::kPad);
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t g = 0; g < n_groups; ++g)
-      for (std::int64_t lane = 0; lane < gs && g * gs + lane < n_sorted; ++lane) {
-        const std::int64_t id = order[g * gs + lane], src = b.block_offset[id];
-        for (std::int64_t slot = 0; slot < counts[id]; ++slot) {
+      for (std::int64_t lane = 0; lane < gs && g * gs + lane < n_nonempty; ++lane) {
+        const std::int64_t j = order[g * gs + lane], src = b.block_offset[j];
+        for (std::int64_t slot = 0; slot < count(j); ++slot) {
           s.values[go[g] + slot * gs + lane] = b.values[src + slot];
           s.comb[go[g] + slot * gs + lane] = b.comb[src + slot];
         }
       }
-    s.block_indices.assign(order.begin(), order.end());
+    // Row-major ids when they fit Index (the thesis layout), else block row and column apart.
+    if (n_blocks >= 0 && n_blocks <= index_max<Index>()) {
+      s.block_indices.resize(static_cast<std::size_t>(n_sorted));
+      for (std::int64_t i = 0; i < n_sorted; ++i)
+        s.block_indices[i] = static_cast<Index>(br_at(i) * nbc + bc_at(i));
+    } else {
+      s.block_row.resize(static_cast<std::size_t>(n_sorted));
+      s.block_col.resize(static_cast<std::size_t>(n_sorted));
+      for (std::int64_t i = 0; i < n_sorted; ++i) {
+        s.block_row[i] = static_cast<Index>(br_at(i));
+        s.block_col[i] = static_cast<Index>(bc_at(i));
+      }
+    }
     s.group_offset.assign(go.begin(), go.end());
     if (s.kernel == GcsbKernel::deterministic) {
-      s.row_plan = make_plan(s.block_indices, counts, nbr, false, nbc);
-      s.col_plan = make_plan(s.block_indices, counts, nbc, true, nbc);
+      s.row_plan = make_plan<Index>(n_nonempty, nbr, br_at);
+      s.col_plan = make_plan<Index>(n_nonempty, nbc, bc_at);
     }
   } catch (const std::bad_alloc&) {
-    throw OutOfMemoryError("gcsb: out of host memory building " + std::to_string(nbr * nbc) +
-                           " blocks of beta=" + std::to_string(beta) +
-                           " (try a larger beta= or empty=drop)");
+    throw OutOfMemoryError("gcsb: out of host memory building the blocks of beta=" +
+                           std::to_string(beta) + " (try a larger beta= or empty=drop)");
   }
   return s;
 }
@@ -121,8 +148,7 @@ Csr<Value, Index> Gcsb<Value, Index>::to_csr() const {
   const int d = beta_log2;
   const std::int32_t mask = (1 << d) - 1;
   for (std::int64_t i = 0; i < n_sorted(); ++i) {
-    const std::int64_t id = block_indices[i], g = i / group_size;
-    const std::int64_t br = id / n_block_cols, bc = id % n_block_cols;
+    const std::int64_t g = i / group_size, br = block_row_at(i), bc = block_col_at(i);
     for (std::int64_t k = group_offset[g] + i % group_size; k < group_offset[g + 1]; k += group_size) {
       if (comb[k] & csb_detail::kPad) continue;  // padding is not part of the matrix
       c.row_idx.push_back(static_cast<Index>((br << d) + ((comb[k] >> d) & mask)));
@@ -162,7 +188,9 @@ std::vector<FormatEntry> gcsb_entries() {
       {"group_size", "L1 line / sizeof(value) (fp32 32, fp64 16)",
        "blocks per group (thesis Eq. 3.4)"},
       {"l1_line_bytes", "128", "L1 line size the defaults derive from"},
-      {"empty", "keep", "keep: empty blocks stay in block_indices (thesis); drop: left out"}};
+      {"empty", "auto",
+       "keep: empty blocks stay in block_indices (thesis); drop: left out; auto: keep only "
+       "when the grid has at most 4096 blocks"}};
   std::vector<ParamInfo> params = block_params;
   params.push_back({"kernel", "fast", "GPU kernel: thesis, fast, deterministic"});
   std::vector<FormatEntry> v;

@@ -18,10 +18,18 @@
 //                                 (i mod group_size) + s·group_size, g = i / group_size
 // A lane's real entries come first, then its pads, so kernels stop at the first pad.
 // n_sorted = n_blocks (empty=keep, the thesis) or the number of non-empty blocks (empty=drop).
+// empty=auto (default) keeps the empty blocks only on small grids (n_blocks ≤ kKeepEmptyMaxBlocks
+// = 4096: the thesis examples, hand-checkable cases), else drops them: dropping never makes the
+// storage larger, and real sparse matrices have almost only empty blocks (lap2d 4M×4M, β = 16:
+// 6.25·10^10 blocks, 7.5·10^5 non-empty). The build never materialises the n_blocks grid.
+// Block ids: when the row-major ids (< n_blocks) do not fit Index (int32 and n_blocks > 2^31,
+// e.g. that lap2d), block_indices stays empty and two arrays of n_sorted Index hold the block row
+// and block column instead (block_row, block_col); kernels read whichever is stored.
 // 8×8 example of the spec (β = 2, group_size = 4, pads *):
 //   block_indices = 0 9 2 3 | 14 1 4 11 | 5 12 13 6 | 7 8 10 15,  group_offset = 0 16 28 32 32
 //   values = a p c e b q d f g s k l h t * * | x i m r y j n u z * * * | o v w *
-// Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I + (n_groups + 1)·I, plus for
+// Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I (2·n_sorted·I with split ids)
+// + (n_groups + 1)·I, plus for
 // kernel=deterministic the two reduction plans below (counted in storage_bytes()).
 #pragma once
 #include <cstdint>
@@ -66,22 +74,35 @@ struct Gcsb {
   GcsbKernel kernel = GcsbKernel::fast;
   std::vector<Value> values;          // L
   std::vector<std::int32_t> comb;     // L
-  std::vector<Index> block_indices;   // n_sorted
+  std::vector<Index> block_indices;   // n_sorted (empty when the ids do not fit Index)
+  std::vector<Index> block_row, block_col;  // n_sorted each, only when block_indices is empty
   std::vector<Index> group_offset;    // n_groups + 1
   GcsbPlan<Index> row_plan, col_plan;  // kernel=deterministic only (else empty)
 
   /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
-  /// kernel=thesis|fast|deterministic (default fast), empty=keep|drop (default keep).
+  /// kernel=thesis|fast|deterministic (default fast), empty=keep|drop|auto (default auto).
+  static constexpr std::int64_t kKeepEmptyMaxBlocks = 4096;
   static Gcsb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {
     return values.size() * sizeof(Value) + comb.size() * sizeof(std::int32_t) +
-           (block_indices.size() + group_offset.size()) * sizeof(Index) + row_plan.bytes() +
-           col_plan.bytes();
+           (block_indices.size() + block_row.size() + block_col.size() + group_offset.size()) *
+               sizeof(Index) +
+           row_plan.bytes() + col_plan.bytes();
   }
   Shape shape() const { return {rows, cols, nnz}; }
   int beta() const { return 1 << beta_log2; }
-  std::int64_t n_sorted() const { return static_cast<std::int64_t>(block_indices.size()); }
+  bool split_ids() const { return block_indices.empty() && !block_row.empty(); }
+  std::int64_t n_sorted() const {
+    return static_cast<std::int64_t>(split_ids() ? block_row.size() : block_indices.size());
+  }
+  /// Block row and column of the block at sorted position i.
+  std::int64_t block_row_at(std::int64_t i) const {
+    return split_ids() ? std::int64_t{block_row[i]} : std::int64_t{block_indices[i]} / n_block_cols;
+  }
+  std::int64_t block_col_at(std::int64_t i) const {
+    return split_ids() ? std::int64_t{block_col[i]} : std::int64_t{block_indices[i]} % n_block_cols;
+  }
   std::int64_t n_groups() const { return static_cast<std::int64_t>(group_offset.size()) - 1; }
   bool has_plan() const { return kernel == GcsbKernel::deterministic; }
   /// Work buffer of the deterministic kernels (not stored data, not in storage_bytes):

@@ -16,9 +16,8 @@ template <bool Transposed, class Value, class Index>
 void block_products(const Gcsb<Value, Index>& s, std::int64_t i, const Value* x, Value* acc) {
   const int d = s.beta_log2;
   const std::int32_t mask = (1 << d) - 1;
-  const std::int64_t gs = s.group_size, g = i / gs, id = s.block_indices[i];
-  const std::int64_t nbc = s.n_block_cols;
-  const Value* xb = x + ((Transposed ? id / nbc : id % nbc) << d);
+  const std::int64_t gs = s.group_size, g = i / gs;
+  const Value* xb = x + ((Transposed ? s.block_row_at(i) : s.block_col_at(i)) << d);
   const std::int64_t end = s.group_offset[g + 1];
   for (std::int64_t k = s.group_offset[g] + i % gs; k < end; k += gs) {
     const std::int32_t c = s.comb[k];
@@ -34,12 +33,12 @@ void block_products(const Gcsb<Value, Index>& s, std::int64_t i, const Value* x,
 template <bool Transposed, class Value, class Index>
 void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
   const int d = s.beta_log2;
-  const std::int64_t bsz = std::int64_t{1} << d, nbc = s.n_block_cols;
+  const std::int64_t bsz = std::int64_t{1} << d;
   const std::int64_t n_out = Transposed ? s.cols : s.rows;
   if (!s.has_plan()) {
     scatter_reduce<Value>(n_out, s.n_sorted(), y, alpha, beta, [&](std::int64_t i, Value* acc) {
-      const std::int64_t id = s.block_indices[i];
-      block_products<Transposed>(s, i, x, acc + ((Transposed ? id % nbc : id / nbc) << d));
+      block_products<Transposed>(s, i, x,
+                                 acc + ((Transposed ? s.block_col_at(i) : s.block_row_at(i)) << d));
     });
     return;
   }

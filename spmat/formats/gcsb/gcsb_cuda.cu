@@ -42,6 +42,8 @@ struct GcsbDevice {
   cuda::DeviceBuffer<Value> values;
   cuda::DeviceBuffer<std::int32_t> comb;
   cuda::DeviceBuffer<Index> block_indices, group_offset;
+  cuda::DeviceBuffer<Index> block_row, block_col;  // split ids (block_indices empty)
+  bool split_ids = false;
   Plan row_plan, col_plan;
 
   static Plan upload_plan(const GcsbPlan<Index>& p, int beta) {
@@ -70,7 +72,13 @@ struct GcsbDevice {
                              "(beta=" + std::to_string(s.beta()) + "); use a smaller beta=");
     d.values = cuda::DeviceBuffer<Value>(s.values, "gcsb values");
     d.comb = cuda::DeviceBuffer<std::int32_t>(s.comb, "gcsb comb_row_col_indices");
-    d.block_indices = cuda::DeviceBuffer<Index>(s.block_indices, "gcsb block_indices");
+    d.split_ids = s.split_ids();
+    if (d.split_ids) {
+      d.block_row = cuda::DeviceBuffer<Index>(s.block_row, "gcsb block_row");
+      d.block_col = cuda::DeviceBuffer<Index>(s.block_col, "gcsb block_col");
+    } else {
+      d.block_indices = cuda::DeviceBuffer<Index>(s.block_indices, "gcsb block_indices");
+    }
     d.group_offset = cuda::DeviceBuffer<Index>(s.group_offset, "gcsb group_offset");
     if (s.has_plan()) {
       d.row_plan = upload_plan(s.row_plan, s.beta());
@@ -82,7 +90,9 @@ struct GcsbDevice {
 
 namespace {
 
-/// The arrays every kernel reads, passed by value.
+/// The arrays every kernel reads, passed by value. The block of sorted position i is either
+/// block_indices[i] (row-major id) or, with split ids (block_indices == nullptr), (block_row[i],
+/// block_col[i]): a uniform branch.
 template <class Value, class Index>
 struct View {
   std::int64_t n_sorted, n_block_cols, n_out;
@@ -91,6 +101,19 @@ struct View {
   const std::int32_t* __restrict__ comb;
   const Index* __restrict__ block_indices;
   const Index* __restrict__ group_offset;
+  const Index* __restrict__ block_row;
+  const Index* __restrict__ block_col;
+
+  __device__ void block_at(std::int64_t i, std::int64_t& br, std::int64_t& bc) const {
+    if (block_indices) {
+      const std::int64_t id = block_indices[i];
+      br = id / n_block_cols;
+      bc = id - br * n_block_cols;
+    } else {
+      br = block_row[i];
+      bc = block_col[i];
+    }
+  }
 };
 
 // ---- thesis (Figs. 3.8/3.9) ---------------------------------------------------------------------
@@ -103,8 +126,10 @@ __global__ void gcsb_thesis_kernel(View<Value, Index> v, const Value* __restrict
   const std::int32_t mask = (1 << v.d) - 1;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < v.n_sorted;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t id = v.block_indices[i], g = i / v.gs;
-    const std::int64_t row0 = (id / v.n_block_cols) << v.d, col0 = (id % v.n_block_cols) << v.d;
+    const std::int64_t g = i / v.gs;
+    std::int64_t br, bc;
+    v.block_at(i, br, bc);
+    const std::int64_t row0 = br << v.d, col0 = bc << v.d;
     const std::int64_t end = v.group_offset[g + 1];
     for (std::int64_t k = v.group_offset[g] + (i - g * v.gs); k < end; k += v.gs) {
       const std::int32_t c = v.comb[k];
@@ -142,8 +167,9 @@ __global__ void gcsb_fast_kernel(View<Value, Index> v, const Value* __restrict__
     long long key = -1 - lane;  // inactive lanes get unique keys: they never group
     if (active) {
       for (int r = 0; r < beta; ++r) acc[r * bd + tid] = Value(0);
-      const std::int64_t id = v.block_indices[i], g = i / v.gs;
-      const std::int64_t br = id / v.n_block_cols, bc = id % v.n_block_cols;
+      const std::int64_t g = i / v.gs;
+      std::int64_t br, bc;
+      v.block_at(i, br, bc);
       const Value* xb = x + ((Transposed ? br : bc) << v.d);
       const std::int64_t end = v.group_offset[g + 1];
       for (std::int64_t k = v.group_offset[g] + (i - g * v.gs); k < end; k += v.gs) {
@@ -208,8 +234,9 @@ __global__ void gcsb_det_items_kernel(View<Value, Index> v, std::int64_t n_items
     const std::int64_t e = std::int64_t{item_ptr[item]} + lane;
     if (e < item_ptr[item + 1]) {
       const std::int64_t i = list[e];
-      const std::int64_t id = v.block_indices[i], g = i / v.gs;
-      const std::int64_t br = id / v.n_block_cols, bc = id % v.n_block_cols;
+      const std::int64_t g = i / v.gs;
+      std::int64_t br, bc;
+      v.block_at(i, br, bc);
       const Value* xb = x + ((Transposed ? br : bc) << v.d);
       const std::int64_t end = v.group_offset[g + 1];
       for (std::int64_t k = v.group_offset[g] + (i - g * v.gs); k < end; k += v.gs) {
@@ -253,9 +280,17 @@ template <bool Transposed, class Value, class Index>
 void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   const std::int64_t n_out = Transposed ? d.cols : d.rows;
   const int bsz = 1 << d.beta_log2;
-  const View<Value, Index> v{d.n_sorted,          d.n_block_cols,       n_out,
-                             d.beta_log2,         d.group_size,         d.values.data(),
-                             d.comb.data(),       d.block_indices.data(), d.group_offset.data()};
+  const View<Value, Index> v{d.n_sorted,
+                             d.n_block_cols,
+                             n_out,
+                             d.beta_log2,
+                             d.group_size,
+                             d.values.data(),
+                             d.comb.data(),
+                             d.split_ids ? nullptr : d.block_indices.data(),
+                             d.group_offset.data(),
+                             d.block_row.data(),
+                             d.block_col.data()};
   if (d.kernel == GcsbKernel::deterministic) {
     if (n_out == 0) return;
     const auto& plan = Transposed ? d.col_plan : d.row_plan;

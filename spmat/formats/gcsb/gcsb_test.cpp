@@ -57,6 +57,82 @@ TEST(Gcsb, DroppingEmptyBlocksShortensBlockIndicesOnly) {
   EXPECT_EQ(s.to_csr(), (block_testing::example8<float, std::int32_t>()));
 }
 
+/// 130×130 with four entries in three of the 65×65 = 4225 blocks of β = 2 (more than
+/// kKeepEmptyMaxBlocks, so the default drops the empty ones): a(0,0) b(0,1) in block 0,
+/// d(64,2) in block 32·65 + 1 = 2081, c(129,129) in block 64·65 + 64 = 4224.
+Csr<float, std::int32_t> sparse_grid_example() {
+  std::vector<double> m(130 * 130, 0);
+  m[0] = 1;                // a
+  m[1] = 2;                // b
+  m[129 * 130 + 129] = 3;  // c
+  m[64 * 130 + 2] = 4;     // d
+  return block_testing::from_dense<float, std::int32_t>(130, 130, m);
+}
+
+TEST(Gcsb, LargeGridsKeepOnlyTheNonEmptyBlocksByDefault) {
+  const auto s = Gcsb<float, std::int32_t>::build(sparse_grid_example(), toy());
+  EXPECT_FALSE(s.keep_empty);
+  EXPECT_EQ(s.block_indices, (std::vector<std::int32_t>{0, 2081, 4224}));
+  EXPECT_TRUE(s.block_row.empty());
+  EXPECT_EQ(s.group_offset, (std::vector<std::int32_t>{0, 8}));
+  EXPECT_EQ(letters(s.values), "adc*b***");
+  EXPECT_EQ(s.comb, bin({0, 0, 11, kP, 1, kP, kP, kP}));
+  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 3u * 4 + 2u * 4);
+  EXPECT_EQ(s.to_csr(), sparse_grid_example());
+  // empty=keep restores the thesis layout: all 4225 blocks listed.
+  auto o = toy();
+  o.set("empty", "keep");
+  const auto k = Gcsb<float, std::int32_t>::build(sparse_grid_example(), o);
+  EXPECT_EQ(k.n_sorted(), 4225);
+  EXPECT_EQ(k.block_indices[3], 1);  // the first empty block
+  EXPECT_EQ(k.values, s.values);
+  EXPECT_EQ(k.group_offset.back(), 8);
+}
+
+TEST(Gcsb, BlockIdsBeyondTheIndexTypeAreStoredAsRowAndColumn) {
+  ScopedInt32Limit limit(1000);  // 4225 block ids do not fit
+  auto o = toy();
+  o.set("kernel", "deterministic");
+  const auto a = sparse_grid_example();
+  const auto s = Gcsb<float, std::int32_t>::build(a, o);
+  EXPECT_TRUE(s.block_indices.empty());
+  EXPECT_EQ(s.block_row, (std::vector<std::int32_t>{0, 32, 64}));
+  EXPECT_EQ(s.block_col, (std::vector<std::int32_t>{0, 1, 64}));
+  EXPECT_EQ(letters(s.values), "adc*b***");
+  EXPECT_EQ(s.row_plan.list, (std::vector<std::int32_t>{0, 1, 2}));
+  EXPECT_EQ(s.row_plan.window_item_ptr.size(), 66u);
+  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 2u * 3 * 4 + 2u * 4 + s.row_plan.bytes() + s.col_plan.bytes());
+  EXPECT_EQ(s.to_csr(), a);
+  EXPECT_THROW((Gcsb<float, std::int32_t>::build(a, toy().set("empty", "keep"))), IndexOverflowError);
+  for (const char* name : {"gcsb", "gcsb-det"})
+    for (bool t : {false, true})
+      block_testing::check_against_reference<float, std::int32_t>(a, name, toy(), Backend::cpu, t, 2, 0, 9);
+}
+
+TEST(Gcsb, BillionsOfBlocksBuildWithStorageNearCsr) {
+  // 200000² tridiagonal, fp64, β = 4: 2.5·10^9 blocks (ids beyond int32), 1.5·10^5 non-empty.
+  const std::int32_t n = 200000;
+  Csr<double, std::int32_t> a;
+  a.rows = a.cols = n;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < n; ++r) {
+    for (std::int32_t c = std::max(0, r - 1); c <= std::min(n - 1, r + 1); ++c) {
+      a.col_idx.push_back(c);
+      a.values.push_back(static_cast<double>((3 * r + c) % 5) - 2);
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  const auto o = FormatOptions().set("beta", "4");
+  const auto s = Gcsb<double, std::int32_t>::build(a, o);
+  EXPECT_TRUE(s.split_ids());
+  EXPECT_EQ(s.n_sorted(), 3 * (n / 4) - 2);
+  const std::size_t csr_bytes = a.values.size() * 12 + a.row_ptr.size() * 4;
+  EXPECT_LE(s.storage_bytes(), csr_bytes * 11 / 10);
+  for (const char* name : {"gcsb", "gcsb-det"})
+    for (bool t : {false, true})
+      block_testing::check_against_reference<double, std::int32_t>(a, name, o, Backend::cpu, t, 1, 0, 4);
+}
+
 TEST(Gcsb, ExplicitZerosAreStoredEntriesAndPaddingIsNot) {
   // a at (0,0) and an explicit zero at (2,2): two blocks of one entry, two empty ones.
   Csr<float, std::int32_t> a;
@@ -108,7 +184,8 @@ std::vector<FormatOptions> option_sets() {
   return {FormatOptions(),
           FormatOptions().set("beta", "4").set("group_size", "3"),
           FormatOptions().set("beta", "8").set("group_size", "16").set("empty", "drop"),
-          FormatOptions().set("beta", "16").set("group_size", "32")};
+          FormatOptions().set("beta", "16").set("group_size", "32"),
+          FormatOptions().set("beta", "2").set("group_size", "8")};  // > 4096 blocks: auto drops
 }
 
 TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
@@ -121,6 +198,7 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
       EXPECT_EQ(s.to_csr(), a) << o.to_string();
       EXPECT_EQ(s.storage_bytes(), s.values.size() * (sizeof(V) + 4) +
                                        (s.block_indices.size() + s.group_offset.size()) * sizeof(I));
+      if (!s.keep_empty) EXPECT_LE(s.n_sorted(), static_cast<std::int64_t>(a.values.size()));
       // Padding: each group is group_size × (nnz of its first block); pads are marked.
       std::size_t pads = 0;
       for (auto c2 : s.comb) pads += (c2 & csb_detail::kPad) ? 1 : 0;
@@ -176,6 +254,17 @@ TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
           for (auto [al, be] : {std::pair<V, V>{1, 0}, std::pair<V, V>{V(-1.5), V(0.5)}})
             block_testing::check_against_reference(a, name, o, Backend::cuda, t, al, be, seed);
       }
+}
+
+TEST(Gcsb, GpuKernelsReadSplitBlockIds) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  ScopedInt32Limit limit(100000);  // 3000×2000 at β = 4: 375000 block ids do not fit
+  const auto a = block_testing::random_csr<float, std::int32_t>(3000, 2000, 0.002, 13);
+  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det"})
+    for (bool t : {false, true})
+      block_testing::check_against_reference<float, std::int32_t>(
+          a, name, FormatOptions().set("beta", "4"), Backend::cuda, t, 1, 0, 13);
 }
 
 TEST(Gcsb, GpuFastKernelFallsBackForHugeBlocksAndDetRefusesThem) {

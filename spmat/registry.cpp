@@ -26,6 +26,8 @@ std::vector<FormatEntry> gcsb_entries();
 std::vector<FormatEntry> bro_ell_entries();
 std::vector<FormatEntry> bro_coo_entries();
 std::vector<FormatEntry> bro_hyb_entries();
+std::vector<FormatEntry> bccoo_entries();
+std::vector<FormatEntry> bcoo_entries();
 std::vector<FormatEntry> hisparse_entries();
 std::vector<FormatEntry> tiled_entries();
 #if SPMAT_WITH_CUDA
@@ -48,6 +50,8 @@ const std::vector<FormatEntry>& registry() {
              &bro_ell_entries,
              &bro_coo_entries,
              &bro_hyb_entries,
+             &bccoo_entries,
+             &bcoo_entries,
              &hisparse_entries,
              &tiled_entries,
 #if SPMAT_WITH_CUDA

@@ -1,0 +1,61 @@
+// spmat/formats/bcoo/bcoo.cpp — BCOO: build, to_csr, traffic model, registry entry.
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/bcoo/bcoo.hpp"
+
+#include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+std::int64_t parse_chunk_option(const FormatOptions& o, const char* format) {
+  const std::int64_t b = o.get_int("chunk", 1024);
+  if (b < 1)
+    throw ParseError(std::string(format) + ": chunk=" + std::to_string(b) +
+                     " must be a positive number of nonzeros per chunk (default 1024)");
+  return b;
+}
+
+template <class Value, class Index>
+Bcoo<Value, Index> Bcoo<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  Bcoo s;
+  s.chunk = parse_chunk_option(o, "bcoo");
+  s.a = to_coo(a);
+  return s;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> Bcoo<Value, Index>::to_csr() const {
+  Csr<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (const Index r : a.row_idx) ++c.row_ptr[static_cast<std::size_t>(r) + 1];
+  for (Index r = 0; r < a.rows; ++r) c.row_ptr[r + 1] += c.row_ptr[r];
+  c.col_idx = a.col_idx;
+  c.values = a.values;
+  return c;
+}
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
+
+#define SPMAT_INSTANTIATE(V, I) \
+  template struct Bcoo<V, I>;   \
+  template std::size_t traffic_bytes(const Bcoo<V, I>&, Op, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+std::vector<FormatEntry> bcoo_entries() {
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
+                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  const BackendCaps none{};
+  return {make_entry<Bcoo>(
+      {.name = "bcoo",
+       .summary = "balanced COO: chunks of b nonzeros over OpenMP threads (CPU)",
+       .caps = {cpu, none},
+       .params = {{"chunk", "1024", "nonzeros per chunk (b)"}}})};
+}
+
+}  // namespace spmat

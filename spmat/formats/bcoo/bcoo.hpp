@@ -1,0 +1,62 @@
+// spmat/formats/bcoo/bcoo.hpp — BCOO: balanced COO for multicore CPUs (spec bccoo.md §3): row-sorted
+// triplets cut into chunks of b consecutive nonzeros regardless of rows.
+// SPDX-License-Identifier: MIT
+//
+// Registry name: bcoo (CPU only). Option: chunk (b, nonzeros per chunk, default 1024 [P]).
+// Canonical form: the entries of the canonical CSR in row-major order (no duplicates, explicit
+// zeros kept). Chunk h holds entries [h·b, min((h+1)·b, nnz)); its first row is row_idx[h·b].
+// Layout of the 4×4 example [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]] with b = 4:
+//   row_idx = {0,0,2,2, 2,3}, col_idx = {0,2,0,1, 3,3}, values = {1,2,3,4, 5,6};
+//   chunk 0 = entries 0..3 (rows 0, 2), chunk 1 = entries 4..5 (rows 2, 3): row 2 is cut.
+// Storage: nnz·(2·I + V) bytes (chunk starts are implicit). Traffic (spmv): storage + x + y.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct Bcoo {
+  using value_type = Value;
+  using index_type = Index;
+  Coo<Value, Index> a;        ///< row-major sorted triplets (spmat::to_coo of the CSR)
+  std::int64_t chunk = 1024;  ///< b: nonzeros per chunk
+
+  /// Options: chunk = b >= 1 (default 1024, the paper's value).
+  static Bcoo build(const Csr<Value, Index>& a, const FormatOptions& o);
+  Csr<Value, Index> to_csr() const;
+  std::size_t storage_bytes() const {
+    return a.row_idx.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
+           a.values.size() * sizeof(Value);
+  }
+  Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
+  std::int64_t chunks() const { return (static_cast<std::int64_t>(a.values.size()) + chunk - 1) / chunk; }
+
+  /// Calls f(row, col, value) for the entries of chunk h in order.
+  template <class F>
+  void visit(std::int64_t h, F&& f) const {
+    const std::int64_t end = std::min<std::int64_t>(static_cast<std::int64_t>(a.values.size()), (h + 1) * chunk);
+    for (std::int64_t k = h * chunk; k < end; ++k) f(a.row_idx[k], a.col_idx[k], a.values[k]);
+  }
+};
+
+/// Reads option `chunk` (b >= 1); throws ParseError naming `format` otherwise.
+std::int64_t parse_chunk_option(const FormatOptions& o, const char* format);
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k);
+
+// CPU kernels (bcoo_cpu.cpp), both deterministic (chunk_driver.hpp):
+//   spmv: static schedule over chunks; interior rows written directly; first/last row partials
+//         of each chunk combined in chunk order (no atomics). Independent of the thread count.
+//   spmv_t: scatter_reduce over chunks.
+template <class Value, class Index>
+void spmv(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+template <class Value, class Index>
+void spmv_t(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+
+}  // namespace spmat

@@ -26,6 +26,7 @@ std::vector<FormatEntry> gcsb_entries();
 std::vector<FormatEntry> bro_ell_entries();
 std::vector<FormatEntry> bro_coo_entries();
 std::vector<FormatEntry> bro_hyb_entries();
+std::vector<FormatEntry> bro_csr_entries();
 #if SPMAT_WITH_CUDA
 std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
 #endif
@@ -46,6 +47,7 @@ const std::vector<FormatEntry>& registry() {
              &bro_ell_entries,
              &bro_coo_entries,
              &bro_hyb_entries,
+             &bro_csr_entries,
 #if SPMAT_WITH_CUDA
              &cusparse_entries,
 #endif

@@ -104,7 +104,10 @@ void launch_w(const BroCsrDevice<Value, Index>& d, const Value* x, Value* y, Val
     bro_csr_kernel<W, Transpose><<<grid, kBlock>>>(
         d.groups, d.rows, d.row_ptr.data(), d.base.data(), d.width_off.data(), d.widths.data(),
         d.sym_off.data(), d.sym64.data(), d.values.data(), x, y, alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH(Transpose ? "bro_csr_kernel (spmv_t)" : "bro_csr_kernel (spmv)");
+  if constexpr (Transpose)
+    SPMAT_CUDA_CHECK_LAUNCH("bro_csr_kernel (spmv_t)");
+  else
+    SPMAT_CUDA_CHECK_LAUNCH("bro_csr_kernel (spmv)");
 }
 
 template <bool Transpose, class Value, class Index>

@@ -3,7 +3,7 @@
 # from the JSON of `spmat compress` (schema spmat-compress/1).
 # SPDX-License-Identifier: MIT
 #
-# usage: bro_eta_table.py bench/results/2026-11-22-cpu-bro-eta.json > table.md
+# usage: bro_eta_table.py bench/results/bro-eta-2026-11-22-cpu.json > table.md
 # Paper figures are copied from Tang et al., SC'13, Tables 3 (BRO-ELL before BAR), 5 (after
 # BAR) and 4 (BRO-HYB: % of nnz in BRO-ELL, η).
 import json
@@ -37,8 +37,8 @@ def main(path):
           "η in %; *+m* = metadata counted; *nnz* = against unpadded nnz·4 B.\n")
     print("**Set 1 — BRO-ELL (paper Tables 3 and 5).** O = ELLPACK rows·k·4 B.\n")
     print("| paper matrix | ours: matrix | rows | nnz | μ | σ | paper η T3 | ours η | +m | nnz | "
-          "paper η T5 (BAR) | ours η BAR | +m | BAR |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "paper η T5 (BAR) | ours η BAR | +m | nnz | BAR |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in ms:
         if m["label"] not in T3:
             continue
@@ -47,7 +47,7 @@ def main(path):
         print(f"| {m['label']} | `{m['matrix'].replace('/work/shared/matrices/', '')}` | {m['rows']} | "
               f"{m['nnz']} | {m['row_len_mean']:.1f} | {m['row_len_std']:.1f} | {T3[m['label']]} | "
               f"{pct(b, 'eta')} | {pct(b, 'eta_meta')} | {pct(b, 'eta_nnz')} | {T5[m['label']]} | "
-              f"{pct(a, 'eta')} | {pct(a, 'eta_meta')} | {a.get('bar_algo', '—')} |")
+              f"{pct(a, 'eta')} | {pct(a, 'eta_meta')} | {pct(a, 'eta_nnz')} | {a.get('bar_algo', '—')} |")
     print("\n**Set 2 — BRO-HYB (paper Table 4).** O = HYB rows·K·4 + 2·nnz_coo·4 B; "
           "%ELL = share of nnz in the BRO-ELL part.\n")
     print("| paper matrix | ours: matrix | rows | nnz | μ | σ | paper %ELL | ours %ELL | K | "

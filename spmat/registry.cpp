@@ -26,6 +26,7 @@ std::vector<FormatEntry> gcsb_entries();
 std::vector<FormatEntry> bro_ell_entries();
 std::vector<FormatEntry> bro_coo_entries();
 std::vector<FormatEntry> bro_hyb_entries();
+std::vector<FormatEntry> bro_csr_entries();
 std::vector<FormatEntry> bccoo_entries();
 std::vector<FormatEntry> bcoo_entries();
 std::vector<FormatEntry> hisparse_entries();
@@ -50,6 +51,7 @@ const std::vector<FormatEntry>& registry() {
              &bro_ell_entries,
              &bro_coo_entries,
              &bro_hyb_entries,
+             &bro_csr_entries,
              &bccoo_entries,
              &bcoo_entries,
              &hisparse_entries,

@@ -8,4 +8,5 @@ int cmd_formats(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_compress(int argc, char** argv);
 }  // namespace spmat::cli

@@ -19,6 +19,7 @@ const Command kCommands[] = {
     {"convert", "convert between .mtx, .mtx.gz and the binary cache (.smc)", spmat::cli::cmd_convert},
     {"bench", "benchmark formats x operations x matrices (see spmat bench --help)",
      spmat::cli::cmd_bench},
+    {"compress", "BRO space savings of the index data (paper Tables 3-5)", spmat::cli::cmd_compress},
 };
 
 void usage() {

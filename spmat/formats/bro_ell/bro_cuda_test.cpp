@@ -1,5 +1,5 @@
 // spmat/formats/bro_ell/bro_cuda_test.cpp — the CUDA kernels of the whole BRO family (bro-ell,
-// bro-ell-bar, bro-coo, bro-hyb, bro-hyb-bar) against the fp64 reference: spmv and spmv_t,
+// bro-ell-bar, bro-coo, bro-hyb, bro-hyb-bar, bro-csr) against the fp64 reference: spmv and spmv_t,
 // 4 type pairs, alpha/beta, NaN-poisoned y, h = 32 and 256, sym_len 32 and 64.
 // SPDX-License-Identifier: MIT
 //

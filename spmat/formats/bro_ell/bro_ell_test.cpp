@@ -1,5 +1,5 @@
 // spmat/formats/bro_ell/bro_ell_test.cpp — BRO-ELL hand-checked layout, and the CPU battery of
-// the whole BRO family (bro-ell, bro-ell-bar, bro-coo, bro-hyb, bro-hyb-bar) against the
+// the whole BRO family (bro-ell, bro-ell-bar, bro-coo, bro-hyb, bro-hyb-bar, bro-csr) against the
 // fp64 reference: 4 type pairs, alpha/beta, NaN-poisoned y, exact round trips.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>

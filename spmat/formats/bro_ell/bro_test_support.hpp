@@ -110,7 +110,8 @@ struct Variant {
 };
 
 /// Every BRO registry name with the option sets worth covering (h = 32 and 256, sym_len 32 and
-/// 64, small COO intervals, a forced HYB width so that both parts are populated).
+/// 64, small COO intervals, a forced HYB width so that both parts are populated, BRO-CSR with
+/// 1, auto, 8 and 32 lanes per row).
 inline std::vector<Variant> variants() {
   std::vector<Variant> v;
   v.push_back({"bro-ell", {}, "defaults"});
@@ -122,6 +123,10 @@ inline std::vector<Variant> variants() {
   v.push_back({"bro-hyb", {}, "defaults"});
   v.push_back({"bro-hyb", FormatOptions().set("ell_width", "3").set("h", "32").set("interval", "96"), "K=3,h=32"});
   v.push_back({"bro-hyb-bar", FormatOptions().set("ell_width", "2").set("sym_len", "64"), "K=2,sym_len=64"});
+  v.push_back({"bro-csr", {}, "defaults"});
+  v.push_back({"bro-csr", FormatOptions().set("tpr", "1"), "tpr=1"});
+  v.push_back({"bro-csr", FormatOptions().set("tpr", "8").set("sym_len", "64"), "tpr=8,sym_len=64"});
+  v.push_back({"bro-csr", FormatOptions().set("tpr", "32"), "tpr=32"});
   return v;
 }
 

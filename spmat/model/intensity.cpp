@@ -286,9 +286,10 @@ ModelReport evaluate(const Csr<Value, Index>& a, std::int64_t k, DenseLayout lay
   const double flops = 2.0 * static_cast<double>(a.nnz()) * static_cast<double>(k);
   rep.naive = make_bound(naive_intensity(mu, sizeof(Value), sizeof(Index), 8), flops, dev,
                          dev.peak_gflops * (sizeof(Value) == 8 ? 0.5 : 1.0));
+  rep.variants.reserve(4);
   rep.variants.push_back(predict_variant(a, k, layout, tile, dev, 0, false));
   rep.variants.push_back(predict_variant(a, k, layout, tile, dev, 0, true));
-  const auto& base = rep.variants[0].stats;
+  const auto base = rep.variants[0].stats;  // a copy: the push_backs below may reallocate
   const std::int64_t lb_seg = lb_segsize(base, lb);
   const std::int64_t seg = lb_seg > 0 ? lb_seg : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(base.mu)));
   rep.variants.push_back(predict_variant(a, k, layout, tile, dev, seg, false));

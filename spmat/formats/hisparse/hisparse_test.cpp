@@ -132,7 +132,8 @@ void check_against_reference(const Csr<double, std::int64_t>& src, int d, std::u
       EXPECT_LE(reference::relative_norm2_error<Value>(y, want), tol) << (t ? "spmv_t" : "spmv");
       auto again = testing::poisoned<Value>(n_out);
       (t ? spmv_t<Value, Index> : spmv<Value, Index>)(hh, x.data(), again.data(), Value(1), Value(0));
-      EXPECT_EQ(0, std::memcmp(y.data(), again.data(), y.size() * sizeof(Value))) << "deterministic";
+      EXPECT_TRUE(y.empty() || std::memcmp(y.data(), again.data(), y.size() * sizeof(Value)) == 0)
+          << "deterministic";
       auto y2 = y0;
       (t ? spmv_t<Value, Index> : spmv<Value, Index>)(hh, x.data(), y2.data(), Value(0.5), Value(-2));
       const auto want2 = t ? reference::spmv_t<Value, Index, Value, Value>(aa, x, 0.5, -2, y0)

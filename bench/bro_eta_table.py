@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# spmat/formats/bro_ell/bro_eta_table.py — Markdown η tables (paper Tables 3, 4, 5 beside ours)
+# bench/bro_eta_table.py — Markdown η tables (paper Tables 3, 4, 5 beside ours)
 # from the JSON of `spmat compress` (schema spmat-compress/1).
 # SPDX-License-Identifier: MIT
 #

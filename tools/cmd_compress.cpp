@@ -5,11 +5,12 @@
 // A host computation (no kernel runs): each matrix is read with int32 indices (as the paper),
 // encoded, and the index bytes are counted with each storage's index_savings()
 // (spmat/formats/bro_common/bro_common.hpp, IndexSavings; definitions in
-// spmat/formats/bro_ell/bro.md, "Space savings η"):
+// docs/formats/bro.md, "Space savings η"):
 //   η      = 1 − C/O        C = bit streams (+ raw index arrays kept, BRO-COO's columns)
 //   η+meta = 1 − (C+M)/O    M = widths, per-slice/interval offsets, base rows
 //   O      = BRO-ELL: ELLPACK rows·k·4 (k = longest row; the paper's Fig. 1 counts 80 B);
-//            BRO-COO: COO 2·nnz·4;  BRO-HYB: HYB rows·K·4 + 2·nnz_coo·4
+//            BRO-COO: COO 2·nnz·4;  BRO-HYB: HYB rows·K·4 + 2·nnz_coo·4;
+//            BRO-CSR: CSR's col_idx nnz·4 (row_ptr is kept raw and not counted)
 //   η_nnz  = the same against the unpadded nnz·4 (ELL) / unchanged (COO)
 // The BAR row map (rows·4) is not in the paper's η; it is reported apart ("permutation").
 //
@@ -27,6 +28,7 @@
 #include "spmat/core/error.hpp"
 #include "spmat/formats/bar/bar.hpp"
 #include "spmat/formats/bro_coo/bro_coo.hpp"
+#include "spmat/formats/bro_csr/bro_csr.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
 #include "spmat/formats/bro_hyb/bro_hyb.hpp"
 #include "spmat/io/load.hpp"
@@ -49,7 +51,10 @@ constexpr const char* kUsage =
     "\n"
     "options:\n"
     "  --json PATH        write the results as JSON (schema spmat-compress/1)\n"
-    "  --h N              slice height of BRO-ELL / the ELL part of BRO-HYB (default 256)\n"
+    "  --h N              slice height of BRO-ELL / the ELL part of BRO-HYB (default 256, the\n"
+    "                     paper's; the extra column ELL32s is always h=32, first=slice)\n"
+    "  --first F          first-column coding: abs (paper, default) or slice\n"
+    "  --tpr N            BRO-CSR lanes per row (default 0 = auto)\n"
     "  --sym-len N        symbol length, 32 or 64 (default 32)\n"
     "  --interval N       BRO-COO entries per warp interval (default 1024)\n"
     "  --bar-algo A       auto, greedy, fast (default auto)\n"
@@ -63,7 +68,8 @@ struct Flags {
   std::string json_path;
   int h = 256, sym_len = 32, bar_window = 4;
   std::int64_t interval = 1024;
-  std::string bar_algo = "auto";
+  std::string bar_algo = "auto", first = "abs";
+  int tpr = 0;
   double max_fill = 64;
   bool bar = true, fp32 = false;
 };
@@ -95,7 +101,9 @@ FormatOptions options_of(const Flags& f, bool bar) {
       .set("max_fill", std::to_string(f.max_fill))
       .set("bar", bar ? "1" : "0")
       .set("bar_algo", f.bar_algo)
-      .set("bar_window", std::to_string(f.bar_window));
+      .set("bar_window", std::to_string(f.bar_window))
+      .set("first", f.first)
+      .set("tpr", std::to_string(f.tpr));
   return o;
 }
 
@@ -173,7 +181,22 @@ Json compress_one(const Flags& f, const std::string& label, const std::string& s
     const auto c = BroCoo<Value, Index>::build(a, options_of(f, false));
     return savings_json(c.index_savings());
   });
-  m.set("bro_ell", ell).set("bro_coo", coo).set("bro_hyb", hyb);
+  Json csr = measured([&] {
+    const auto c = BroCsr<Value, Index>::build(a, options_of(f, false));
+    Json j = savings_json(c.index_savings());
+    j.set("tpr", c.tpr);
+    return j;
+  });
+  Json ell32 = measured([&] {  // the GPU defaults of bro-ell
+    FormatOptions o = options_of(f, false);
+    o.set("h", "32").set("first", "slice");
+    const auto e = BroEll<Value, Index>::build(a, o);
+    Json j = savings_json(e.index_savings());
+    j.set("slots", static_cast<long long>(e.values.size()));
+    return j;
+  });
+  m.set("bro_ell", ell).set("bro_coo", coo).set("bro_hyb", hyb).set("bro_csr", csr);
+  m.set("bro_ell_h32_slice", ell32);
 
   const Json none = Json::object();
   auto get = [&](const Json& j, const char* k) -> const Json& {
@@ -182,12 +205,14 @@ Json compress_one(const Flags& f, const std::string& label, const std::string& s
   };
   const Json &eb = get(ell, "before_bar"), &ea = get(ell, "after_bar");
   const Json &hb = get(hyb, "before_bar"), &ha = get(hyb, "after_bar");
-  std::printf("%-24.24s %9lld %10lld %6.1f %6.1f | %s %s %s %s | %s %s | %s %s %s %s %s | %6.1fs\n",
+  std::printf("%-24.24s %9lld %10lld %6.1f %6.1f | %s %s %s %s | %s %s | %s %s %s %s %s | %s %s | %s %s | %6.1fs\n",
               label.c_str(), (long long)rows, (long long)nnz, mean, sd, pct(eb, "eta").c_str(),
               pct(eb, "eta_meta").c_str(), pct(ea, "eta").c_str(), pct(ea, "eta_meta").c_str(),
               pct(coo, "eta").c_str(), pct(coo, "eta_meta").c_str(),
               pct(hb, "ell_fraction").c_str(), pct(hb, "eta").c_str(), pct(hb, "eta_meta").c_str(),
-              pct(ha, "eta").c_str(), pct(ha, "eta_meta").c_str(), seconds_since(t0));
+              pct(ha, "eta").c_str(), pct(ha, "eta_meta").c_str(), pct(csr, "eta").c_str(),
+              pct(csr, "eta_meta").c_str(), pct(ell32, "eta").c_str(), pct(ell32, "eta_meta").c_str(),
+              seconds_since(t0));
   std::fflush(stdout);
   return m;
 }
@@ -220,6 +245,8 @@ int cmd_compress(int argc, char** argv) {
     else if (a == "--h") f.h = static_cast<int>(int_of(i, a));
     else if (a == "--sym-len") f.sym_len = static_cast<int>(int_of(i, a));
     else if (a == "--interval") f.interval = int_of(i, a);
+    else if (a == "--first") f.first = value_of(i, a);
+    else if (a == "--tpr") f.tpr = static_cast<int>(int_of(i, a));
     else if (a == "--bar-algo") f.bar_algo = value_of(i, a);
     else if (a == "--bar-window") f.bar_window = static_cast<int>(int_of(i, a));
     else if (a == "--max-fill") {
@@ -242,18 +269,20 @@ int cmd_compress(int argc, char** argv) {
   (void)bro_option_h(options_of(f, false));
   (void)bro_option_sym_len(options_of(f, false));
   (void)bro_option_interval(options_of(f, false));
+  (void)bro_option_first_slice(options_of(f, false));
   (void)bar::parse_algo(f.bar_algo, 0, 0, f.h);
 
-  std::printf("BRO space savings eta (%%), int32 indices, h=%d, sym_len=%d, interval=%lld; "
-              "+m = with metadata\n",
-              f.h, f.sym_len, (long long)f.interval);
-  std::printf("%-24s %9s %10s %6s %6s | %-23s | %-11s | %-29s |\n", "matrix", "rows", "nnz", "mean",
-              "std", "BRO-ELL  eta +m BAR:eta +m", "BRO-COO eta +m",
-              "BRO-HYB %ELL eta +m BAR:eta +m");
+  std::printf("BRO space savings eta (%%), int32 indices, h=%d, first=%s, sym_len=%d, interval=%lld; "
+              "+m = with metadata; ELL32s = bro-ell h=32 first=slice (no BAR)\n",
+              f.h, f.first.c_str(), f.sym_len, (long long)f.interval);
+  std::printf("%-24s %9s %10s %6s %6s | %-23s | %-11s | %-29s | %-11s | %-11s |\n", "matrix", "rows",
+              "nnz", "mean", "std", "BRO-ELL  eta +m BAR:eta +m", "BRO-COO eta +m",
+              "BRO-HYB %ELL eta +m BAR:eta +m", "BRO-CSR eta +m", "ELL32s eta +m");
   Json doc = Json::object();
   Json params = Json::object();
   params.set("h", f.h).set("sym_len", f.sym_len).set("interval", static_cast<long long>(f.interval))
       .set("bar_algo", f.bar_algo).set("bar_window", f.bar_window).set("max_fill", f.max_fill)
+      .set("first", f.first).set("tpr", f.tpr)
       .set("index", "int32").set("value", f.fp32 ? "fp32" : "fp64");
   doc.set("schema", "spmat-compress/1").set("params", params);
   Json list = Json::array();

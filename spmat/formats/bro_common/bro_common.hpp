@@ -161,6 +161,13 @@ struct Reader32 {
   std::uint64_t buf = 0;
   int rb = 0;
   SPMAT_BRO_HD Reader32(const std::uint32_t* p0, std::int64_t s) : p(p0), stride(s) {}
+  /// Loads the first symbol now (the stream must have one). Decoding is unchanged: the first
+  /// refill would load the same word; priming only lets the load start earlier.
+  SPMAT_BRO_HD void prime() {
+    buf = static_cast<std::uint64_t>(bro_load(p)) << 32;
+    p += stride;
+    rb = 32;
+  }
   SPMAT_BRO_HD std::uint32_t next(int b) {
     if (rb < b) {  // rb <= 31 here, so the shift is 1..32 and rb+32 <= 63 bits fit
       buf |= static_cast<std::uint64_t>(bro_load(p)) << (32 - rb);
@@ -182,6 +189,12 @@ struct Reader64 {
   std::uint64_t buf = 0;
   int rb = 0;
   SPMAT_BRO_HD Reader64(const std::uint64_t* p0, std::int64_t s) : p(p0), stride(s) {}
+  /// As Reader32::prime (the stream must have a symbol); rb = 64 is a valid state of next().
+  SPMAT_BRO_HD void prime() {
+    buf = bro_load(p);
+    p += stride;
+    rb = 64;
+  }
   SPMAT_BRO_HD std::uint32_t next(int b) {
     if (b == 0) return 0u;
     if (rb >= b) {

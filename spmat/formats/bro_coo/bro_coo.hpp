@@ -1,5 +1,5 @@
 // spmat/formats/bro_coo/bro_coo.hpp — BRO-COO: COO with delta-coded, bit-packed row indices in
-// warp intervals (spec bro.md §4 and §9.8). Family page: spmat/formats/bro_ell/bro.md.
+// warp intervals (spec bro.md §4 and §9.8). Family page: docs/formats/bro.md.
 // SPDX-License-Identifier: MIT
 //
 // Entries in row-major order are cut into intervals of `interval` entries (a multiple of 32;

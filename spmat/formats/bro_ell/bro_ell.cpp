@@ -12,7 +12,7 @@
 namespace spmat {
 
 int bro_option_h(const FormatOptions& o) {
-  const std::int64_t h = o.get_int("h", 256);
+  const std::int64_t h = o.get_int("h", 32);
   if (h < 32 || h > 1024 || h % 32 != 0)
     throw ParseError("BRO: h=" + std::to_string(h) +
                      " must be a multiple of 32 in 32..1024 (a slice must fill whole warps)");
@@ -25,6 +25,25 @@ int bro_option_sym_len(const FormatOptions& o) {
   return static_cast<int>(s);
 }
 
+bool bro_option_first_slice(const FormatOptions& o) {
+  const std::string f = o.get_string("first", "slice");
+  if (f == "slice") return true;
+  if (f == "abs") return false;
+  throw ParseError("BRO: first=" + f + " is not 'slice' (relative to the slice's smallest first "
+                   "column) or 'abs' (the paper's column + 1)");
+}
+
+template <class Value, class Index>
+void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o) {
+  const std::string k = o.get_string("kernel", "batched");
+  if (k != "batched" && k != "classic")
+    throw ParseError("BRO: kernel=" + k + " is not 'batched' or 'classic'");
+  e.kernel = k == "batched" ? 1 : 0;
+  const std::int64_t u = o.get_int("unroll", 8);
+  if (u != 4 && u != 8) throw ParseError("BRO: unroll=" + std::to_string(u) + " is not 4 or 8");
+  e.unroll = static_cast<int>(u);
+}
+
 namespace {
 constexpr std::int64_t kMinRefusedSlots = std::int64_t{1} << 20;
 }
@@ -32,7 +51,7 @@ constexpr std::int64_t kMinRefusedSlots = std::int64_t{1} << 20;
 template <class Value, class Index>
 BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, int h, int sym_len,
                                                   const std::vector<std::int64_t>& order,
-                                                  std::int64_t max_len) {
+                                                  std::int64_t max_len, bool first_slice) {
   if (static_cast<std::uint64_t>(a.cols) > bro::kMaxDelta)
     throw UnsupportedError("BRO: " + std::to_string(a.cols) +
                            " columns exceed the 32-bit delta limit of the bit streams");
@@ -45,9 +64,26 @@ BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, in
   std::vector<std::int64_t> ptr(static_cast<std::size_t>(m) + 1, 0);
   for (std::int64_t p = 0; p < m; ++p) ptr[p + 1] = ptr[p] + len_of(orig(p));
   std::vector<std::uint32_t> deltas(static_cast<std::size_t>(ptr[m]));
+  // First-column base per slice: the smallest first column of its non-empty rows (0 if none),
+  // so the first delta of a row is column − base + 1 >= 1 (0 stays the padding marker).
+  const std::int64_t slices = (m + h - 1) / h;
+  std::vector<Index> base;
+  if (first_slice) {
+    base.assign(static_cast<std::size_t>(slices), Index(0));
+    for (std::int64_t s = 0; s < slices; ++s) {
+      std::int64_t lo = -1;
+      for (std::int64_t p = s * h; p < std::min(m, (s + 1) * h); ++p)
+        if (ptr[p + 1] > ptr[p]) {
+          const std::int64_t c = a.col_idx[a.row_ptr[orig(p)]];
+          lo = lo < 0 ? c : std::min(lo, c);
+        }
+      base[s] = static_cast<Index>(lo < 0 ? 0 : lo);
+    }
+  }
   for (std::int64_t p = 0; p < m; ++p) {
     const std::int64_t r = orig(p);
-    std::int64_t prev = -1;  // first delta = column + 1: 0 stays the padding marker (spec §9.1)
+    // first delta = column − base + 1 (base 0: the paper's column + 1, spec §9.1)
+    std::int64_t prev = (first_slice ? static_cast<std::int64_t>(base[p / h]) : 0) - 1;
     for (std::int64_t j = 0; j < ptr[p + 1] - ptr[p]; ++j) {
       const std::int64_t c = a.col_idx[a.row_ptr[r] + j];
       deltas[ptr[p] + j] = static_cast<std::uint32_t>(c - prev);
@@ -61,6 +97,8 @@ BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, in
   e.nnz = ptr[m];
   e.h = h;
   e.sym_len = sym_len;
+  e.first_slice = first_slice;
+  e.col_base = std::move(base);
   for (std::int64_t p = 0; p < m; ++p) e.max_row = std::max(e.max_row, ptr[p + 1] - ptr[p]);
   e.width_off = std::move(code.width_off);
   e.sym_off = std::move(code.sym_off);
@@ -85,6 +123,7 @@ BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, in
 template <class Value, class Index>
 BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
+  const bool first_slice = bro_option_first_slice(o);
   const double max_fill = o.get_double("max_fill", 10.0);
   const std::int64_t bar = o.get_int("bar", 0);
   if (bar != 0 && bar != 1) throw ParseError("bro-ell: bar=" + std::to_string(bar) + " is not 0 or 1");
@@ -115,7 +154,9 @@ BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, con
                            " slots for " + std::to_string(nnz) + " nonzeros (fill ratio " +
                            std::to_string(fill) + " > max_fill " + std::to_string(max_fill) +
                            "); use bro-hyb, or raise the max_fill option");
-  return encode(a, h, sym_len, order, -1);
+  BroEll e = encode(a, h, sym_len, order, -1, first_slice);
+  bro_apply_kernel_options(e, o);
+  return e;
 }
 
 template <class Value, class Index>
@@ -138,7 +179,7 @@ Csr<Value, Index> BroEll<Value, Index>::to_csr() const {
     } else {  // host-only odd sym_len (tests): generic reader
       const std::int64_t s = p / h, wo = width_off[s];
       bro::HostReader rd(sym64.data() + sym_off[s] + p % h, h, sym_len);
-      std::int64_t col = -1;
+      std::int64_t col = start_col(s);
       for (std::int64_t j = 0; j < width_off[s + 1] - wo; ++j) {
         const std::uint64_t d = rd.next(widths[wo + j]);
         if (d) {
@@ -156,7 +197,7 @@ std::size_t BroEll<Value, Index>::storage_bytes() const {
   return width_off.size() * sizeof(std::int64_t) + sym_off.size() * sizeof(std::int64_t) +
          widths.size() + sym32.size() * sizeof(std::uint32_t) +
          sym64.size() * sizeof(std::uint64_t) + values.size() * sizeof(Value) +
-         row_id.size() * sizeof(Index);
+         row_id.size() * sizeof(Index) + col_base.size() * sizeof(Index);
 }
 
 template <class Value, class Index>
@@ -165,7 +206,8 @@ bro::IndexSavings BroEll<Value, Index>::index_savings() const {
   s.original = static_cast<std::size_t>(rows) * static_cast<std::size_t>(max_row) * sizeof(Index);
   s.original_nnz = static_cast<std::size_t>(nnz) * sizeof(Index);
   s.compressed = sym32.size() * sizeof(std::uint32_t) + sym64.size() * sizeof(std::uint64_t);
-  s.metadata = widths.size() + (width_off.size() + sym_off.size()) * sizeof(std::int64_t);
+  s.metadata = widths.size() + (width_off.size() + sym_off.size()) * sizeof(std::int64_t) +
+               col_base.size() * sizeof(Index);
   s.permutation = row_id.size() * sizeof(Index);
   return s;
 }
@@ -175,15 +217,19 @@ std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) 
   return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
 }
 
-#define SPMAT_INSTANTIATE(V, I)   \
-  template struct BroEll<V, I>; \
+#define SPMAT_INSTANTIATE(V, I)                                                \
+  template struct BroEll<V, I>;                                                \
+  template void bro_apply_kernel_options(BroEll<V, I>&, const FormatOptions&); \
   template std::size_t traffic_bytes(const BroEll<V, I>&, Op, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<ParamInfo> bro_ell_params() {
-  return {{"h", "256", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice)"},
+  return {{"h", "32", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice; paper: 256)"},
           {"sym_len", "32", "symbol length in bits: 32 or 64"},
+          {"first", "slice", "first-column coding: slice (relative to the slice's smallest first column) or abs (paper: column+1)"},
+          {"kernel", "batched", "CUDA spmv kernel: batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
+          {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
           {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},
           {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
           {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},

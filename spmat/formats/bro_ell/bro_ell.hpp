@@ -1,5 +1,5 @@
 // spmat/formats/bro_ell/bro_ell.hpp — BRO-ELL: sliced ELLPACK with delta-coded, bit-packed
-// column indices (Tang et al., SC'13; spec bro.md §3 with every §9 fix). Family page: bro.md.
+// column indices (Tang et al., SC'13; spec bro.md §3 with every §9 fix). Family page: docs/formats/bro.md.
 // SPDX-License-Identifier: MIT
 //
 // Registry names: `bro-ell` and `bro-ell-bar` (the same with BAR row reordering; y still comes
@@ -33,8 +33,16 @@ struct BroEll {
   Index cols = 0;
   std::int64_t nnz = 0;         ///< stored entries (explicit zeros included, padding not)
   std::int64_t max_row = 0;     ///< k: longest stored row (for η against ELLPACK)
-  int h = 256;                  ///< slice height (rows per slice)
+  int h = 32;                   ///< slice height (rows per slice; paper: 256)
   int sym_len = 32;             ///< symbol length in bits: 32 or 64
+  /// First-column coding: false = the paper's (first delta = column + 1); true = relative to
+  /// the slice's smallest first column (first delta = column − col_base[s] + 1, "beyond the
+  /// paper", issue item 6). The decoder is the same: the accumulator starts at col_base[s] − 1.
+  bool first_slice = true;
+  /// CUDA spmv kernel (run-time choice, not part of the code): 1 = batched (decode U fields,
+  /// then U value/x loads at once; widths by warp shuffle), 0 = classic (spec §3.5 loop).
+  int kernel = 1;
+  int unroll = 8;               ///< U of the batched kernel: 4 or 8
   std::vector<std::int64_t> width_off{0};  ///< slices+1: widths of slice s at [width_off[s], +l_s)
   std::vector<std::int64_t> sym_off{0};    ///< slices+1: symbols of slice s start here
   std::vector<std::uint8_t> widths;        ///< Σ l_s bit widths (1..32)
@@ -42,17 +50,25 @@ struct BroEll {
   std::vector<std::uint64_t> sym64;        ///< symbols when sym_len == 64 (else empty)
   std::vector<Value> values;               ///< width_off.back()·h slots (padding = 0)
   std::vector<Index> row_id;               ///< rows: original row of stored row p; empty = identity
+  std::vector<Index> col_base;             ///< slices when first_slice (else empty = all 0)
 
-  /// Options: h, sym_len, max_fill, bar, bar_algo, bar_window (see bro_ell_entries()).
+  /// Options: h, sym_len, first, kernel, unroll, max_fill, bar, bar_algo, bar_window (see
+  /// bro_ell_params()).
   /// Throws UnsupportedError when the sliced padding exceeds max_fill·nnz (and 2^20 slots).
   static BroEll build(const Csr<Value, Index>& a, const FormatOptions& o);
   /// The encoder behind build and BRO-HYB: stored row p is original row order[p] (identity when
-  /// order is empty) cut to its first max_len entries (-1 = whole rows).
+  /// order is empty) cut to its first max_len entries (-1 = whole rows); first_slice picks the
+  /// first-column coding (false = the paper's).
   static BroEll encode(const Csr<Value, Index>& a, int h, int sym_len,
-                       const std::vector<std::int64_t>& order, std::int64_t max_len);
+                       const std::vector<std::int64_t>& order, std::int64_t max_len,
+                       bool first_slice = false);
 
   std::int64_t slices() const { return static_cast<std::int64_t>(width_off.size()) - 1; }
   std::int64_t original_row(std::int64_t p) const { return row_id.empty() ? p : row_id[p]; }
+  /// The decoder's starting column of slice s: col_base[s] − 1 (−1 with the paper's coding).
+  std::int64_t start_col(std::int64_t s) const {
+    return (col_base.empty() ? 0 : static_cast<std::int64_t>(col_base[s])) - 1;
+  }
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const;
   Shape shape() const { return {rows, cols, nnz}; }
@@ -69,7 +85,7 @@ inline void bro_ell_decode_row(const BroEll<Value, Index>& e, const Sym* syms, s
   typename bro::ReaderFor<Sym>::type rd(syms + e.sym_off[s] + t, e.h);
   const Value* v = e.values.data() + wo * e.h + t;
   const std::uint8_t* w = e.widths.data() + wo;
-  std::int64_t col = -1;
+  std::int64_t col = e.start_col(s);
   for (std::int64_t c = 0; c < len; ++c) {
     const std::uint32_t d = rd.next(w[c]);
     if (d) {
@@ -109,8 +125,13 @@ void bro_ell_scatter_t(const BroEll<Value, Index>& e, std::int64_t s, const Valu
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host);  // _cuda.cu
 
-/// Reads h, sym_len (validated) from options; shared by BRO-ELL and BRO-HYB.
+/// Reads h, sym_len, first (validated) from options; shared by BRO-ELL and BRO-HYB.
 int bro_option_h(const FormatOptions& o);
 int bro_option_sym_len(const FormatOptions& o);
+/// `first`: "slice" (default) → true, "abs" (the paper's coding) → false.
+bool bro_option_first_slice(const FormatOptions& o);
+/// Sets kernel (`batched`/`classic`) and unroll (4/8) of e from options (CUDA spmv choice).
+template <class Value, class Index>
+void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o);
 
 }  // namespace spmat

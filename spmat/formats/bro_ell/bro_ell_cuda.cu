@@ -4,8 +4,21 @@
 //
 // Kernel contract (both kernels): width_off/sym_off slices+1, widths Σl_s, symbols
 // sym_off[slices], values Σl_s·h, row_id rows or null (identity), x cols (spmv_t: rows), y rows
-// (spmv_t: cols); all device memory, allocated by upload (matrix) or the caller (x, y).
-// Slice s is handled by h consecutive threads of one block (h a multiple of 32, so a warp never
+// (spmv_t: cols), col_base slices or null (the paper's first-column coding: base 0); all device
+// memory, allocated by upload (matrix) or the caller (x, y). Each row's accumulator starts at
+// col_base[s] − 1.
+//
+// spmv, kernel=batched (default): one warp per 32 stored rows of one slice (h a multiple of 32,
+// so slice s has h/32 warps; blocks of 256 threads, grid-stride over warps). The warp reads its
+// slice's offsets once, primes every lane's bit reader with its first symbol (a coalesced
+// 128 B load, issued together with the width load), loads 32 widths at a time with one
+// coalesced uint8 load (lane k holds width c0+k) and broadcasts them by __shfl_sync, and
+// decodes U = unroll fields before issuing U value loads and U x loads at once
+// (bro_ell_batched.hpp): the loads of a row overlap instead of costing one latency per entry.
+// Values of position c sit at slot c·h + t: a warp's loads are 32 consecutive values
+// (coalesced). Same sums in the same order as the classic kernel (deterministic).
+//
+// spmv, kernel=classic, and spmv_t (always): slice s is handled by h consecutive threads of one block (h a multiple of 32, so a warp never
 // straddles slices); blocks hold max(1, 256/h) slices and grid-stride over slice groups. Thread
 // t of slice s decodes stored row s·h+t with the spec §3.5 loop: widths are read from global
 // memory as uint8 (spec §9.7) — the same address for the whole warp, so one broadcast load —
@@ -18,6 +31,7 @@
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_ell/bro_ell_batched.hpp"
 #include "spmat/formats/bro_ell/bro_ell_device.hpp"
 
 namespace spmat {
@@ -37,8 +51,8 @@ __global__ void __launch_bounds__(1024)
                         const std::uint8_t* __restrict__ widths,
                         const std::int64_t* __restrict__ sym_off, const Sym* __restrict__ syms,
                         const Value* __restrict__ values, const Index* __restrict__ row_id,
-                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
-                        Value beta) {
+                        const Index* __restrict__ col_base, const Value* __restrict__ x,
+                        Value* __restrict__ y, Value alpha, Value beta) {
   const int spb = static_cast<int>(blockDim.x) / h;
   const int local = static_cast<int>(threadIdx.x) / h, t = static_cast<int>(threadIdx.x) % h;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * spb;
@@ -47,7 +61,7 @@ __global__ void __launch_bounds__(1024)
     typename bro::ReaderFor<Sym>::type rd(syms + ldg(sym_off + s) + t, h);
     const Value* v = values + wo * h + t;
     const std::uint8_t* w = widths + wo;
-    std::int64_t col = -1;  // first delta = column + 1 (spec §9.1)
+    std::int64_t col = (col_base ? static_cast<std::int64_t>(ldg(col_base + s)) : 0) - 1;
     Value sum = 0;
     for (std::int64_t c = 0; c < len; ++c) {
       const std::uint32_t d = rd.next(ldg(w + c));
@@ -71,7 +85,8 @@ __global__ void __launch_bounds__(1024)
                           const std::uint8_t* __restrict__ widths,
                           const std::int64_t* __restrict__ sym_off, const Sym* __restrict__ syms,
                           const Value* __restrict__ values, const Index* __restrict__ row_id,
-                          const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
+                          const Index* __restrict__ col_base, const Value* __restrict__ x,
+                          Value* __restrict__ y, Value alpha) {
   const int spb = static_cast<int>(blockDim.x) / h;
   const int local = static_cast<int>(threadIdx.x) / h, t = static_cast<int>(threadIdx.x) % h;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * spb;
@@ -83,7 +98,7 @@ __global__ void __launch_bounds__(1024)
     typename bro::ReaderFor<Sym>::type rd(syms + ldg(sym_off + s) + t, h);
     const Value* v = values + wo * h + t;
     const std::uint8_t* w = widths + wo;
-    std::int64_t col = -1;
+    std::int64_t col = (col_base ? static_cast<std::int64_t>(ldg(col_base + s)) : 0) - 1;
     for (std::int64_t c = 0; c < len; ++c) {
       const std::uint32_t d = rd.next(ldg(w + c));
       if (d) {
@@ -92,6 +107,69 @@ __global__ void __launch_bounds__(1024)
       }
     }
   }
+}
+
+/// Device width source of the batched decode: lane k holds width c0+k of the warp's slice.
+struct WarpWidths {
+  const std::uint8_t* w;
+  std::int64_t len;
+  int mine = 0;
+  __device__ __forceinline__ void load(std::int64_t c0) {
+    const std::int64_t c = c0 + (threadIdx.x & 31);
+    mine = c < len ? static_cast<int>(ldg(w + c)) : 0;
+  }
+  __device__ __forceinline__ int get(int k) const { return __shfl_sync(0xffffffffu, mine, k); }
+};
+
+constexpr int kBatchedBlock = 256;
+// Min-blocks hint 3 (≤ 85 registers): ptxas -v for sm_90 capped the fp64/int32/sym32/U=8
+// instance at 64 registers with 20 B of spills without it; with it, 72-80 registers and no
+// spills in all 16 instances (U=4: 56-68). Occupancy 24 warps/SM at U=8, each lane with up to 16
+// loads in flight. Not yet measured on a GPU; unroll=4 is the alternative to time.
+
+template <int U, class Sym, class Value, class Index>
+__global__ void __launch_bounds__(kBatchedBlock, 3)
+    bro_ell_spmv_batched_kernel(std::int64_t slices, std::int64_t rows, int h,
+                                const std::int64_t* __restrict__ width_off,
+                                const std::uint8_t* __restrict__ widths,
+                                const std::int64_t* __restrict__ sym_off,
+                                const Sym* __restrict__ syms, const Value* __restrict__ values,
+                                const Index* __restrict__ row_id,
+                                const Index* __restrict__ col_base, const Value* __restrict__ x,
+                                Value* __restrict__ y, Value alpha, Value beta) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const std::int64_t wps = h / 32;  // warps per slice
+  const std::int64_t warps = slices * wps;
+  const std::int64_t wstride = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  // The loop bound is warp-uniform, so all 32 lanes stay converged for the shuffles.
+  for (std::int64_t gw = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       gw < warps; gw += wstride) {
+    const std::int64_t s = gw / wps;
+    const std::int64_t t = (gw - s * wps) * 32 + lane;
+    const std::int64_t wo = ldg(width_off + s), len = ldg(width_off + s + 1) - wo;
+    const std::int64_t so = ldg(sym_off + s), nsym = ldg(sym_off + s + 1) - so;
+    const std::int64_t col = (col_base ? static_cast<std::int64_t>(ldg(col_base + s)) : 0) - 1;
+    typename bro::ReaderFor<Sym>::type rd(syms + so + t, h);
+    if (nsym > 0) rd.prime();  // uniform: the whole slice has the same stream length
+    WarpWidths wd{widths + wo, len};
+    const Value sum =
+        bro::batched_row<U, Index>(rd, wd, len, values + wo * h + t, h, x, col);
+    const std::int64_t p = s * h + t;
+    if (p < rows) {
+      const std::int64_t r = row_id ? static_cast<std::int64_t>(ldg(row_id + p)) : p;
+      axpby_store(y + r, alpha, sum, beta);
+    }
+  }
+}
+
+template <int U, class Sym, class Value, class Index>
+void launch_batched(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
+                    Value alpha, Value beta) {
+  const unsigned grid = cuda::grid_for(d.slices * d.h, kBatchedBlock);
+  bro_ell_spmv_batched_kernel<U, Sym><<<grid, kBatchedBlock>>>(
+      d.slices, d.rows, d.h, d.width_off.data(), d.widths.data(), d.sym_off.data(), syms,
+      d.values.data(), d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_batched_kernel");
 }
 
 template <class Sym, class Value, class Index>
@@ -103,12 +181,14 @@ void launch(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x
   if (!transpose) {
     bro_ell_spmv_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
                                               d.widths.data(), d.sym_off.data(), syms,
-                                              d.values.data(), d.row_id.data(), x, y, alpha, beta);
+                                              d.values.data(), d.row_id.data(),
+                                              d.col_base.data(), x, y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_kernel");
   } else {
     bro_ell_spmv_t_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
                                                 d.widths.data(), d.sym_off.data(), syms,
-                                                d.values.data(), d.row_id.data(), x, y, alpha);
+                                                d.values.data(), d.row_id.data(),
+                                                d.col_base.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_t_kernel");
   }
 }
@@ -123,6 +203,8 @@ BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value
   d.slices = e.slices();
   d.h = e.h;
   d.sym_len = e.sym_len;
+  d.kernel = e.kernel;
+  d.unroll = e.unroll;
   if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
     throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
                            "sym_len 32 or 64");
@@ -133,6 +215,7 @@ BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value
   d.sym64 = cuda::DeviceBuffer<std::uint64_t>(e.sym64, "bro-ell symbols");
   d.values = cuda::DeviceBuffer<Value>(e.values, "bro-ell values");
   d.row_id = cuda::DeviceBuffer<Index>(e.row_id, "bro-ell row map");
+  d.col_base = cuda::DeviceBuffer<Index>(e.col_base, "bro-ell first-column bases");
   return d;
 }
 
@@ -140,10 +223,23 @@ template <class Value, class Index>
 void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                          Value alpha, Value beta) {
   if (d.slices == 0 || d.rows == 0) return;
-  if (d.sym_len == 32)
+  if (d.kernel == 1) {
+    if (d.sym_len == 32) {
+      if (d.unroll == 4)
+        launch_batched<4>(d, d.sym32.data(), x, y, alpha, beta);
+      else
+        launch_batched<8>(d, d.sym32.data(), x, y, alpha, beta);
+    } else {
+      if (d.unroll == 4)
+        launch_batched<4>(d, d.sym64.data(), x, y, alpha, beta);
+      else
+        launch_batched<8>(d, d.sym64.data(), x, y, alpha, beta);
+    }
+  } else if (d.sym_len == 32) {
     launch(d, d.sym32.data(), x, y, alpha, beta, false);
-  else
+  } else {
     launch(d, d.sym64.data(), x, y, alpha, beta, false);
+  }
 }
 
 template <class Value, class Index>

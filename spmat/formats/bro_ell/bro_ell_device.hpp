@@ -12,13 +12,15 @@ namespace spmat {
 template <class Value, class Index>
 struct BroEllDevice {
   std::int64_t rows = 0, cols = 0, slices = 0;
-  int h = 256, sym_len = 32;
+  int h = 32, sym_len = 32;
+  int kernel = 1, unroll = 8;                           // spmv: 1 batched, 0 classic
   cuda::DeviceBuffer<std::int64_t> width_off, sym_off;  // slices+1 each
   cuda::DeviceBuffer<std::uint8_t> widths;              // Σ l_s
   cuda::DeviceBuffer<std::uint32_t> sym32;              // sym_len == 32
   cuda::DeviceBuffer<std::uint64_t> sym64;              // sym_len == 64
   cuda::DeviceBuffer<Value> values;                     // Σ l_s·h
   cuda::DeviceBuffer<Index> row_id;                     // rows, or empty (identity)
+  cuda::DeviceBuffer<Index> col_base;                   // slices, or empty (base 0)
 
   static BroEllDevice upload(const BroEll<Value, Index>& e);
 };

@@ -10,6 +10,7 @@
 
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
+#include "spmat/formats/bro_ell/bro_ell_batched.hpp"
 #include "spmat/formats/bro_ell/bro_test_support.hpp"
 #include "spmat/matrix.hpp"
 #include "tests/support/test_support.hpp"
@@ -60,6 +61,118 @@ TEST(BroEll, DecodesThe32BitCodeOfTheExampleInTheKernel) {
   EXPECT_EQ(yt, (std::vector<double>{11, 15, 33, 25, 23}));
 }
 
+TEST(BroEll, CodesTheFirstColumnRelativeToTheSlicesSmallestFirstColumn) {
+  // first = slice: slice 1 (rows 2, 3; first columns 1 and 3) gets base 1, so row 2's deltas are
+  // {1,1,2} and row 3's {3,1}: widths {2,1,2} (5 bits, the paper's coding needs 6); slice 0's
+  // base is 0 and its code is the paper's.
+  const auto a = paper_example();
+  const auto e = BroEll<double, std::int32_t>::encode(a, 2, 32, {}, -1, true);
+  EXPECT_EQ(e.col_base, (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(e.widths, (std::vector<std::uint8_t>{1, 2, 1, 1, 1, 2, 1, 2}));
+  //                    01|1|10 = 01110…           11|1|00 = 11100…
+  EXPECT_EQ(e.sym32, (std::vector<std::uint32_t>{0xc0000000u, 0xbc000000u, 0x70000000u, 0xe0000000u}));
+  EXPECT_EQ(e.storage_bytes(), 3 * 8 + 3 * 8 + 8 + 4 * 4 + 16 * 8u + 2 * 4u);
+  EXPECT_EQ(e.to_csr(), a);
+  const std::vector<double> x{1, 2, 3, 4, 5};
+  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+  spmv(e, x.data(), y.data(), 1.0, 0.0);
+  EXPECT_EQ(y, (std::vector<double>{9, 50, 64, 47}));
+}
+
+TEST(BroEll, SliceRelativeFirstColumnsFitAFivePointStencilRowInOneWord) {
+  // gen:lap2d-like rows (columns i−n, i−1, i, i+1, i+n with n = 2000) in slices of 32 at rows
+  // 102400..102495: the first delta is at most 32 (6 bits), the others 1999, 1, 1, 1999
+  // (11+1+1+11): 30 bits, one symbol; the paper's first delta (column + 1 ≈ 10^5, 17 bits) needs
+  // two.
+  const std::int64_t n = 2000, r0 = 102400, stencil_rows = 3 * 32;
+  Csr<double, std::int32_t> a;
+  a.rows = a.cols = static_cast<std::int32_t>(r0 + stencil_rows + n);
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t p = 0; p < a.rows; ++p) {
+    if (p >= r0 && p < r0 + stencil_rows)
+      for (std::int64_t c : {p - n, p - 1, p, p + 1, p + n}) {
+        a.col_idx.push_back(static_cast<std::int32_t>(c));
+        a.values.push_back(1.0);
+      }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  const auto slice = BroEll<double, std::int32_t>::encode(a, 32, 32, {}, -1, true);
+  const auto paper = BroEll<double, std::int32_t>::encode(a, 32, 32, {}, -1, false);
+  for (std::int64_t s = r0 / 32; s < (r0 + stencil_rows) / 32; ++s) {
+    EXPECT_EQ(slice.col_base[s], s * 32 - n);
+    EXPECT_EQ(slice.widths[slice.width_off[s]], 6);
+    EXPECT_EQ((slice.sym_off[s + 1] - slice.sym_off[s]) / 32, 1);
+    EXPECT_EQ((paper.sym_off[s + 1] - paper.sym_off[s]) / 32, 2);
+  }
+  EXPECT_EQ(slice.to_csr(), a);
+}
+
+// Runs the batched decode of the CUDA kernel (bro_ell_batched.hpp) on the host, with the
+// kernel's reader priming, and returns y = A·x in the original row order.
+template <int U, class V, class I>
+std::vector<V> batched_host_spmv(const BroEll<V, I>& e, const std::vector<V>& x) {
+  std::vector<V> y(static_cast<std::size_t>(e.rows), std::numeric_limits<V>::quiet_NaN());
+  for (std::int64_t s = 0; s < e.slices(); ++s)
+    for (std::int64_t t = 0; t < e.h; ++t) {
+      const std::int64_t wo = e.width_off[s], len = e.width_off[s + 1] - wo;
+      const std::int64_t nsym = e.sym_off[s + 1] - e.sym_off[s];
+      bro::HostWidths wd{e.widths.data() + wo, len};
+      V sum;
+      if (e.sym_len == 32) {
+        bro::Reader32 rd(e.sym32.data() + e.sym_off[s] + t, e.h);
+        if (nsym > 0) rd.prime();
+        sum = bro::batched_row<U, I>(rd, wd, len, e.values.data() + wo * e.h + t, e.h, x.data(), e.start_col(s));
+      } else {
+        bro::Reader64 rd(e.sym64.data() + e.sym_off[s] + t, e.h);
+        if (nsym > 0) rd.prime();
+        sum = bro::batched_row<U, I>(rd, wd, len, e.values.data() + wo * e.h + t, e.h, x.data(), e.start_col(s));
+      }
+      const std::int64_t p = s * e.h + t;
+      if (p < e.rows) y[e.original_row(p)] = sum;
+    }
+  return y;
+}
+
+TEST(BroEll, BatchedKernelDecodeMatchesTheClassicLoopBitForBit) {
+  // Rows up to 75 entries (3 width chunks of 32), empty rows, BAR-permuted rows; small-integer
+  // values so both orders of summation are exact and the results must be identical.
+  const Csr64 a64 = bro_testing::random_csr(700, 3001, [](std::int64_t r) {
+    return r % 7 == 0 ? 0 : (r % 50 == 3 ? 75 : r % 11);
+  }, 17);
+  const auto a = convert<double, std::int32_t>(a64);
+  const auto x = testing::random_vector<double>(a.cols, 4, true);
+  for (int h : {32, 64, 256})
+    for (int sym_len : {32, 64})
+      for (bool first : {false, true})
+        for (bool bar : {false, true}) {
+          SCOPED_TRACE("h=" + std::to_string(h) + " sym_len=" + std::to_string(sym_len) +
+                       " first_slice=" + std::to_string(first) + " bar=" + std::to_string(bar));
+          std::vector<std::int64_t> order;
+          if (bar)
+            for (std::int64_t p = 0; p < a.rows; ++p) order.push_back((p * 389) % a.rows);
+          const auto e = BroEll<double, std::int32_t>::encode(a, h, sym_len, order, -1, first);
+          std::vector<double> want(static_cast<std::size_t>(a.rows));
+          spmv(e, x.data(), want.data(), 1.0, 0.0);
+          EXPECT_EQ((batched_host_spmv<8>(e, x)), want);
+          EXPECT_EQ((batched_host_spmv<4>(e, x)), want);
+          EXPECT_EQ((batched_host_spmv<1>(e, x)), want);
+        }
+}
+
+TEST(BroEll, PrimedReadersDecodeAsUnprimedOnes) {
+  std::vector<std::uint32_t> w32{0xdeadbeefu, 0x12345678u, 0xcafef00du};
+  std::vector<std::uint64_t> w64{0xdeadbeef12345678ull, 0xcafef00d0badc0deull};
+  const int widths[] = {1, 7, 32, 3, 0, 17, 5, 9, 2, 12};
+  bro::Reader32 a(w32.data(), 1), b(w32.data(), 1);
+  bro::Reader64 c(w64.data(), 1), d(w64.data(), 1);
+  b.prime();
+  d.prime();
+  for (int bits : widths) {
+    EXPECT_EQ(a.next(bits), b.next(bits)) << bits;
+    EXPECT_EQ(c.next(bits), d.next(bits)) << bits;
+  }
+}
+
 TEST(BroEll, KeepsColumnZeroApartFromThePaddingMarker) {
   Csr<float, std::int64_t> a;  // rows hitting column 0 only, and an explicit zero
   a.rows = 3;
@@ -91,6 +204,9 @@ TEST(BroEll, RejectsBadOptions) {
   EXPECT_THROW((void)Matrix<double>::build(a, "bro-ell", Backend::cpu, FormatOptions().set("sym_len", "16")), ParseError);
   EXPECT_THROW((void)Matrix<double>::build(a, "bro-coo", Backend::cpu, FormatOptions().set("interval", "40")), ParseError);
   EXPECT_THROW((void)Matrix<double>::build(a, "bro-ell-bar", Backend::cpu, FormatOptions().set("bar_algo", "x")), ParseError);
+  EXPECT_THROW((void)Matrix<double>::build(a, "bro-ell", Backend::cpu, FormatOptions().set("first", "row")), ParseError);
+  EXPECT_THROW((void)Matrix<double>::build(a, "bro-ell", Backend::cpu, FormatOptions().set("kernel", "x")), ParseError);
+  EXPECT_THROW((void)Matrix<double>::build(a, "bro-hyb", Backend::cpu, FormatOptions().set("unroll", "3")), ParseError);
 }
 
 template <class V, class I>

@@ -109,19 +109,33 @@ struct Variant {
   std::string label;
 };
 
-/// Every BRO registry name with the option sets worth covering (h = 32 and 256, sym_len 32 and
-/// 64, small COO intervals, a forced HYB width so that both parts are populated, BRO-CSR with
-/// 1, auto, 8 and 32 lanes per row).
+/// Every BRO registry name with the option sets worth covering (h = 32, 64, 256, 512; first =
+/// slice and abs; CUDA kernel = batched (unroll 8 and 4) and classic; sym_len 32 and 64; small
+/// COO intervals; forced HYB widths so that both parts are populated (K = 40 puts rows longer
+/// than 32 positions in the ELL part: the batched kernel's width chunks); BRO-CSR with 1, auto,
+/// 8 and 32 lanes per row).
 inline std::vector<Variant> variants() {
   std::vector<Variant> v;
+  // bro-ell defaults: h = 32, first = slice, CUDA kernel = batched (unroll 8).
   v.push_back({"bro-ell", {}, "defaults"});
+  v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs"), "paper:h=256,first=abs"});
+  v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs").set("kernel", "classic"),
+               "paper,classic"});
+  v.push_back({"bro-ell", FormatOptions().set("kernel", "classic"), "classic"});
   v.push_back({"bro-ell", FormatOptions().set("h", "32").set("sym_len", "64"), "h=32,sym_len=64"});
+  v.push_back({"bro-ell", FormatOptions().set("h", "64").set("unroll", "4").set("sym_len", "64"),
+               "h=64,unroll=4,sym_len=64"});
+  v.push_back({"bro-ell", FormatOptions().set("h", "512").set("first", "abs").set("max_fill", "1000"),
+               "h=512,first=abs"});
   v.push_back({"bro-ell-bar", FormatOptions().set("h", "32"), "h=32"});
   v.push_back({"bro-ell-bar", FormatOptions().set("bar_algo", "fast").set("sym_len", "64"), "fast,sym_len=64"});
   v.push_back({"bro-coo", {}, "defaults"});
   v.push_back({"bro-coo", FormatOptions().set("interval", "64").set("sym_len", "64"), "interval=64,sym_len=64"});
   v.push_back({"bro-hyb", {}, "defaults"});
   v.push_back({"bro-hyb", FormatOptions().set("ell_width", "3").set("h", "32").set("interval", "96"), "K=3,h=32"});
+  v.push_back({"bro-hyb", FormatOptions().set("ell_width", "3").set("h", "256").set("first", "abs")
+                              .set("kernel", "classic"), "K=3,paper,classic"});
+  v.push_back({"bro-hyb", FormatOptions().set("ell_width", "40").set("unroll", "4"), "K=40,unroll=4"});
   v.push_back({"bro-hyb-bar", FormatOptions().set("ell_width", "2").set("sym_len", "64"), "K=2,sym_len=64"});
   v.push_back({"bro-csr", {}, "defaults"});
   v.push_back({"bro-csr", FormatOptions().set("tpr", "1"), "tpr=1"});

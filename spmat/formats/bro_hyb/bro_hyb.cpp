@@ -54,7 +54,8 @@ BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, con
   m.cols = a.cols;
   m.nnz = a.nnz();
   m.ell_width = k;
-  m.ell = BroEll<Value, Index>::encode(a, h, sym_len, order, k);
+  m.ell = BroEll<Value, Index>::encode(a, h, sym_len, order, k, bro_option_first_slice(o));
+  bro_apply_kernel_options(m.ell, o);
   std::vector<Index> ri, ci;
   std::vector<Value> vv;
   for (Index r = 0; r < a.rows; ++r)
@@ -119,8 +120,11 @@ std::vector<FormatEntry> bro_hyb_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const std::vector<ParamInfo> params{
-      {"h", "256", "slice height of the BRO-ELL part: a multiple of 32 in 32..1024"},
+      {"h", "32", "slice height of the BRO-ELL part: a multiple of 32 in 32..1024 (paper: 256)"},
       {"sym_len", "32", "symbol length in bits: 32 or 64"},
+      {"first", "slice", "first-column coding of the BRO-ELL part: slice or abs (paper)"},
+      {"kernel", "batched", "CUDA spmv kernel of the BRO-ELL part: batched or classic"},
+      {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
       {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
       {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = CUSP's HYB rule)"},
       {"bar", "0", "1 = BAR row reordering of the BRO-ELL part (y in original order)"},

@@ -1,6 +1,6 @@
 // spmat/formats/bro_hyb/bro_hyb.hpp — BRO-HYB: the HYB split into a BRO-ELL part (the first K
 // entries of each row) and a BRO-COO part (the rest); spec bro.md §5. Family page:
-// spmat/formats/bro_ell/bro.md.
+// docs/formats/bro.md.
 // SPDX-License-Identifier: MIT
 //
 // Registry names: `bro-hyb` and `bro-hyb-bar` (BAR on the ELL part; y in original row order).
@@ -38,7 +38,8 @@ struct BroHyb {
   BroEll<Value, Index> ell;    ///< rows × (≤ K), possibly BAR-permuted (row_id maps back)
   BroCoo<Value, Index> coo;    ///< the overflow, original row indices
 
-  /// Options: h, sym_len, interval, ell_width (-1 = CUSP rule), bar, bar_algo, bar_window.
+  /// Options: h, sym_len, first, kernel, unroll, interval, ell_width (-1 = CUSP rule), bar,
+  /// bar_algo, bar_window.
   static BroHyb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# spmat/formats/bro_ell/bro_eta_table.py — Markdown η tables (paper Tables 3, 4, 5 beside ours)
+# bench/bro_eta_table.py — Markdown η tables (paper Tables 3, 4, 5 beside ours)
 # from the JSON of `spmat compress` (schema spmat-compress/1).
 # SPDX-License-Identifier: MIT
 #
@@ -64,8 +64,9 @@ def main(path):
               f"{b.get('ell_width', '—')} | {pη} | {pct(b, 'eta')} | {pct(b, 'eta_meta')} | "
               f"{pct(a, 'eta')} | {pct(a, 'eta_meta')} |")
     print("\n**All matrices — every format** (η / η+m; BRO-COO O = 2·nnz·4 B; no paper figures).\n")
-    print("| matrix | rows | nnz | BRO-ELL | BRO-ELL BAR | BRO-COO | BRO-HYB | BRO-HYB BAR |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| matrix | rows | nnz | BRO-ELL | BRO-ELL BAR | BRO-COO | BRO-HYB | BRO-HYB BAR | BRO-CSR | "
+          "BRO-ELL h=32 first=slice |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for m in ms:
         e, h, c = m["bro_ell"], m["bro_hyb"], m["bro_coo"]
         def two(v):
@@ -76,7 +77,7 @@ def main(path):
             return f"{pct(v, 'eta')} / {pct(v, 'eta_meta')}"
         print(f"| {m['label']} | {m['rows']} | {m['nnz']} | {two(e.get('before_bar'))} | "
               f"{two(e.get('after_bar'))} | {two(c)} | {two(h.get('before_bar'))} | "
-              f"{two(h.get('after_bar'))} |")
+              f"{two(h.get('after_bar'))} | {two(m.get('bro_csr'))} | {two(m.get('bro_ell_h32_slice'))} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+// spmat/formats/bro_ell/bro_ell_batched.hpp — the batched BRO-ELL row decode shared by the CUDA
+// kernel (bro_ell_cuda.cu) and its host emulation in the CPU tests (bro_ell_test.cpp).
+// SPDX-License-Identifier: MIT
+//
+// The classic loop (spec §3.5) issues one value load and one x load per decoded field and waits
+// for them before the next field (an in-order GPU stalls on the FMA), so a row of l entries costs
+// l memory latencies. Here U fields are decoded first (register-only work plus an occasional
+// warp-uniform symbol refill), then the U value loads and U x loads are issued together, then
+// the U multiply-adds run in column order (same sums, same order as the classic loop, padding
+// skipped). Widths come from a Widths source: load(c0) fetches positions c0..c0+31, get(k)
+// returns position c0+k's width (0 past the row's l, which decodes as padding and consumes no
+// bits). On the GPU load is one coalesced uint8 load per lane and get a warp shuffle; on the
+// host (HostWidths) a plain array read.
+#pragma once
+#include <cstdint>
+
+#include "spmat/formats/bro_common/bro_common.hpp"
+
+#if defined(__CUDACC__)
+#define SPMAT_BRO_UNROLL _Pragma("unroll")
+#else
+#define SPMAT_BRO_UNROLL
+#endif
+
+namespace spmat::bro {
+
+/// Host width source: widths w[0..len), 0 beyond.
+struct HostWidths {
+  const std::uint8_t* w;
+  std::int64_t len;
+  std::int64_t c0 = 0;
+  void load(std::int64_t c) { c0 = c; }
+  int get(int k) const { return c0 + k < len ? w[c0 + k] : 0; }
+};
+
+/// Σ over the row's stored entries of v[c·h]·x[col] in column order, decoding with rd (already
+/// positioned, optionally primed) and the widths of wd; col starts at the slice's start column
+/// (col_base − 1). U must divide 32. Explicit zeros are multiplied; padding (δ = 0) is skipped.
+template <int U, class Index, class Reader, class Widths, class Value>
+SPMAT_BRO_HD Value batched_row(Reader& rd, Widths& wd, std::int64_t len, const Value* v,
+                               std::int64_t h, const Value* x, std::int64_t col) {
+  static_assert(U >= 1 && 32 % U == 0, "U must divide 32");
+  Value sum = 0;
+  for (std::int64_t c0 = 0; c0 < len; c0 += 32) {
+    wd.load(c0);
+    const int n = len - c0 < 32 ? static_cast<int>(len - c0) : 32;
+    for (int u0 = 0; u0 < n; u0 += U) {  // u0 + u <= 31: get() stays inside the loaded chunk
+      Index cc[U];
+      SPMAT_BRO_UNROLL
+      for (int u = 0; u < U; ++u) {
+        const std::uint32_t d = rd.next(wd.get(u0 + u));
+        col += d;
+        cc[u] = d ? static_cast<Index>(col) : Index(-1);
+      }
+      Value a[U], xv[U];
+      SPMAT_BRO_UNROLL
+      for (int u = 0; u < U; ++u) {
+        a[u] = Value(0);
+        xv[u] = Value(0);
+        if (cc[u] >= 0) {
+          a[u] = bro_load(v + (c0 + u0 + u) * h);
+          xv[u] = bro_load(x + cc[u]);
+        }
+      }
+      SPMAT_BRO_UNROLL
+      for (int u = 0; u < U; ++u)
+        if (cc[u] >= 0) sum += a[u] * xv[u];
+    }
+  }
+  return sum;
+}
+
+}  // namespace spmat::bro

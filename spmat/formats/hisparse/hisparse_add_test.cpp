@@ -143,7 +143,7 @@ TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
 TEST(HiSparseAdd, Gpu) {
   std::string why;
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add battery not run: " << why;
-  // caps.cuda.add = false (hisparse.md): the CUDA backend must refuse add, naming the format.
+  // caps.cuda.add = false (docs/formats/hisparse.md): the CUDA backend must refuse add, naming the format.
   const auto a = int_matrix(90, 90, 0.05, 7);
   const auto A = Matrix<double>::build(a, "hisparse", Backend::cuda);
   try {

@@ -166,6 +166,46 @@ TEST(HiSparseAdd, BenchHarnessAddModes) {
   }
 }
 
+// On a GPU: cusparse-csr's add in every add_b mode (t_flag: csr2csc inside add, for int32 and
+// int64 indices), and its transposed=1 products, through the harness.
+TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
+    for (const char* mode : {"a", "t", "t_flag"}) {
+      bench::BenchConfig c;
+      c.backend = Backend::cuda;
+      c.index = index;
+      c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 300, 0.02, 3)),
+                    bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
+                                                        5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+      c.formats = {{"cusparse-csr", FormatOptions().set("add_b", mode)}};
+      c.ops = {Op::add};
+      c.reps = 2;
+      c.warmup = 1;
+      c.copy_gbs = 1;
+      for (const auto& x : bench::run_bench(c).results)
+        EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.matrix << ": " << x.error;
+    }
+  bench::BenchConfig c;
+  c.backend = Backend::cuda;
+  c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 200, 0.02, 4))};
+  c.formats = {{"hisparse", {}}, {"hisparse", FormatOptions().set("spmv", "levels")},
+               {"hisparse", FormatOptions().set("item_cost", "16").set("d", "16")}};
+  c.ops = {Op::spmv, Op::spmv_t};
+  c.reps = 2;
+  c.warmup = 1;
+  c.copy_gbs = 1;
+  for (const auto& x : bench::run_bench(c).results)
+    EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
+  // cusparse-csr transposed=1: products swap N/T, to_csr is the transpose.
+  const auto a = int_matrix(60, 40, 0.1, 9);
+  const auto T = Matrix<double>::build(a, "cusparse-csr", Backend::cuda,
+                                       FormatOptions().set("transposed", "1"));
+  EXPECT_EQ(T.rows(), 40);
+  EXPECT_EQ(T.to_csr(), transpose(a));
+}
+
 TEST(HiSparseAdd, Gpu) {
   std::string why;
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add battery not run: " << why;

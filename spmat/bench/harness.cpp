@@ -158,8 +158,8 @@ struct MatrixData {
   Csr<V, I> a;
   bool integer_inputs = false;
   std::map<std::tuple<int, std::int64_t, int>, Case<V>> cases;
-  std::optional<Csr<V, I>> add_b;
-  Csr<double, std::int64_t> add_want;
+  /// add operands and references per add_b mode (see add_mode below).
+  std::map<std::string, std::pair<Csr<V, I>, Csr<double, std::int64_t>>> add_cases;
 
   std::vector<V> inputs(std::int64_t n, std::uint64_t seed) const {
     std::mt19937_64 rng(seed);
@@ -198,14 +198,25 @@ struct MatrixData {
     return cases.emplace(oc.key(), std::move(c)).first->second;
   }
 
-  /// B of add: Aᵀ for a square A (a different pattern unless A is symmetric), A otherwise.
-  const Csr<V, I>& add_operand() {
-    if (!add_b) {
-      add_b = a.rows == a.cols ? transpose(a) : a;
-      add_want = csr_add(convert<double, std::int64_t>(a), convert<double, std::int64_t>(*add_b),
-                         1.0, 1.0);
-    }
-    return *add_b;
+  /// The CSR that B of add is built from, and the reference A + B (logical B), per mode:
+  ///   t      (default) B = Aᵀ, transposed explicitly on the host in setup (untimed); for a
+  ///          non-square A, B = A;
+  ///   a      B = A (A + A);
+  ///   t_flag B is built from A itself with the format option transposed=1, so its logical
+  ///          matrix is Aᵀ and the format transposes in its own way inside the timed add
+  ///          (hisparse: the state flag; cusparse-csr: cusparseCsr2cscEx2). Square A only.
+  const std::pair<Csr<V, I>, Csr<double, std::int64_t>>& add_case(const std::string& mode) {
+    auto it = add_cases.find(mode);
+    if (it != add_cases.end()) return it->second;
+    if (mode != "t" && mode != "a" && mode != "t_flag")
+      throw ParseError("add_b=" + mode + " is not one of t, a, t_flag");
+    if (mode == "t_flag" && a.rows != a.cols)
+      throw UnsupportedError("add_b=t_flag needs a square matrix (A + Aᵀ)");
+    Csr<V, I> b = mode == "t" && a.rows == a.cols ? transpose(a) : a;
+    const auto a64 = convert<double, std::int64_t>(a);
+    auto want = csr_add(a64, mode == "t_flag" ? transpose(a64) : convert<double, std::int64_t>(b),
+                        1.0, 1.0);
+    return add_cases.emplace(mode, std::pair(std::move(b), std::move(want))).first->second;
   }
 };
 
@@ -288,16 +299,30 @@ void measure_vector_op(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>
   r.gflops = per_ms(flops, r.time_ms);
 }
 
+/// The harness-only option add_b (mode of add, see MatrixData::add_case); never passed to a build.
+std::string add_mode(const FormatOptions& o) { return o.get_string("add_b", "t"); }
+FormatOptions build_options(const FormatOptions& o) {
+  FormatOptions out;
+  for (const auto& [k, v] : o.all())
+    if (k != "add_b") out.set(k, v);
+  return out;
+}
+
 template <class V, class I>
 void measure_add(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A, double build_ms,
                  const FormatRun& f, Result& r) {
   const Backend b = ctx.cfg.backend;
   r.storage_bytes = A.storage_bytes();
   if (!A.supports(Op::add)) A.prepare(Op::add);  // throws the UnsupportedError naming it
-  const Csr<V, I>& b_csr = md.add_operand();
+  const std::string mode = add_mode(f.options);
+  const auto& add_case = md.add_case(mode);
+  const Csr<V, I>& b_csr = add_case.first;
+  const Csr<double, std::int64_t>& want = add_case.second;
+  FormatOptions b_opts = build_options(f.options);
+  if (mode == "t_flag") b_opts.set("transposed", "1");
   std::optional<Matrix<V>> B;
   r.setup_ms = build_ms + wall_ms([&] {
-                 B.emplace(Matrix<V>::build(b_csr, f.name, b, f.options));
+                 B.emplace(Matrix<V>::build(b_csr, f.name, b, b_opts));
                  A.prepare(Op::add);
                  device_sync(b);
                });
@@ -309,7 +334,7 @@ void measure_add(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A, d
   auto check = [&] {
     run();
     device_sync(b);
-    return csr_relative_error<V>(C->to_csr(), md.add_want);
+    return csr_relative_error<V>(C->to_csr(), want);
   };
   double err = check();
   time_into(ctx, run, r);
@@ -356,7 +381,7 @@ void run_matrix(const Context& ctx, const std::string& name,
     if (build_error.empty()) {
       try {
         build_ms = wall_ms([&] {
-          A.emplace(Matrix<V>::build(md->a, f.name, ctx.cfg.backend, f.options));
+          A.emplace(Matrix<V>::build(md->a, f.name, ctx.cfg.backend, build_options(f.options)));
           device_sync(ctx.cfg.backend);
         });
       } catch (const std::exception& e) {

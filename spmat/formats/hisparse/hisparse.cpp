@@ -175,6 +175,95 @@ HiSparse<Value, Index> serialize(const Proto<Value>& t, bool allow_dense) {
   return s;
 }
 
+template <class Value, class Index>
+std::vector<LeafRef> leaf_list(const HiSparse<Value, Index>& a) {
+  std::vector<LeafRef> cur, next;
+  if (a.root == kNull) return cur;
+  cur.push_back({a.root, 0, 0});
+  const std::int64_t d = a.d();
+  const std::uint8_t* base = a.bytes();
+  for (int l = 0; l + 1 < a.depth; ++l) {
+    next.clear();
+    for (const LeafRef& w : cur) {
+      const std::uint8_t* node = base + offset_of(w.ptr);
+      if (type_of(w.ptr) == dense) {
+        for (std::int64_t s = 0; s < d * d; ++s) {
+          const auto p = load<std::uint32_t>(node + 4 * s);
+          if (p != kNull) next.push_back({p, w.brow * d + s / d, w.bcol * d + s % d});
+        }
+      } else {
+        const std::int64_t n = load<std::uint32_t>(node);
+        const std::uint8_t* ent = node + coo_entries_offset(n);
+        for (std::int64_t k = 0; k < n; ++k)
+          next.push_back({load<std::uint32_t>(ent + 4 * k), w.brow * d + node[8 + 2 * k],
+                          w.bcol * d + node[9 + 2 * k]});
+      }
+    }
+    std::swap(cur, next);
+  }
+  return cur;
+}
+
+template <class Value, class Index>
+Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_cost) {
+  Plan plan;
+  const std::int64_t d = a.d();
+  const std::int64_t n_out = by_col ? a.cols : a.rows;
+  const std::int64_t nb = (n_out + d - 1) / d;
+  const std::int64_t n_in = by_col ? a.rows : a.cols;
+  if (nb > 0xffffffffll || (n_in + d - 1) / d > 0xffffffffll)
+    throw UnsupportedError("hisparse: more than 2^32 blocks of d = " + std::to_string(d) +
+                           " along one dimension; the CUDA plan stores 32-bit block indices");
+  const std::vector<LeafRef> leaves = leaf_list(a);
+  const std::uint8_t* base = a.bytes();
+  // Class of each leaf: 0 thread, 1 warp, 2 dense; and its cost.
+  std::vector<std::uint8_t> cls(leaves.size());
+  std::vector<std::int64_t> cost(leaves.size());
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const NodeType t = type_of(leaves[i].ptr);
+    const std::int64_t n = t == dense ? 0 : load<std::uint32_t>(base + offset_of(leaves[i].ptr));
+    cls[i] = t == dense ? 2 : n <= kThreadLeafMax ? 0 : 1;
+    cost[i] = plan_cost(t, n, a.log2d);
+  }
+  // Counting sort by (output block, class), stable: tree order inside a bucket.
+  std::vector<std::int64_t> ptr(static_cast<std::size_t>(3 * nb) + 1, 0);
+  auto key = [&](std::size_t i) {
+    return 3 * (by_col ? leaves[i].bcol : leaves[i].brow) + cls[i];
+  };
+  for (std::size_t i = 0; i < leaves.size(); ++i) ++ptr[static_cast<std::size_t>(key(i)) + 1];
+  for (std::size_t k = 1; k < ptr.size(); ++k) ptr[k] += ptr[k - 1];
+  std::vector<std::int64_t> fill(ptr.begin(), ptr.end() - 1), order(leaves.size());
+  for (std::size_t i = 0; i < leaves.size(); ++i)
+    order[static_cast<std::size_t>(fill[static_cast<std::size_t>(key(i))]++)] =
+        static_cast<std::int64_t>(i);
+  plan.leaves.resize(leaves.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const LeafRef& w = leaves[static_cast<std::size_t>(order[j])];
+    plan.leaves[j] = {w.ptr, static_cast<std::uint32_t>(by_col ? w.brow : w.bcol)};
+  }
+  // Cut every bucket into items of cost ≤ item_cost (at least one leaf each).
+  for (std::int64_t b = 0; b < nb; ++b) {
+    const std::int64_t lo = ptr[3 * b], hi = ptr[3 * b + 3];
+    const std::int64_t cut_warp = ptr[3 * b + 1], cut_dense = ptr[3 * b + 2];
+    const std::size_t first = plan.items.size();
+    std::int64_t j = lo;
+    do {
+      std::int64_t e = j, c = 0;
+      while (e < hi && (e == j || c + cost[static_cast<std::size_t>(order[e])] <= item_cost))
+        c += cost[static_cast<std::size_t>(order[e++])];
+      auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+      plan.items.push_back({u32(b), u32(j), u32(std::clamp(cut_warp, j, e)),
+                            u32(std::clamp(cut_dense, j, e)), u32(e), 0});
+      j = e;
+    } while (j < hi);
+    if (plan.items.size() - first > 1) {
+      plan.has_split = true;
+      for (std::size_t k = first; k < plan.items.size(); ++k) plan.items[k].split = 1;
+    }
+  }
+  return plan;
+}
+
 }  // namespace hisparse
 
 template <class Value, class Index>
@@ -188,6 +277,14 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   const std::string dense_opt = o.get_string("dense", "auto");
   if (dense_opt != "auto" && dense_opt != "never")
     throw ParseError("hisparse: dense=" + dense_opt + " is not one of auto, never");
+  const std::string spmv_opt = o.get_string("spmv", "plan");
+  if (spmv_opt != "plan" && spmv_opt != "levels")
+    throw ParseError("hisparse: spmv=" + spmv_opt + " is not one of plan, levels");
+  const std::int64_t item_cost = o.get_int("item_cost", kPlanItemCost);
+  if (item_cost < 1) throw ParseError("hisparse: item_cost must be >= 1");
+  const std::string t_opt = o.get_string("transposed", "0");
+  if (t_opt != "0" && t_opt != "1")
+    throw ParseError("hisparse: transposed=" + t_opt + " is not 0 or 1");
   Proto<Value> t;
   t.rows = a.rows;
   t.cols = a.cols;
@@ -248,7 +345,11 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
       lv.begin.push_back(static_cast<std::int64_t>(lv.lr.size()));
     }
   }
-  return serialize<Value, Index>(t, dense_opt == "auto");
+  HiSparse s = serialize<Value, Index>(t, dense_opt == "auto");
+  s.gpu_levels = spmv_opt == "levels";
+  s.plan_item_cost = item_cost;
+  s.transposed = t_opt == "1";  // state only: the logical matrix is aᵀ, the pool stores a
+  return s;
 }
 
 template <class Value, class Index>
@@ -283,20 +384,26 @@ std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k
   template struct HiSparse<V, I>;                                                   \
   template hisparse::Proto<V> hisparse::decode(const HiSparse<V, I>&);              \
   template HiSparse<V, I> hisparse::serialize<V, I>(const hisparse::Proto<V>&, bool); \
-  template std::size_t traffic_bytes(const HiSparse<V, I>&, Op, std::int64_t);
+  template std::size_t traffic_bytes(const HiSparse<V, I>&, Op, std::int64_t);          \
+  template std::vector<hisparse::LeafRef> hisparse::leaf_list(const HiSparse<V, I>&);  \
+  template hisparse::Plan hisparse::build_plan(const HiSparse<V, I>&, bool, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> hisparse_entries() {
   const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: level-by-level traversal with per-class queues; leaves scatter with float atomics.
-  // add is CPU-only for now (hisparse.md says so).
+  // CUDA: spmv/spmv_t from a leaf plan built at upload (one launch per product; shared-memory
+  // float atomics, so not deterministic); spmv=levels keeps the per-call level traversal.
+  // add is CPU-only for now (docs/formats/hisparse.md says so).
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const std::vector<ParamInfo> params{
       {"d", "128", "node size d x d, a power of two in 2..256 (thesis setting 128)"},
-      {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"}};
+      {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"},
+      {"spmv", "plan", "CUDA spmv/spmv_t: plan (leaf lists built at setup) or levels (traverse per call)"},
+      {"item_cost", "8192", "CUDA plan: cost bound (entries + 8 per leaf) of one thread block's work item"},
+      {"transposed", "0", "1: set the transposed state (the logical matrix is the input's transpose, free)"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<HiSparse>(
       {.name = "hisparse",

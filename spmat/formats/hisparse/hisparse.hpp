@@ -132,6 +132,8 @@ struct HiSparse {
   int log2d = 7;
   int depth = 1;
   bool allow_dense = true;
+  bool gpu_levels = false;  ///< option spmv=levels: the CUDA backend traverses on every call
+  std::int64_t plan_item_cost = 8192;  ///< option item_cost: cost bound of a CUDA plan item
   std::uint32_t root = hisparse::kNull;
   std::vector<hisparse::Chunk> pool;         ///< header + nodes
   std::vector<hisparse::LevelStats> levels;  ///< depth entries
@@ -139,7 +141,9 @@ struct HiSparse {
   bool transposed = false;
   Value scale = 1;
 
-  /// Options: d= (power of two, 2..256, default 128), dense=auto|never.
+  /// Options: d= (power of two, 2..256, default 128), dense=auto|never,
+  /// spmv=plan|levels (CUDA kernels: precomputed leaf plan, or per-call level traversal),
+  /// item_cost= (CUDA plan: cost bound of one work item, default 8192; small values for tests).
   static HiSparse build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const { return pool.size() * sizeof(hisparse::Chunk); }
@@ -164,6 +168,55 @@ Proto<Value> decode(const HiSparse<Value, Index>& a);
 /// Proto tree -> pool; fills everything but the state (transposed = false, scale = 1).
 template <class Value, class Index>
 HiSparse<Value, Index> serialize(const Proto<Value>& t, bool allow_dense);
+}  // namespace hisparse
+
+namespace hisparse {
+/// A leaf found by the top-down traversal: its pointer and block coordinates (stored frame).
+struct LeafRef {
+  std::uint32_t ptr;
+  std::int64_t brow, bcol;
+};
+/// Level-by-level top-down traversal of the inner levels (spec §5): every leaf with its block
+/// coordinates, in tree order. Work: one visit per inner entry (≈ number of leaves).
+template <class Value, class Index>
+std::vector<LeafRef> leaf_list(const HiSparse<Value, Index>& a);
+
+// --- The SpMV plan of the CUDA backend (hisparse_cuda.cu), built on the host at setup. ------
+// The traversal's result (which leaves exist and at which block offsets) is static for a given
+// pool, so it is computed once when the matrix is uploaded, not on every product. The leaves are
+// then bucketed by OUTPUT block (block row for y = S·x, block column for y = Sᵀ·x) and every
+// bucket is cut into work items of bounded cost; one thread block runs one item, accumulating
+// the item's ≤ d outputs in shared memory. Inside an item the leaves are ordered by class:
+//   [begin, warp_begin)   COO leaves with ≤ kThreadLeafMax entries: one thread per leaf;
+//   [warp_begin, dense_begin) larger COO leaves: one warp per leaf, lanes over the entries;
+//   [dense_begin, end)    dense leaves: the whole block, coalesced over the d² entries.
+// An output block whose bucket fits one item is written with y = alpha·acc + beta·y (single
+// writer, no atomics); a bucket split over several items adds with atomics after y = beta·y.
+inline constexpr std::uint32_t kThreadLeafMax = 4;
+inline constexpr std::int64_t kPlanItemCost = 8192;  ///< cost units per item (see plan_cost)
+/// Cost of a leaf in plan units: its entries (d² for a dense leaf) + 8 for the leaf overhead.
+inline std::int64_t plan_cost(NodeType t, std::int64_t n, int log2d) {
+  return (t == dense ? (std::int64_t{1} << (2 * log2d)) : n) + 8;
+}
+struct PlanLeaf {
+  std::uint32_t ptr;       ///< node pointer (offset/16 << 2 | type)
+  std::uint32_t in_block;  ///< block index on the input side (x), stored frame
+};
+struct PlanItem {
+  std::uint32_t out_block;  ///< output block (rows [out_block·d, +d) of y)
+  std::uint32_t begin, warp_begin, dense_begin, end;  ///< leaf ranges (see above)
+  std::uint32_t split;      ///< 1: the output block is shared with other items (atomics)
+};
+struct Plan {
+  std::vector<PlanLeaf> leaves;
+  std::vector<PlanItem> items;  ///< every output block has ≥ 1 item (empty ones write beta·y)
+  bool has_split = false;
+};
+/// The plan of y = S·x (by_col = false) or y = Sᵀ·x (by_col = true) in the stored frame.
+/// `item_cost` bounds the cost of an item (an item holds at least one leaf). Throws
+/// UnsupportedError when a block index does not fit 32 bits.
+template <class Value, class Index>
+Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_cost = kPlanItemCost);
 }  // namespace hisparse
 
 template <class Value, class Index>

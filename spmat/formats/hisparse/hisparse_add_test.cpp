@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "spmat/bench/harness.hpp"
 #include "spmat/formats/csr/csr.hpp"
 #include "spmat/formats/hisparse/hisparse.hpp"
 #include "spmat/matrix.hpp"
@@ -140,10 +141,75 @@ TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
   EXPECT_EQ(A.add(Bt, 1.0, 1.0).to_csr(), csr_add(a, transpose(b), 1.0, 1.0));
 }
 
+// The harness's add modes (add_b = a, t, t_flag) on the CPU: every result completed and
+// correct against csr_add of the logical operands; t_flag builds B with transposed=1.
+TEST(HiSparseAdd, BenchHarnessAddModes) {
+  for (const char* mode : {"a", "t", "t_flag"}) {
+    bench::BenchConfig c;
+    c.matrices = {bench::matrix_from_csr("m", int_matrix(70, 70, 0.08, 3))};
+    c.formats = {{"hisparse", FormatOptions().set("add_b", mode).set("d", "16")},
+                 {"csr", FormatOptions().set("add_b", mode)}};
+    c.ops = {Op::add};
+    c.reps = 1;
+    c.warmup = 0;
+    c.copy_gbs = 1;
+    const bench::Report r = bench::run_bench(c);
+    ASSERT_EQ(r.results.size(), 4u);
+    for (const auto& x : r.results) {
+      if (x.format == "csr" && std::string(mode) == "t_flag") {
+        EXPECT_FALSE(x.completed) << "csr has no transposed option";  // rejected as unknown
+        continue;
+      }
+      EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.format << ": " << x.error;
+      EXPECT_NE(x.options.find(std::string("add_b=") + mode), std::string::npos);
+    }
+  }
+}
+
+// On a GPU: cusparse-csr's add in every add_b mode (t_flag: csr2csc inside add, for int32 and
+// int64 indices), and its transposed=1 products, through the harness.
+TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
+    for (const char* mode : {"a", "t", "t_flag"}) {
+      bench::BenchConfig c;
+      c.backend = Backend::cuda;
+      c.index = index;
+      c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 300, 0.02, 3)),
+                    bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
+                                                        5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+      c.formats = {{"cusparse-csr", FormatOptions().set("add_b", mode)}};
+      c.ops = {Op::add};
+      c.reps = 2;
+      c.warmup = 1;
+      c.copy_gbs = 1;
+      for (const auto& x : bench::run_bench(c).results)
+        EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.matrix << ": " << x.error;
+    }
+  bench::BenchConfig c;
+  c.backend = Backend::cuda;
+  c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 200, 0.02, 4))};
+  c.formats = {{"hisparse", {}}, {"hisparse", FormatOptions().set("spmv", "levels")},
+               {"hisparse", FormatOptions().set("item_cost", "16").set("d", "16")}};
+  c.ops = {Op::spmv, Op::spmv_t};
+  c.reps = 2;
+  c.warmup = 1;
+  c.copy_gbs = 1;
+  for (const auto& x : bench::run_bench(c).results)
+    EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
+  // cusparse-csr transposed=1: products swap N/T, to_csr is the transpose.
+  const auto a = int_matrix(60, 40, 0.1, 9);
+  const auto T = Matrix<double>::build(a, "cusparse-csr", Backend::cuda,
+                                       FormatOptions().set("transposed", "1"));
+  EXPECT_EQ(T.rows(), 40);
+  EXPECT_EQ(T.to_csr(), transpose(a));
+}
+
 TEST(HiSparseAdd, Gpu) {
   std::string why;
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add battery not run: " << why;
-  // caps.cuda.add = false (hisparse.md): the CUDA backend must refuse add, naming the format.
+  // caps.cuda.add = false (docs/formats/hisparse.md): the CUDA backend must refuse add, naming the format.
   const auto a = int_matrix(90, 90, 0.05, 7);
   const auto A = Matrix<double>::build(a, "hisparse", Backend::cuda);
   try {

@@ -12,41 +12,7 @@ namespace {
 
 using namespace hisparse;
 
-struct LeafItem {
-  std::uint32_t ptr;
-  std::int64_t brow, bcol;  ///< leaf block coordinates in the stored frame
-};
-
-/// Level-by-level top-down traversal of the inner levels (spec §5): returns every leaf with its
-/// block coordinates, in tree order. Work: one visit per inner entry (≈ number of leaves).
-template <class Value, class Index>
-std::vector<LeafItem> collect_leaves(const HiSparse<Value, Index>& a) {
-  std::vector<LeafItem> cur, next;
-  if (a.root == kNull) return cur;
-  cur.push_back({a.root, 0, 0});
-  const std::int64_t d = a.d();
-  const std::uint8_t* base = a.bytes();
-  for (int l = 0; l + 1 < a.depth; ++l) {
-    next.clear();
-    for (const LeafItem& w : cur) {
-      const std::uint8_t* node = base + offset_of(w.ptr);
-      if (type_of(w.ptr) == dense) {
-        for (std::int64_t s = 0; s < d * d; ++s) {
-          const auto p = load<std::uint32_t>(node + 4 * s);
-          if (p != kNull) next.push_back({p, w.brow * d + s / d, w.bcol * d + s % d});
-        }
-      } else {
-        const std::int64_t n = load<std::uint32_t>(node);
-        const std::uint8_t* ent = node + coo_entries_offset(n);
-        for (std::int64_t k = 0; k < n; ++k)
-          next.push_back({load<std::uint32_t>(ent + 4 * k), w.brow * d + node[8 + 2 * k],
-                          w.bcol * d + node[9 + 2 * k]});
-      }
-    }
-    std::swap(cur, next);
-  }
-  return cur;
-}
+using LeafItem = LeafRef;
 
 /// Stored-frame product: by_col = false: y[r] = alpha Σ S[r,c] x[c] + beta y[r];
 /// by_col = true: y[c] = alpha Σ S[r,c] x[r] + beta y[c].
@@ -57,7 +23,7 @@ void apply(const HiSparse<Value, Index>& a, const Value* x, Value* y, Value alph
   const std::int64_t d = a.d();
   const std::int64_t nb = (n_out + d - 1) / d;
   if (nb == 0) return;
-  const std::vector<LeafItem> leaves = collect_leaves(a);
+  const std::vector<LeafItem> leaves = leaf_list(a);
   // Bucket the leaves by output block (counting sort, stable: tree order within a bucket).
   std::vector<std::int64_t> bptr(static_cast<std::size_t>(nb) + 1, 0);
   for (const LeafItem& w : leaves) ++bptr[(by_col ? w.bcol : w.brow) + 1];
@@ -203,6 +169,8 @@ HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value
     m.node(0, pa.levels.empty() ? -1 : 0, pb.levels.empty() ? -1 : 0, 0, 0);
   }
   HiSparse<Value, Index> c = serialize<Value, Index>(pc, a.allow_dense);
+  c.gpu_levels = a.gpu_levels;
+  c.plan_item_cost = a.plan_item_cost;
   c.transposed = both;
   return c;
 }

@@ -1,29 +1,40 @@
-// spmat/formats/hisparse/hisparse_cuda.cu — CUDA SpMV and SpMVᵀ of HiSparse: level-by-level
-// top-down traversal with per-(type, size class) queues, host launches per level and queue.
+// spmat/formats/hisparse/hisparse_cuda.cu — CUDA SpMV and SpMVᵀ of HiSparse: a leaf plan built
+// once at setup (default), or the level-by-level top-down traversal on every call (spmv=levels).
 // SPDX-License-Identifier: MIT
 //
-// Scheduler (spec §4, open question 5): CUDA 13 has no device-side cudaDeviceSynchronize, so the
-// Whippetree controller with dynamic parallelism is replaced by host launches, one per inner
-// level and one per non-empty leaf queue (at most depth − 1 + 4 launches, no read-back). The
-// tree is static, so every queue's length is known on the host from the build statistics
-// (LevelStats): queues are allocated once in upload, no launch is ever sized 0, and nothing is
-// copied back between levels. A persistent kernel would save the launch gaps (~2–4 µs each) but
-// needs a grid-wide barrier per level; with ≤ 4 levels for d = 128 that is not worth it yet.
+// Default path, spmv=plan (hisparse.hpp, "The SpMV plan"): the top-down traversal runs ONCE, on
+// the host, when the matrix is uploaded: its result — which leaves exist and at which block
+// offsets — is static for a given pool, so recomputing it on every product only costs time
+// (session-1 measurement: 23.6 ms for random_k 2M×16, almost all of it in the per-level inner
+// kernels pushing ~32M one-entry leaves through a single atomic queue counter). The leaves are
+// bucketed by output block and cut into items of bounded cost; a product is then ONE kernel
+// launch (two when an output block is split over items: y = beta·y first), one 256-thread block
+// per item:
+//   * COO leaves with ≤ 4 entries: one thread per leaf (spec §5 "1 entry → 1 thread");
+//   * larger COO leaves: one warp per leaf, lanes over the entries;
+//   * dense leaves: the whole block, coalesced over the d² entries (row products reduce over a
+//     warp, column products keep one column per thread in a register);
+//   * every partial sum goes to the item's ≤ d accumulators in shared memory, and each output
+//     is written once: y = alpha·acc + beta·y (single owner) or one atomicAdd per output (split
+//     bucket). Global atomics: ≤ d per split item, none otherwise.
+// The transposed product uses its own plan (bucketed by block column) built the same way, so
+// spmv and spmv_t cost the same; the state flag only picks which plan runs.
+// Leaves are plain 8-byte {pointer, input block} records (plan bytes: 8 per leaf + 24 per item
+// per direction; not part of storage_bytes, which is the pool as the spec defines it).
 //
-// Queues: inner level l holds work items {node pointer, block row, block column} (stored
-// frame); level 0 holds the root (written in upload). The last inner level pushes each child
-// into the leaf queue of its class: dense, 1 entry, 2..32 entries, > 32 entries (spec §5).
-// Thread mapping: inner node → one warp (lanes stride over entries or the d² dense slots);
-// leaf with 1 entry → one thread; ≤ 32 → one warp; > 32 → a 128-thread block looping; dense
-// leaf → one thread per row (per column for the transposed product) summing in a register.
+// Fallback path, spmv=levels (the session-1 kernels, kept for comparison): host launches per
+// inner level and per non-empty leaf queue. CUDA 13 has no device-side cudaDeviceSynchronize,
+// so the Whippetree controller with dynamic parallelism is replaced by host launches, one per
+// inner level and one per non-empty leaf queue (at most depth − 1 + 4 launches, no read-back).
+// Queue lengths come from the build statistics (LevelStats). Inner node → one warp; leaf with
+// 1 entry → one thread; ≤ 32 → one warp; > 32 → a 128-thread block; dense leaf → one thread
+// per row (per column for the transposed product); every entry adds to y with an atomic.
 //
-// Contract: x has cols entries, y rows entries (spmv_t: swapped), device memory of the caller.
-// y = beta·y first (beta == 0 writes zeros, never reads y; beta == 1 skips it), then every leaf
-// entry atomically adds alpha·scale·v·x. Floating-point atomics: NOT deterministic (caps say
-// so). Transposition (the op and the state flag) swaps the roles of row and column at the
-// leaves; traversal is in the stored frame. Explicit zeros are multiplied like any entry.
-// Offsets into the pool and block coordinates are 64-bit.
-// Bytes: the pool once + x gathered + y atomically updated (≈ traffic_bytes).
+// Contract (both paths): x has cols entries, y rows entries (spmv_t: swapped), device memory of
+// the caller; beta == 0 never reads y. Floating-point atomics (shared memory in the plan path,
+// global in the levels path): NOT deterministic (caps say so). Transposition (the op and the
+// state flag) swaps the roles of row and column at the leaves. Explicit zeros are multiplied
+// like any entry. Offsets into the pool and row/column indices are 64-bit.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -43,6 +54,7 @@ struct Item {
 };
 constexpr int kInnerBlock = 128;  ///< 4 warps, one inner node per warp
 constexpr int kLeafBlock = 128;   ///< > 32-entry leaves: one block each (spec §5)
+constexpr int kPlanBlock = 256;   ///< plan path: threads per item (≥ d: one column per thread)
 
 __device__ __forceinline__ std::uint64_t offset_of(std::uint32_t p) {
   return static_cast<std::uint64_t>(p >> 2) << 4;
@@ -68,6 +80,13 @@ struct HiSparseDevice {
   mutable std::vector<cuda::DeviceBuffer<Item>> inner_q;
   mutable std::array<cuda::DeviceBuffer<Item>, 4> leaf_q;
   mutable cuda::DeviceBuffer<unsigned long long> counters;  ///< 4 per inner level
+  struct PlanDev {
+    cuda::DeviceBuffer<hisparse::PlanLeaf> leaves;
+    cuda::DeviceBuffer<hisparse::PlanItem> items;
+    bool has_split = false;
+  };
+  bool use_plan = true;
+  std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)
 
   static HiSparseDevice upload(const HiSparse<Value, Index>& h) {
     HiSparseDevice dv;
@@ -79,6 +98,16 @@ struct HiSparseDevice {
     dv.scale = h.scale;
     dv.root = h.root;
     dv.pool = cuda::DeviceBuffer<hisparse::Chunk>(h.pool, "hisparse pool");
+    dv.use_plan = !h.gpu_levels;
+    if (dv.use_plan) {
+      for (int dir = 0; dir < 2; ++dir) {
+        const hisparse::Plan p = hisparse::build_plan(h, dir == 1, h.plan_item_cost);
+        dv.plan[dir].leaves = cuda::DeviceBuffer<hisparse::PlanLeaf>(p.leaves, "hisparse plan leaves");
+        dv.plan[dir].items = cuda::DeviceBuffer<hisparse::PlanItem>(p.items, "hisparse plan items");
+        dv.plan[dir].has_split = p.has_split;
+      }
+      return dv;
+    }
     if (h.root == hisparse::kNull) return dv;
     for (int l = 0; l + 1 < h.depth; ++l) {
       dv.inner_count.push_back(h.levels[l].nodes());
@@ -205,9 +234,108 @@ __global__ void dense_leaf_kernel(const std::uint8_t* __restrict__ pool,
   }
 }
 
+/// Plan path: one block per item (see the file comment). Shared accumulators: d ≤ 256 values.
+template <class Value>
+__global__ void __launch_bounds__(hisparse_gpu::kPlanBlock)
+    plan_kernel(const std::uint8_t* __restrict__ pool, const hisparse::PlanLeaf* __restrict__ leaves,
+                const hisparse::PlanItem* __restrict__ items, const Value* __restrict__ x,
+                Value* __restrict__ y, Value alpha, Value beta, bool by_col, int log2d,
+                long long rows, long long cols) {
+  constexpr int NT = hisparse_gpu::kPlanBlock;
+  __shared__ Value acc[256];
+  const hisparse::PlanItem it = items[blockIdx.x];
+  const int d = 1 << log2d;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  for (int o = tid; o < d; o += NT) acc[o] = Value(0);
+  __syncthreads();
+  const long long out0 = static_cast<long long>(it.out_block) << log2d;
+  // 1. Small COO leaves: one thread per leaf.
+  for (unsigned j = it.begin + tid; j < it.warp_begin; j += NT) {
+    const hisparse::PlanLeaf lf = leaves[j];
+    const std::uint8_t* node = pool + hisparse_gpu::offset_of(lf.ptr);
+    const std::uint32_t n = *reinterpret_cast<const std::uint32_t*>(node);
+    const Value* val = reinterpret_cast<const Value*>(node + hisparse_gpu::coo_entries_offset(n));
+    const Value* xin = x + (static_cast<long long>(lf.in_block) << log2d);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const int r = node[8 + 2 * k], c = node[9 + 2 * k];
+      atomicAdd(&acc[by_col ? c : r], val[k] * cuda::ldg(xin + (by_col ? r : c)));
+    }
+  }
+  // 2. Larger COO leaves: one warp per leaf.
+  for (unsigned j = it.warp_begin + warp; j < it.dense_begin; j += NT / 32) {
+    const hisparse::PlanLeaf lf = leaves[j];
+    const std::uint8_t* node = pool + hisparse_gpu::offset_of(lf.ptr);
+    const std::uint32_t n = *reinterpret_cast<const std::uint32_t*>(node);
+    const Value* val = reinterpret_cast<const Value*>(node + hisparse_gpu::coo_entries_offset(n));
+    const Value* xin = x + (static_cast<long long>(lf.in_block) << log2d);
+    for (std::uint32_t k = lane; k < n; k += 32) {
+      const int r = node[8 + 2 * k], c = node[9 + 2 * k];
+      atomicAdd(&acc[by_col ? c : r], val[k] * cuda::ldg(xin + (by_col ? r : c)));
+    }
+  }
+  // 3. Dense leaves: the whole block per leaf, entry e = tid + i·NT (coalesced). Entries outside
+  // the matrix hold 0 and are skipped (their x index would be out of range).
+  const int dd = d * d;
+  for (unsigned j = it.dense_begin; j < it.end; ++j) {
+    const hisparse::PlanLeaf lf = leaves[j];
+    const Value* val = reinterpret_cast<const Value*>(pool + hisparse_gpu::offset_of(lf.ptr));
+    const long long in0 = static_cast<long long>(lf.in_block) << log2d;
+    const long long r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
+    if (by_col) {
+      // NT is a multiple of d, so this thread's column e & (d − 1) = tid & (d − 1) is fixed.
+      Value s = 0;
+      for (int e = tid; e < dd; e += NT) {
+        const int r = e >> log2d, c = e & (d - 1);
+        if (r0 + r < rows && c0 + c < cols) s += val[e] * cuda::ldg(x + r0 + r);
+      }
+      atomicAdd(&acc[tid & (d - 1)], s);
+    } else if (d >= 32) {
+      // dd is a multiple of NT (uniform trip count) and a warp's 32 entries share one row.
+      for (int e = tid; e < dd; e += NT) {
+        const int r = e >> log2d, c = e & (d - 1);
+        Value p = (r0 + r < rows && c0 + c < cols) ? val[e] * cuda::ldg(x + c0 + c) : Value(0);
+        for (int off = 16; off > 0; off >>= 1) p += __shfl_xor_sync(0xffffffffu, p, off);
+        if (lane == 0) atomicAdd(&acc[r], p);
+      }
+    } else {
+      for (int e = tid; e < dd; e += NT) {
+        const int r = e >> log2d, c = e & (d - 1);
+        if (r0 + r < rows && c0 + c < cols) atomicAdd(&acc[r], val[e] * cuda::ldg(x + c0 + c));
+      }
+    }
+    __syncthreads();  // keep the block together across dense leaves (bounded divergence)
+  }
+  __syncthreads();
+  const long long n_out = by_col ? cols : rows;
+  for (int o = tid; o < d; o += NT) {
+    const long long g = out0 + o;
+    if (g >= n_out) break;
+    if (it.split) atomicAdd(y + g, alpha * acc[o]);
+    else cuda::axpby_store(y + g, alpha, acc[o], beta);
+  }
+}
+
+template <class Value, class Index>
+void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Value alpha,
+              Value beta, bool by_col) {
+  const std::int64_t n_out = by_col ? dv.cols : dv.rows;
+  const auto& p = dv.plan[by_col ? 1 : 0];
+  if (n_out == 0 || p.items.size() == 0) return;
+  if (p.has_split) {  // split buckets add atomically: scale first, owners then add (beta = 1)
+    cuda::scale_async(y, n_out, beta);
+    beta = Value(1);
+  }
+  const auto* pool = reinterpret_cast<const std::uint8_t*>(dv.pool.data());
+  plan_kernel<Value><<<static_cast<unsigned>(p.items.size()), hisparse_gpu::kPlanBlock>>>(
+      pool, p.leaves.data(), p.items.data(), x, y, alpha * dv.scale, beta, by_col, dv.log2d,
+      dv.rows, dv.cols);
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse plan_kernel");
+}
+
 template <class Value, class Index>
 void run(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Value alpha, Value beta,
          bool by_col) {
+  if (dv.use_plan) return run_plan(dv, x, y, alpha, beta, by_col);
   const std::int64_t n_out = by_col ? dv.cols : dv.rows;
   cuda::scale_async(y, n_out, beta);
   if (dv.root == hisparse::kNull || n_out == 0) return;

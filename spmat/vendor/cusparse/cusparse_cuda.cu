@@ -186,8 +186,12 @@ template <class Value, class Index>
 class CusparseImpl final : public MatrixImpl<Value> {
  public:
   /// Uploads `a` as CSR (or COO for CusparseKind::coo).
-  CusparseImpl(const Csr<Value, Index>& a, CusparseKind kind, cusparseSpMMAlg_t spmm_alg)
-      : kind_(kind), spmm_alg_(spmm_alg), rows_(a.rows), cols_(a.cols), nnz_(a.nnz()) {
+  /// transposed = true (option transposed=1, csr kinds): the stored arrays are `a`, the logical
+  /// matrix is aᵀ; products swap op N/T and add transposes with cusparseCsr2cscEx2 (timed).
+  CusparseImpl(const Csr<Value, Index>& a, CusparseKind kind, cusparseSpMMAlg_t spmm_alg,
+               bool transposed = false)
+      : kind_(kind), spmm_alg_(spmm_alg), rows_(a.rows), cols_(a.cols), nnz_(a.nnz()),
+        lazy_t_(transposed) {
     // cuSPARSE descriptors want non-null arrays: every buffer holds at least one element.
     auto padded = [](auto v) {
       if (v.empty()) v.resize(1);
@@ -212,7 +216,9 @@ class CusparseImpl final : public MatrixImpl<Value> {
       : kind_(kind), spmm_alg_(spmm_alg), rows_(rows), cols_(cols), nnz_(nnz),
         ptr_(std::move(row_ptr)), col_(std::move(col_idx)), val_(std::move(values)) {}
 
-  Shape shape() const override { return {rows_, cols_, nnz_}; }
+  Shape shape() const override {
+    return lazy_t_ ? Shape{cols_, rows_, nnz_} : Shape{rows_, cols_, nnz_};
+  }
   Backend backend() const override { return Backend::cuda; }
   std::size_t storage_bytes() const override {
     const std::size_t idx = kind_ == CusparseKind::coo ? 2 * static_cast<std::size_t>(nnz_)
@@ -239,14 +245,14 @@ class CusparseImpl final : public MatrixImpl<Value> {
     } else {
       for (std::int64_t r = 0; r <= rows_; ++r) c.row_ptr[r] = ptr[r];
     }
-    return c;
+    return lazy_t_ ? transpose(c) : c;
   }
 
   void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
     if (trivial()) return;
     switch (op) {
-      case Op::spmv: prepare_mv(false, nullptr, nullptr); break;
-      case Op::spmv_t: prepare_mv(true, nullptr, nullptr); break;
+      case Op::spmv: prepare_mv(lazy_t_, nullptr, nullptr); break;
+      case Op::spmv_t: prepare_mv(!lazy_t_, nullptr, nullptr); break;
       case Op::spmm:
         if (k > 0) prepare_mm(k, layout, nullptr, nullptr);
         break;
@@ -255,14 +261,17 @@ class CusparseImpl final : public MatrixImpl<Value> {
   }
 
   void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
-    apply_mv(false, x, y, alpha, beta);
+    apply_mv(lazy_t_, x, y, alpha, beta);
   }
   void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
-    apply_mv(true, x, y, alpha, beta);
+    apply_mv(!lazy_t_, x, y, alpha, beta);
   }
 
   void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
             Value beta) const override {
+    if (lazy_t_)
+      throw UnsupportedError(std::string(kind_name(kind_)) +
+                             ": spmm of a matrix built with transposed=1 is not supported");
     if (k == 0 || rows_ == 0) return;
     if (trivial()) {
       cuda::scale_async(c, rows_ * k, beta);
@@ -295,6 +304,54 @@ class CusparseImpl final : public MatrixImpl<Value> {
   };
 
   bool trivial() const { return rows_ == 0 || cols_ == 0 || nnz_ == 0; }
+
+  /// A 32-bit CSR view of an operand's logical matrix, owning whatever it had to create.
+  struct Csr32 {
+    cuda::DeviceBuffer<int> p32, c32, tp, tc;
+    cuda::DeviceBuffer<Value> tv;
+    cuda::DeviceBuffer<char> buf;
+    const int *p = nullptr, *c = nullptr;
+    const Value* v = nullptr;
+  };
+  /// Stored arrays as 32-bit CSR; when x.lazy_t_, transposed with cusparseCsr2cscEx2 (async on
+  /// the default stream: the caller synchronizes before the view is destroyed).
+  static Csr32 logical32(const CusparseImpl& x) {
+    Csr32 out;
+    if constexpr (std::is_same_v<Index, int>) {
+      out.p = x.ptr_.data();
+      out.c = x.col_.data();
+    } else {
+      out.p32 = convert_indices<int>(x.ptr_.data(), x.rows_ + 1, "csrgeam2 int32 row_ptr");
+      out.c32 = convert_indices<int>(x.col_.data(), x.nnz_, "csrgeam2 int32 col_idx");
+      out.p = out.p32.data();
+      out.c = out.c32.data();
+    }
+    out.v = x.val_.data();
+    if (!x.lazy_t_) return out;
+    const int ms = static_cast<int>(x.rows_), ns = static_cast<int>(x.cols_);
+    const int nz = static_cast<int>(x.nnz_);
+    out.tp = cuda::DeviceBuffer<int>(static_cast<std::size_t>(ns) + 1, "csr2csc col_ptr");
+    out.tc = cuda::DeviceBuffer<int>(static_cast<std::size_t>(std::max(nz, 1)), "csr2csc row_idx");
+    out.tv = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(std::max(nz, 1)), "csr2csc values");
+    if (nz == 0 || ms == 0) {
+      SPMAT_CUDA_CHECK(cudaMemsetAsync(out.tp.data(), 0, out.tp.bytes()));
+    } else {
+      std::size_t bytes = 0;
+      SPMAT_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
+          handle(), ms, ns, nz, out.v, out.p, out.c, out.tv.data(), out.tp.data(), out.tc.data(),
+          value_type<Value>(), CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+          CUSPARSE_CSR2CSC_ALG1, &bytes));
+      out.buf = cuda::DeviceBuffer<char>(std::max<std::size_t>(bytes, 1), "csr2csc buffer");
+      SPMAT_CUSPARSE_CHECK(cusparseCsr2cscEx2(
+          handle(), ms, ns, nz, out.v, out.p, out.c, out.tv.data(), out.tp.data(), out.tc.data(),
+          value_type<Value>(), CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
+          CUSPARSE_CSR2CSC_ALG1, out.buf.data()));
+    }
+    out.p = out.tp.data();
+    out.c = out.tc.data();
+    out.v = out.tv.data();
+    return out;
+  }
 
   cusparseSpMVAlg_t spmv_alg() const {
     switch (kind_) {
@@ -406,7 +463,8 @@ class CusparseImpl final : public MatrixImpl<Value> {
 
   CusparseKind kind_;
   cusparseSpMMAlg_t spmm_alg_;
-  std::int64_t rows_, cols_, nnz_;
+  std::int64_t rows_, cols_, nnz_;  ///< stored shape (the logical one swaps when lazy_t_)
+  bool lazy_t_ = false;            ///< option transposed=1: logical matrix = stored arrays ᵀ
   cuda::DeviceBuffer<Index> ptr_;  ///< CSR: row_ptr (rows+1); COO: row_idx (max(nnz,1))
   cuda::DeviceBuffer<Index> col_;  ///< max(nnz,1)
   cuda::DeviceBuffer<Value> val_;  ///< max(nnz,1)
@@ -432,51 +490,45 @@ std::unique_ptr<MatrixImpl<Value>> CusparseImpl<Value, Index>::add(const MatrixI
                            "problem (rows " + std::to_string(rows_) + ", cols " +
                            std::to_string(cols_) + ", nnz " + std::to_string(nnz_) + " + " +
                            std::to_string(b->nnz_) + ") does not fit int32");
-  const int m = static_cast<int>(rows_), n = static_cast<int>(cols_);
+  const Shape sh = shape();  // logical (Matrix::add checked that b's is the same)
+  const int m = static_cast<int>(sh.rows), n = static_cast<int>(sh.cols);
   if (m == 0 || n == 0 || nnz_ + b->nnz_ == 0) {  // empty pattern: row_ptr of zeros
     Csr<Value, Index> empty;
-    empty.rows = static_cast<Index>(rows_);
-    empty.cols = static_cast<Index>(cols_);
-    empty.row_ptr.assign(static_cast<std::size_t>(rows_) + 1, 0);
+    empty.rows = static_cast<Index>(sh.rows);
+    empty.cols = static_cast<Index>(sh.cols);
+    empty.row_ptr.assign(static_cast<std::size_t>(sh.rows) + 1, 0);
     return std::make_unique<CusparseImpl>(empty, kind_, spmm_alg_);
   }
-  // 32-bit views of both operands' indices.
-  cuda::DeviceBuffer<int> pa32, ca32, pb32, cb32;
-  const int *pa, *ca, *pb, *cb;
-  if constexpr (std::is_same_v<Index, int>) {
-    pa = ptr_.data(), ca = col_.data(), pb = b->ptr_.data(), cb = b->col_.data();
-  } else {
-    pa32 = convert_indices<int>(ptr_.data(), rows_ + 1, "csrgeam2 int32 row_ptr A");
-    ca32 = convert_indices<int>(col_.data(), nnz_, "csrgeam2 int32 col_idx A");
-    pb32 = convert_indices<int>(b->ptr_.data(), rows_ + 1, "csrgeam2 int32 row_ptr B");
-    cb32 = convert_indices<int>(b->col_.data(), b->nnz_, "csrgeam2 int32 col_idx B");
-    pa = pa32.data(), ca = ca32.data(), pb = pb32.data(), cb = cb32.data();
-  }
+  // 32-bit logical CSR views of both operands. An operand built with transposed=1 is transposed
+  // here with cusparseCsr2cscEx2 — part of the timed operation (A + Aᵀ "with conversion").
+  Csr32 va = logical32(*this), vb = logical32(*b);
+  const int *pa = va.p, *ca = va.c, *pb = vb.p, *cb = vb.c;
+  const Value *xa = va.v, *xb = vb.v;
   cusparseMatDescr_t raw = nullptr;
   SPMAT_CUSPARSE_CHECK(cusparseCreateMatDescr(&raw));  // general, base zero
   const MatDescr descr(raw);
   const int nnz_a = static_cast<int>(nnz_), nnz_b = static_cast<int>(b->nnz_);
   cuda::DeviceBuffer<int> pc(static_cast<std::size_t>(m) + 1, "csrgeam2 row_ptr C");
   std::size_t bytes = 0;
-  SPMAT_CUSPARSE_CHECK(geam_buffer_size(handle(), m, n, &alpha, raw, nnz_a, val_.data(), pa, ca,
-                                        &beta, nnz_b, b->val_.data(), pb, cb, pc.data(), &bytes));
+  SPMAT_CUSPARSE_CHECK(geam_buffer_size(handle(), m, n, &alpha, raw, nnz_a, xa, pa, ca, &beta,
+                                        nnz_b, xb, pb, cb, pc.data(), &bytes));
   cuda::DeviceBuffer<char> work(std::max<std::size_t>(bytes, 1), "csrgeam2 buffer");
   int nnz_c = 0;
   SPMAT_CUSPARSE_CHECK(cusparseXcsrgeam2Nnz(handle(), m, n, raw, nnz_a, pa, ca, raw, nnz_b, pb, cb,
                                             raw, pc.data(), &nnz_c, work.data()));
   cuda::DeviceBuffer<int> cc(static_cast<std::size_t>(std::max(nnz_c, 1)), "csrgeam2 col_idx C");
   cuda::DeviceBuffer<Value> vc(static_cast<std::size_t>(std::max(nnz_c, 1)), "csrgeam2 values C");
-  SPMAT_CUSPARSE_CHECK(geam(handle(), m, n, &alpha, raw, nnz_a, val_.data(), pa, ca, &beta, nnz_b,
-                            b->val_.data(), pb, cb, vc.data(), pc.data(), cc.data(), work.data()));
+  SPMAT_CUSPARSE_CHECK(geam(handle(), m, n, &alpha, raw, nnz_a, xa, pa, ca, &beta, nnz_b, xb, pb,
+                            cb, vc.data(), pc.data(), cc.data(), work.data()));
   SPMAT_CUDA_CHECK(cudaDeviceSynchronize());  // before `work` and the int32 views are freed
   if constexpr (std::is_same_v<Index, int>) {
-    return std::make_unique<CusparseImpl>(rows_, cols_, nnz_c, kind_, spmm_alg_, std::move(pc),
+    return std::make_unique<CusparseImpl>(sh.rows, sh.cols, nnz_c, kind_, spmm_alg_, std::move(pc),
                                           std::move(cc), std::move(vc));
   } else {
-    auto p64 = convert_indices<Index>(pc.data(), rows_ + 1, "csrgeam2 row_ptr C");
+    auto p64 = convert_indices<Index>(pc.data(), sh.rows + 1, "csrgeam2 row_ptr C");
     auto c64 = convert_indices<Index>(cc.data(), nnz_c, "csrgeam2 col_idx C");
     SPMAT_CUDA_CHECK(cudaDeviceSynchronize());  // before the int32 result arrays are freed
-    return std::make_unique<CusparseImpl>(rows_, cols_, nnz_c, kind_, spmm_alg_, std::move(p64),
+    return std::make_unique<CusparseImpl>(sh.rows, sh.cols, nnz_c, kind_, spmm_alg_, std::move(p64),
                                           std::move(c64), std::move(vc));
   }
 }
@@ -507,7 +559,13 @@ FormatEntry entry(CusparseKind kind, std::string summary, BackendCaps gpu,
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cusparse_impl(const Csr<Value, Index>& a, CusparseKind kind,
                                                       const FormatOptions& options) {
-  return std::make_unique<CusparseImpl<Value, Index>>(a, kind, parse_spmm_alg(options, kind));
+  const std::string t = options.get_string("transposed", "0");
+  if (t != "0" && t != "1")
+    throw ParseError(std::string(kind_name(kind)) + ": transposed=" + t + " is not 0 or 1");
+  if (t == "1" && kind == CusparseKind::coo)
+    throw UnsupportedError("cusparse-coo: transposed=1 is not supported (csr kinds only)");
+  return std::make_unique<CusparseImpl<Value, Index>>(a, kind, parse_spmm_alg(options, kind),
+                                                      t == "1");
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                                                \
@@ -531,7 +589,9 @@ std::vector<FormatEntry> cusparse_entries() {
   BackendCaps coo = csr1;
   coo.add = false;
   const std::vector<ParamInfo> csr_params{
-      {"spmm_alg", "default", "cuSPARSE SpMM algorithm: default, 1, 2, 3 (CUSPARSE_SPMM_CSR_ALGn)"}};
+      {"spmm_alg", "default", "cuSPARSE SpMM algorithm: default, 1, 2, 3 (CUSPARSE_SPMM_CSR_ALGn)"},
+      {"transposed", "0", "1: the logical matrix is the transpose of the input; add transposes "
+                          "it with cusparseCsr2cscEx2 inside the (timed) operation"}};
   const std::vector<ParamInfo> coo_params{
       {"spmm_alg", "default", "cuSPARSE SpMM algorithm: default, 1..4 (CUSPARSE_SPMM_COO_ALGn)"}};
   std::vector<FormatEntry> v;

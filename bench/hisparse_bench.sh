@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/hisparse_bench.sh — HiSparse on the GPU (issue 7): SpMV, SpMVᵀ, A + A, A + Aᵀ against
+# spmat's csr and cuSPARSE (SpMV op N / op T, csrgeam2 with and without a timed csr2csc), fp32 and
+# fp64, on the generated GPU suite plus the thesis matrices found in $SPMAT_MATRIX_DIR.
+# SPDX-License-Identifier: MIT
+#
+#   bench/hisparse_bench.sh OUT_DIR        # ~5–8 minutes on an H200
+#
+# Environment: SPMAT (default ./build/gpu/spmat), SPMAT_MATRIX_DIR (default ./data),
+# PRECISIONS (default fp32,fp64), HISPARSE_GPU_ADD=1 to include hisparse in the GPU add runs
+# (its caps.cuda.add is false in this version: the runs would only record "unsupported").
+# Construction time is each result's setup_ms (build + upload + plan); time_ms is the operation.
+# Add modes (harness option add_b, see spmat/bench/harness.cpp):
+#   a      A + A
+#   t      A + Aᵀ, Aᵀ transposed on the host in setup (cuSPARSE "without conversion")
+#   t_flag A + Aᵀ, B built from A with transposed=1: cusparse-csr runs cusparseCsr2cscEx2 inside
+#          the timed add ("with conversion"); hisparse flips its state flag (free).
+# Writes OUT_DIR/hisparse_{spmv,add_a,add_t,add_tflag}.json and OUT_DIR/summary.md.
+set -euo pipefail
+OUT=${1:?usage: bench/hisparse_bench.sh OUT_DIR}
+SPMAT=${SPMAT:-./build/gpu/spmat}
+MDIR=${SPMAT_MATRIX_DIR:-./data}
+PRECISIONS=${PRECISIONS:-fp32,fp64}
+mkdir -p "$OUT"
+
+MATS=(gen:lap2d:2000 gen:random_k:2000000:16 gen:rmat:21:16 gen:powerlaw:2000000:16
+      gen:banded:1000000:8 gen:ideal)
+# The thesis's 20 matrices (Fig. 7.1; "special" and "dense" are not public / are generated) and
+# G3_circuit, the real matrix of the default GPU suite.
+for m in asia_osm ASIC_320k ldoor mip1 bone010 cage12 parabolic_fem poisson3Da circuit5M \
+         cont11_l rail4284 rajat31 FullChip Rucci1 sme3Dc in-2004 kkt_power webbase-1M G3_circuit; do
+  if [[ -f "$MDIR/$m.mtx.gz" ]]; then MATS+=("$MDIR/$m.mtx.gz");
+  elif [[ -f "$MDIR/$m.mtx" ]]; then MATS+=("$MDIR/$m.mtx");
+  else echo "hisparse_bench: $m not found in $MDIR, skipped" >&2; fi
+done
+MATS+=(gen:random_p:5000:1)  # the thesis's "dense": 5000², 25 M entries, all stored
+
+COMMON=(--backend cuda --precision "$PRECISIONS" --reps 30 --warmup 5)
+echo "== spmv, spmv_t" >&2
+"$SPMAT" bench "${COMMON[@]}" --formats hisparse,csr,cusparse-csr --ops spmv,spmv_t \
+  --json "$OUT/hisparse_spmv.json" "${MATS[@]}"
+
+ADD_FORMATS=cusparse-csr
+[[ "${HISPARSE_GPU_ADD:-0}" == 1 ]] && ADD_FORMATS=hisparse,cusparse-csr
+for mode in a t t_flag; do
+  echo "== add, add_b=$mode" >&2
+  opts=(--option "cusparse-csr:add_b=$mode")
+  [[ "$ADD_FORMATS" == hisparse,* ]] && opts+=(--option "hisparse:add_b=$mode")
+  "$SPMAT" bench "${COMMON[@]}" --formats "$ADD_FORMATS" --ops add "${opts[@]}" \
+    --json "$OUT/hisparse_add_${mode/_/}.json" "${MATS[@]}"
+done
+python3 "$(dirname "$0")/hisparse_summary.py" "$OUT"/hisparse_*.json | tee "$OUT/summary.md"

@@ -1,0 +1,276 @@
+// spmat/formats/hisparse/hisparse_plan_test.cpp — the CUDA SpMV plan of HiSparse: its structure
+// and a CPU emulation of plan_kernel (hisparse_cuda.cu) on the host; on a GPU, both CUDA paths
+// (spmv=plan, spmv=levels) against the fp64 reference with NaN-poisoned outputs.
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "spmat/config.hpp"
+#include "spmat/core/reference.hpp"
+#include "spmat/formats/hisparse/hisparse.hpp"
+#include "tests/support/test_support.hpp"
+#if SPMAT_WITH_CUDA
+#include "spmat/cuda/buffer.hpp"
+#endif
+
+namespace spmat {
+namespace {
+
+using namespace hisparse;
+
+/// m×n, ~density random entries, one long row, a full 40×40 block (dense leaves for d ≤ 32),
+/// an explicit zero.
+Csr<double, std::int64_t> plan_matrix(std::int64_t m, std::int64_t n, double density,
+                                      std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1), v(-2, 2);
+  Coo<double, std::int64_t> c;
+  c.rows = m;
+  c.cols = n;
+  auto add = [&](std::int64_t r, std::int64_t k, double x) {
+    c.row_idx.push_back(r);
+    c.col_idx.push_back(k);
+    c.values.push_back(x);
+  };
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t k = 0; k < n; ++k)
+      if (u(rng) < density) add(r, k, v(rng));
+  if (m > 3)
+    for (std::int64_t k = 0; k < n; k += 3) add(3, k, v(rng));
+  for (std::int64_t r = 0; r < std::min<std::int64_t>(m, 40); ++r)
+    for (std::int64_t k = 0; k < std::min<std::int64_t>(n, 40); ++k)
+      add(m - std::min<std::int64_t>(m, 40) + r, k, v(rng));
+  if (m > 0 && n > 0) add(m - 1, n - 1, 0.0);
+  auto a = to_csr(c);  // duplicates summed
+  return a;
+}
+
+/// The matrices of the plan tests: random rectangular ones, empty shapes, a single entry.
+std::vector<Csr<double, std::int64_t>> plan_cases(std::uint64_t seed) {
+  std::vector<Csr<double, std::int64_t>> v;
+  v.push_back(plan_matrix(300, 170, 0.03, seed));
+  v.push_back(plan_matrix(45, 700, 0.1, seed + 1));
+  v.push_back(plan_matrix(1500, 1400, 0.002, seed + 2));
+  for (auto [m, n] : {std::pair<int, int>{0, 0}, {0, 5}, {5, 0}, {37, 53}})
+    v.push_back(Csr<double, std::int64_t>{m, n, std::vector<std::int64_t>(m + 1, 0), {}, {}});
+  Csr<double, std::int64_t> one{300, 200, std::vector<std::int64_t>(301, 0), {}, {}};
+  for (int r = 171; r <= 300; ++r) one.row_ptr[r] = 1;
+  one.col_idx = {150};
+  one.values = {-3.5};
+  v.push_back(one);
+  return v;
+}
+
+/// The host mirror of plan_kernel: y = alpha·op(S)·x + beta·y with op(S) = S (by_col false) or
+/// Sᵀ, item by item and phase by phase exactly as the kernel assigns the work.
+template <class Value, class Index>
+std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                           const std::vector<Value>& x, std::vector<Value> y, Value alpha,
+                           Value beta) {
+  const std::int64_t d = a.d(), n_out = by_col ? a.cols : a.rows;
+  const std::uint8_t* pool = a.bytes();
+  if (p.has_split) {
+    for (auto& e : y) e = beta == Value(0) ? Value(0) : beta * e;
+    beta = 1;
+  }
+  for (const PlanItem& it : p.items) {
+    std::vector<Value> acc(static_cast<std::size_t>(d), Value(0));
+    const std::int64_t out0 = std::int64_t{it.out_block} * d;
+    auto coo = [&](const PlanLeaf& lf) {
+      const std::uint8_t* node = pool + offset_of(lf.ptr);
+      const std::uint32_t n = load<std::uint32_t>(node);
+      const std::uint8_t* val = node + coo_entries_offset(n);
+      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const int r = node[8 + 2 * k], c = node[9 + 2 * k];
+        acc[by_col ? c : r] += load<Value>(val + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
+      }
+    };
+    for (std::uint32_t j = it.begin; j < it.warp_begin; ++j) coo(p.leaves[j]);
+    for (std::uint32_t j = it.warp_begin; j < it.dense_begin; ++j) coo(p.leaves[j]);
+    for (std::uint32_t j = it.dense_begin; j < it.end; ++j) {
+      const PlanLeaf& lf = p.leaves[j];
+      const std::uint8_t* val = pool + offset_of(lf.ptr);
+      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
+      const std::int64_t r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
+      for (std::int64_t e = 0; e < d * d; ++e) {
+        const std::int64_t r = e / d, c = e % d;
+        if (r0 + r < a.rows && c0 + c < a.cols)
+          acc[by_col ? c : r] +=
+              load<Value>(val + e * sizeof(Value)) * x[(by_col ? r0 + r : c0 + c)];
+      }
+    }
+    for (std::int64_t o = 0; o < d && out0 + o < n_out; ++o) {
+      Value& t = y[out0 + o];
+      if (it.split) t += alpha * acc[o];
+      else t = beta == Value(0) ? alpha * acc[o] : alpha * acc[o] + beta * t;
+    }
+  }
+  return y;
+}
+
+/// Structure: every leaf exactly once, items ordered by output block with every block covered,
+/// each leaf in the range of its class, item costs bounded unless an item holds one leaf.
+template <class Value, class Index>
+void check_structure(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                     std::int64_t item_cost) {
+  const std::int64_t d = a.d(), n_out = by_col ? a.cols : a.rows;
+  const std::int64_t nb = (n_out + d - 1) / d;
+  const std::vector<LeafRef> leaves = leaf_list(a);
+  ASSERT_EQ(p.leaves.size(), leaves.size());
+  std::vector<int> seen(static_cast<std::size_t>(nb), 0);
+  std::uint32_t next = 0;
+  bool split = false;
+  for (const PlanItem& it : p.items) {
+    ASSERT_LT(std::int64_t{it.out_block}, nb);
+    ++seen[it.out_block];
+    EXPECT_EQ(it.begin, next) << "items tile the leaf array in order";
+    ASSERT_LE(it.begin, it.warp_begin);
+    ASSERT_LE(it.warp_begin, it.dense_begin);
+    ASSERT_LE(it.dense_begin, it.end);
+    next = it.end;
+    std::int64_t cost = 0;
+    for (std::uint32_t j = it.begin; j < it.end; ++j) {
+      const NodeType t = type_of(p.leaves[j].ptr);
+      const std::int64_t n = t == dense ? 0 : load<std::uint32_t>(a.bytes() + offset_of(p.leaves[j].ptr));
+      cost += plan_cost(t, n, a.log2d);
+      if (j < it.warp_begin) EXPECT_TRUE(t != dense && n <= kThreadLeafMax);
+      else if (j < it.dense_begin) EXPECT_TRUE(t != dense && n > kThreadLeafMax);
+      else EXPECT_EQ(t, dense);
+    }
+    EXPECT_TRUE(cost <= item_cost || it.end - it.begin == 1) << "cost " << cost;
+    split = split || it.split;
+  }
+  EXPECT_EQ(next, p.leaves.size());
+  EXPECT_EQ(split, p.has_split);
+  for (std::int64_t b = 0; b < nb; ++b) {
+    EXPECT_GE(seen[b], 1) << "block " << b;
+    for (const PlanItem& it : p.items)
+      if (std::int64_t{it.out_block} == b) EXPECT_EQ(it.split != 0, seen[b] > 1);
+  }
+  // The multiset of (pointer, input block) equals the traversal's leaves.
+  std::vector<std::pair<std::uint32_t, std::int64_t>> want, got;
+  for (const LeafRef& w : leaves) want.emplace_back(w.ptr, by_col ? w.brow : w.bcol);
+  for (const PlanLeaf& w : p.leaves) got.emplace_back(w.ptr, w.in_block);
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+}
+
+template <class Value, class Index>
+void plan_battery() {
+  const std::uint64_t seed = testing::fresh_seed();
+  const double tol = testing::tolerance<Value>();
+  for (const auto& src : plan_cases(seed)) {
+    const auto a = convert<Value, Index>(src);
+    for (int d : {4, 16, 32, 128})
+      for (std::int64_t cost : {std::int64_t{8192}, std::int64_t{20}}) {
+        SCOPED_TRACE(std::to_string(a.rows) + "x" + std::to_string(a.cols) + " d " +
+                     std::to_string(d) + " item_cost " + std::to_string(cost) + " seed " +
+                     std::to_string(seed));
+        const auto h = HiSparse<Value, Index>::build(a, FormatOptions().set("d", std::to_string(d)));
+        for (bool by_col : {false, true}) {
+          const Plan p = build_plan(h, by_col, cost);
+          check_structure(h, p, by_col, cost);
+          const std::int64_t n_in = by_col ? a.rows : a.cols, n_out = by_col ? a.cols : a.rows;
+          const auto x = testing::random_vector<Value>(n_in, seed + 3);
+          const auto y0 = testing::random_vector<Value>(n_out, seed + 4);
+          const auto want = by_col ? reference::spmv_t<Value, Index, Value, Value>(a, x)
+                                   : reference::spmv<Value, Index, Value, Value>(a, x);
+          const auto got = emulate(h, p, by_col, x, testing::poisoned<Value>(n_out), Value(1), Value(0));
+          EXPECT_LE(reference::relative_norm2_error<Value>(got, want), tol) << by_col;
+          const auto want2 = by_col ? reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
+                                    : reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
+          const auto got2 = emulate(h, p, by_col, x, y0, Value(0.5), Value(-2));
+          EXPECT_LE(reference::relative_norm2_error<Value>(got2, want2), tol) << by_col;
+        }
+      }
+  }
+}
+
+TEST(HiSparsePlan, HostEmulationMatchesTheReferenceFp32Int32) { plan_battery<float, std::int32_t>(); }
+TEST(HiSparsePlan, HostEmulationMatchesTheReferenceFp64Int64) { plan_battery<double, std::int64_t>(); }
+
+TEST(HiSparsePlan, SplitsLongBucketsAndKeepsShortOnesWhole) {
+  const auto a = convert<double, std::int32_t>(plan_matrix(300, 170, 0.03, 5));
+  const auto h = HiSparse<double, std::int32_t>::build(a, FormatOptions().set("d", "16"));
+  EXPECT_FALSE(build_plan(h, false, std::int64_t{1} << 40).has_split);
+  EXPECT_TRUE(build_plan(h, false, 20).has_split);  // row 3 alone costs more than 20
+  EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "x"))), ParseError);
+  EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("item_cost", "0"))), ParseError);
+}
+
+#if SPMAT_WITH_CUDA
+/// Both CUDA paths, both directions, both states, beta = 0 into NaN poison and alpha/beta.
+template <class Value, class Index>
+void gpu_battery() {
+  const std::uint64_t seed = testing::fresh_seed();
+  const double tol = testing::tolerance<Value>();
+  for (const auto& src : plan_cases(seed)) {
+    const auto a = convert<Value, Index>(src);
+    for (const char* path : {"plan", "levels"})
+      for (int d : {16, 32, 128})
+        for (const char* cost : {"8192", "20"}) {
+          if (std::string(path) == "levels" && std::string(cost) == "20") continue;
+          for (bool state_t : {false, true}) {
+            SCOPED_TRACE(std::to_string(a.rows) + "x" + std::to_string(a.cols) + " spmv=" + path +
+                         " d " + std::to_string(d) + " item_cost " + cost +
+                         (state_t ? " transposed state" : "") + " seed " + std::to_string(seed));
+            auto h = HiSparse<Value, Index>::build(
+                a, FormatOptions().set("d", std::to_string(d)).set("spmv", path).set("item_cost", cost));
+            if (state_t) h = hisparse_transposed(std::move(h));
+            const auto logical = state_t ? transpose(a) : a;
+            const auto impl = make_cuda_impl(std::move(h));
+            for (bool t : {false, true}) {
+              const std::int64_t n_in = t ? logical.rows : logical.cols;
+              const std::int64_t n_out = t ? logical.cols : logical.rows;
+              const auto x = testing::random_vector<Value>(n_in, seed + 5);
+              const auto y0 = testing::random_vector<Value>(n_out, seed + 6);
+              const auto want = t ? reference::spmv_t<Value, Index, Value, Value>(logical, x)
+                                  : reference::spmv<Value, Index, Value, Value>(logical, x);
+              const auto want2 = t ? reference::spmv_t<Value, Index, Value, Value>(logical, x, 0.5, -2, y0)
+                                   : reference::spmv<Value, Index, Value, Value>(logical, x, 0.5, -2, y0);
+              cuda::DeviceBuffer<Value> dx(x, "x"), dy(static_cast<std::size_t>(n_out), "y");
+              dy.fill_bytes(0xFF);
+              if (t) impl->spmv_t(dx.data(), dy.data(), Value(1), Value(0));
+              else impl->spmv(dx.data(), dy.data(), Value(1), Value(0));
+              cuda::synchronize();
+              EXPECT_LE(reference::relative_norm2_error<Value>(dy.download(), want), tol)
+                  << (t ? "spmv_t" : "spmv") << " beta 0 over NaN";
+              dy.upload(y0);
+              if (t) impl->spmv_t(dx.data(), dy.data(), Value(0.5), Value(-2));
+              else impl->spmv(dx.data(), dy.data(), Value(0.5), Value(-2));
+              cuda::synchronize();
+              EXPECT_LE(reference::relative_norm2_error<Value>(dy.download(), want2), tol)
+                  << (t ? "spmv_t" : "spmv") << " alpha 0.5 beta -2";
+            }
+          }
+        }
+  }
+}
+
+TEST(HiSparsePlan, GpuFp32Int32) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  gpu_battery<float, std::int32_t>();
+}
+TEST(HiSparsePlan, GpuFp32Int64) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  gpu_battery<float, std::int64_t>();
+}
+TEST(HiSparsePlan, GpuFp64Int32) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  gpu_battery<double, std::int32_t>();
+}
+TEST(HiSparsePlan, GpuFp64Int64) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  gpu_battery<double, std::int64_t>();
+}
+#endif
+
+}  // namespace
+}  // namespace spmat

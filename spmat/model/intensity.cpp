@@ -442,7 +442,7 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   ps.cv = ps.mu > 0 ? ps.sigma / ps.mu : 0;
   ps.u = static_cast<double>(base.panels) / dev.sm_count;
   const std::int64_t lb_seg = lb_segsize(ps, lb);
-  // The row-wise kernel tolerates imbalance up to the latency floor; segment only long rows.
+  // Segment size of the segmented candidates: the paper rule, else ceil(mu) (its imbalanced case).
   const std::int64_t seg = lb_seg > 0 ? lb_seg : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(ps.mu)));
   const std::size_t vb = sizeof(Value), ib = sizeof(Index);
   for (int s = 0; s < 2; ++s)

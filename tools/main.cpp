@@ -20,6 +20,7 @@ const Command kCommands[] = {
     {"bench", "benchmark formats x operations x matrices (see spmat bench --help)",
      spmat::cli::cmd_bench},
     {"compress", "BRO space savings of the index data (paper Tables 3-5)", spmat::cli::cmd_compress},
+    {"model", "tiled-SpMM performance model of a matrix: inputs, bounds, decision", spmat::cli::cmd_model},
 };
 
 void usage() {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "spmat/core/error.hpp"
+
 namespace spmat::model {
 
 // ---- closed forms ----------------------------------------------------------------------------
@@ -307,6 +309,167 @@ ModelReport evaluate(const Csr<Value, Index>& a, std::int64_t k, DenseLayout lay
   return rep;
 }
 
+// ---- the row-wise kernel -----------------------------------------------------------------------
+
+DeviceModel device_by_name(const std::string& name) {
+  if (name == "h100") return DeviceModel::h100();
+  if (name == "h200") return DeviceModel::h200();
+  if (name == "a100") return DeviceModel::a100();
+  throw ParseError("device '" + name + "' is not one of h100, h200, a100");
+}
+
+template <class Value, class Index>
+ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           std::int64_t panel_rows) {
+  ReuseProfile p;
+  p.rows = a.rows;
+  p.cols = a.cols;
+  p.nnz = a.nnz();
+  p.work_rows = static_cast<std::int64_t>(work.size());
+  p.panel_rows = std::max<std::int64_t>(1, panel_rows);
+  p.panels = (p.work_rows + p.panel_rows - 1) / p.panel_rows;
+  std::vector<std::int64_t> last(static_cast<std::size_t>(a.cols), -1);
+  for (std::int64_t w = 0; w < p.work_rows; ++w) {
+    const std::int64_t panel = w / p.panel_rows;
+    p.max_work_row = std::max(p.max_work_row, work[w].end - work[w].begin);
+    for (std::int64_t q = work[w].begin; q < work[w].end; ++q) {
+      std::int64_t& l = last[static_cast<std::size_t>(a.col_idx[q])];
+      if (l == panel) continue;  // same panel: an L1 hit
+      p.sum_d += 1;
+      if (l < 0) {
+        p.cold += 1;
+      } else {
+        const std::int64_t d = panel - l;  // >= 1
+        int b = 0;
+        while (b + 1 < static_cast<int>(p.hist.size()) && (std::int64_t{2} << b) <= d) ++b;
+        p.hist[static_cast<std::size_t>(b)] += 1;
+      }
+      l = panel;
+    }
+  }
+  p.n_touched = p.cold;
+  return p;
+}
+
+namespace {
+/// Re-touches whose distance exceeds `window` panels (linear within each log2 bucket).
+double far_retouches(const ReuseProfile& p, double window) {
+  double far = 0;
+  for (std::size_t b = 0; b < p.hist.size(); ++b) {
+    const double lo = std::ldexp(1.0, static_cast<int>(b)), hi = 2 * lo;
+    if (window < lo) far += p.hist[b];
+    else if (window < hi) far += p.hist[b] * (hi - window) / lo;
+  }
+  return far;
+}
+}  // namespace
+
+RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
+                         std::size_t value_bytes, std::size_t index_bytes, bool segmented,
+                         const DeviceModel& dev, BMode mode, const RowsCalibration& cal) {
+  RowsTraffic t;
+  if (k <= 0) return t;
+  kt = std::max<std::int64_t>(1, std::min(kt, k));
+  t.kt = kt;
+  t.tiles = (k + kt - 1) / kt;
+  const double vb = static_cast<double>(value_bytes), ib = static_cast<double>(index_bytes);
+  const double kd = static_cast<double>(k), ktd = static_cast<double>(kt);
+  // A once per tile: values + column ids + the two work-row bounds.
+  const double a_once = static_cast<double>(p.nnz) * (vb + ib) + static_cast<double>(p.work_rows) * 2 * ib;
+  t.a_bytes = static_cast<double>(t.tiles) * a_once;
+  // A B-row piece of kt values costs whole 32 B sectors.
+  const double sector = std::max(1.0, 32.0 / (ktd * vb));
+  double fetches = 0;  // B-row pieces (per tile) moved from DRAM
+  if (mode == BMode::optimistic) {
+    fetches = p.n_touched;
+  } else if (mode == BMode::all_miss) {
+    fetches = p.sum_d;
+  } else {
+    const double panels = std::max<double>(1, static_cast<double>(p.panels));
+    const double per_panel = p.sum_d / panels * ktd * vb * sector + a_once / panels +
+                             static_cast<double>(p.panel_rows) * ktd * vb;
+    const double window = cal.l2_fraction * dev.l2_bytes / std::max(1.0, per_panel);
+    fetches = p.cold + far_retouches(p, window);
+  }
+  t.b_bytes = fetches * kd * vb * sector;
+  t.c_bytes = static_cast<double>(p.rows) * kd * vb;
+  if (segmented) t.c_bytes += 2 * static_cast<double>(p.work_rows) * kd * vb;
+  t.total = t.a_bytes + t.b_bytes + t.c_bytes;
+  const double beta = dev.bandwidth_gbs * 1e9;
+  if (mode == BMode::optimistic) {
+    t.seconds = t.total / beta;
+    return t;
+  }
+  // The longest work row is walked by one warp group in batches of 4 dependent loads.
+  const double latency = std::ceil(static_cast<double>(p.max_work_row) / 4.0) * cal.batch_latency_us * 1e-6;
+  t.seconds = std::max(t.total / (beta * cal.efficiency), latency) + cal.launch_us * 1e-6 * (segmented ? 2 : 1);
+  return t;
+}
+
+std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t value_bytes,
+                           std::size_t index_bytes, bool segmented, const DeviceModel& dev,
+                           const RowsCalibration& cal) {
+  const std::int64_t v = static_cast<std::int64_t>(16 / value_bytes);
+  std::int64_t top = 1;
+  while (top < k) top *= 2;
+  top = std::min<std::int64_t>(top, 64 * v);
+  std::int64_t best = top;
+  double best_s = rows_traffic(p, k, top, value_bytes, index_bytes, segmented, dev, BMode::predicted, cal).seconds;
+  for (std::int64_t kt = top / 2; kt >= 4 * v; kt /= 2) {
+    const double s = rows_traffic(p, k, kt, value_bytes, index_bytes, segmented, dev, BMode::predicted, cal).seconds;
+    if (s < best_s * 0.97) best = kt, best_s = s;  // narrower only for a clear gain (> 3%)
+  }
+  return best;
+}
+
+template <class Value, class Index>
+RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
+                         const LbThresholds& lb, const RowsCalibration& cal,
+                         std::int64_t panel_rows) {
+  RowsDecision d;
+  const auto whole = segment_rows(a, 0);
+  const auto base = reuse_profile(a, std::span<const WorkRow>(whole), panel_rows);
+  // The paper's segment size, with U counted in blocks of the row-wise kernel at K = k.
+  PatternStats ps;
+  ps.nnz = a.nnz();
+  ps.mu = a.rows > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows) : 0;
+  double var = 0;
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const double x = static_cast<double>(a.row_ptr[i + 1] - a.row_ptr[i]) - ps.mu;
+    var += x * x;
+  }
+  ps.sigma = a.rows > 0 ? std::sqrt(var / static_cast<double>(a.rows)) : 0;
+  ps.cv = ps.mu > 0 ? ps.sigma / ps.mu : 0;
+  ps.u = static_cast<double>(base.panels) / dev.sm_count;
+  const std::int64_t lb_seg = lb_segsize(ps, lb);
+  // Segment size of the segmented candidates: the paper rule, else ceil(mu) (its imbalanced case).
+  const std::int64_t seg = lb_seg > 0 ? lb_seg : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(ps.mu)));
+  const std::size_t vb = sizeof(Value), ib = sizeof(Index);
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < 2; ++r) {
+      RowsVariant v;
+      v.segsize = s ? seg : 0;
+      v.reordered = r != 0;
+      v.name = std::string(s ? "segmented" : "baseline") + (r ? "+reorder" : "");
+      auto work = s ? segment_rows(a, seg) : whole;
+      if (r) sort_by_pattern(a, work);
+      v.profile = (s || r) ? reuse_profile(a, std::span<const WorkRow>(work), panel_rows) : base;
+      const bool segmented = s && static_cast<std::int64_t>(work.size()) != a.rows;
+      const std::int64_t kt = choose_k_tile(v.profile, k, vb, ib, segmented, dev, cal);
+      v.predicted = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::predicted, cal);
+      v.all_miss = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::all_miss, cal);
+      v.optimistic = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::optimistic, cal);
+      d.variants.push_back(std::move(v));
+    }
+  for (int i = 1; i < 4; ++i)
+    if (d.variants[i].predicted.seconds < d.variants[d.chosen].predicted.seconds * 0.97) d.chosen = i;
+  d.reason = "least predicted time of the row-wise kernel (" + d.variants[d.chosen].name + ", K-tile " +
+             std::to_string(d.variants[d.chosen].predicted.kt) + "); paper flow: " +
+             (lb_seg > 0 ? (ps.u < lb.u_min ? "underutilized" : "imbalanced") : std::string("balanced")) +
+             ", segsize candidate " + std::to_string(seg);
+  return d;
+}
+
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template std::vector<WorkRow> segment_rows(const Csr<V, I>&, std::int64_t);                     \
   template void sort_by_pattern(const Csr<V, I>&, std::vector<WorkRow>&);                         \
@@ -319,7 +482,10 @@ ModelReport evaluate(const Csr<Value, Index>& a, std::int64_t k, DenseLayout lay
                                              const TileParams&, const DeviceModel&, std::int64_t, \
                                              bool);                                               \
   template ModelReport evaluate(const Csr<V, I>&, std::int64_t, DenseLayout, const TileParams&,   \
-                                const DeviceModel&, const LbThresholds&);
+                                const DeviceModel&, const LbThresholds&);                         \
+  template ReuseProfile reuse_profile(const Csr<V, I>&, std::span<const WorkRow>, std::int64_t);  \
+  template RowsDecision decide_rows(const Csr<V, I>&, std::int64_t, const DeviceModel&,           \
+                                    const LbThresholds&, const RowsCalibration&, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

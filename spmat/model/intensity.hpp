@@ -14,6 +14,7 @@
 // Worked example (spec §3.5 check): Z = 1.25, R = 16, ρ = 4, μ = 20, Γ = 2, δ = 136, fp32,
 // B_I = 4, B_IS = 2, map term B_I/(ρμ): tiled_intensity(...) = 2 / 2.94375 = 0.6794 FLOP/B.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -193,5 +194,81 @@ VariantPrediction predict_variant(const Csr<Value, Index>& a, std::int64_t k, De
 
 /// The load-balancing segment size of the decision flow (0 = baseline).
 std::int64_t lb_segsize(const PatternStats& s, const LbThresholds& lb);
+
+// ---- 4. the row-wise kernel (spmat's default GPU kernel of `tiled`, beyond the paper) ------------
+//
+// A warp group of G lanes owns one work row; each lane owns a contiguous slice of the K-tile
+// (float4 / double2 loads along K). A is read once per K-tile, B rows are gathered through
+// L1/L2, C is written once. This is Eq. 3 with ρ = 1 (no SRAM staging: reuse comes from the
+// caches), Z = 1 (no padding), B_IS = B_I (global column ids) and R = kt (the K-tile), with Γ
+// taken from a reuse-distance profile of B rows over panels of work rows instead of C_miss/L.
+
+/// Reuse profile of the B rows a work-row order touches: for every (panel, distinct column) pair
+/// the distance in panels to the previous panel that touched the column (cold if none).
+struct ReuseProfile {
+  std::int64_t rows = 0, cols = 0, nnz = 0, work_rows = 0, panel_rows = 256, panels = 0;
+  std::int64_t max_work_row = 0;  ///< longest work row (nonzeros): the latency floor
+  double n_touched = 0;           ///< nonempty columns
+  double sum_d = 0;               ///< Σ_p D_p (panel-distinct columns)
+  double cold = 0;                ///< first touches (= n_touched)
+  std::array<double, 48> hist{};  ///< hist[b]: re-touches at distance d in [2^b, 2^(b+1)) panels
+};
+
+template <class Value, class Index>
+ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
+                           std::int64_t panel_rows = 256);
+
+/// Machine constants of the row-wise model (uncalibrated defaults, documented in
+/// docs/formats/tiled-spmm.md; calibrate on the device with bench/tiled_model_eval.py).
+struct RowsCalibration {
+  double efficiency = 0.8;      ///< achievable fraction of β for a streaming kernel
+  double l2_fraction = 0.5;     ///< usable share of L2 for B reuse (H100/H200: two partitions)
+  double batch_latency_us = 0.8;  ///< one warp's 4-nonzero batch (dependent index → B load)
+  double launch_us = 4.0;       ///< per kernel launch (the segmented variant launches two)
+};
+
+enum class BMode { predicted, all_miss, optimistic };
+
+struct RowsTraffic {
+  std::int64_t kt = 0, tiles = 0;
+  double a_bytes = 0, b_bytes = 0, c_bytes = 0, total = 0;
+  double seconds = 0;  ///< max(bytes / (β·eff), latency floor) + launches (optimistic: bytes/β)
+};
+
+/// DRAM bytes and time of the row-wise kernel for K = k with K-tile kt. `segmented`: partial
+/// sums go through a work_rows×k buffer (written and read once) before C is written.
+RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
+                         std::size_t value_bytes, std::size_t index_bytes, bool segmented,
+                         const DeviceModel& dev, BMode mode, const RowsCalibration& cal = {});
+
+/// The K-tile the row-wise kernel uses for K = k (vector path: powers of two from 4 vectors
+/// per row to min(pow2 >= k, 64 vectors)): the one with the least predicted time; ties → wider.
+std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t value_bytes,
+                           std::size_t index_bytes, bool segmented, const DeviceModel& dev,
+                           const RowsCalibration& cal = {});
+
+struct RowsVariant {
+  std::string name;
+  std::int64_t segsize = 0;
+  bool reordered = false;
+  ReuseProfile profile;
+  RowsTraffic predicted, all_miss, optimistic;
+};
+
+/// The four variants {in order, reordered} × {whole rows, paper-segmented} of the row-wise
+/// kernel, predicted for K = k; `chosen` = least predicted time.
+struct RowsDecision {
+  std::vector<RowsVariant> variants;
+  int chosen = 0;
+  std::string reason;
+};
+
+template <class Value, class Index>
+RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
+                         const LbThresholds& lb = {}, const RowsCalibration& cal = {},
+                         std::int64_t panel_rows = 256);
+
+/// Device numbers by name: h100, h200, a100 (ParseError otherwise).
+DeviceModel device_by_name(const std::string& name);
 
 }  // namespace spmat::model

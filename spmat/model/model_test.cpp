@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "spmat/core/error.hpp"
 #include "spmat/model/intensity.hpp"
 
 namespace spmat::model {
@@ -133,6 +134,83 @@ TEST(Model, DecisionFlowFollowsTheThresholds) {
   s.cv = 0.5;
   EXPECT_EQ(lb_segsize(s, {}), 0);  // baseline
   EXPECT_EQ(lb_segsize(s, {0.65, 0.4}), 10);  // thresholds are parameters
+}
+
+TEST(Model, ReuseProfileCountsPanelDistancesByHand) {
+  // Panels of one row: r0 {0,2}, r1 {}, r2 {0,1,3}, r3 {3}. Cold: 0,2 (p0), 1,3 (p2); col 0 is
+  // re-touched 2 panels later (bucket [2,4)), col 3 one panel later (bucket [1,2)).
+  const auto a = example4();
+  const auto work = segment_rows(a, 0);
+  const auto p = reuse_profile(a, std::span<const WorkRow>(work), 1);
+  EXPECT_EQ(p.panels, 4);
+  EXPECT_EQ(p.max_work_row, 3);
+  EXPECT_DOUBLE_EQ(p.cold, 4);
+  EXPECT_DOUBLE_EQ(p.n_touched, 4);
+  EXPECT_DOUBLE_EQ(p.sum_d, 6);
+  EXPECT_DOUBLE_EQ(p.hist[0], 1);
+  EXPECT_DOUBLE_EQ(p.hist[1], 1);
+  // One panel of 256 rows: every column once, all cold.
+  const auto q = reuse_profile(a, std::span<const WorkRow>(work), 256);
+  EXPECT_DOUBLE_EQ(q.sum_d, 4);
+  EXPECT_DOUBLE_EQ(q.hist[0] + q.hist[1], 0);
+}
+
+TEST(Model, RowKernelTrafficByHand) {
+  const auto a = example4();
+  const auto work = segment_rows(a, 0);
+  const auto p = reuse_profile(a, std::span<const WorkRow>(work), 1);
+  DeviceModel dev = DeviceModel::h200();
+  // K = 16 = kt, fp32/int32: A = 6·(4+4) + 4 work rows·2·4 = 80; C = 4·16·4 = 256.
+  const auto all = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::all_miss);
+  EXPECT_EQ(all.tiles, 1);
+  EXPECT_DOUBLE_EQ(all.a_bytes, 80);
+  EXPECT_DOUBLE_EQ(all.b_bytes, 6 * 64);  // every (panel, column): a 64 B B-row piece
+  EXPECT_DOUBLE_EQ(all.c_bytes, 256);
+  const auto opt = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::optimistic);
+  EXPECT_DOUBLE_EQ(opt.b_bytes, 4 * 64);  // the 4 touched rows once
+  EXPECT_DOUBLE_EQ(opt.seconds, 592 / (dev.bandwidth_gbs * 1e9));
+  // Big L2: the re-touches hit, prediction = compulsory bytes; time = latency floor of the
+  // 3-nonzero row (one batch, 0.8 µs) + one launch (4 µs).
+  const auto pred = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted);
+  EXPECT_DOUBLE_EQ(pred.b_bytes, opt.b_bytes);
+  EXPECT_NEAR(pred.seconds, 4.8e-6, 1e-12);
+  // No L2: every re-touch misses, prediction = all-miss bytes.
+  dev.l2_bytes = 0;
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, all.b_bytes);
+  // kt = 8: two tiles read A twice; each 32 B piece is one sector; segmented adds 2·W·K·4.
+  const auto half = rows_traffic(p, 16, 8, 4, 4, true, dev, BMode::all_miss);
+  EXPECT_EQ(half.tiles, 2);
+  EXPECT_DOUBLE_EQ(half.a_bytes, 160);
+  EXPECT_DOUBLE_EQ(half.b_bytes, 6 * 64);
+  EXPECT_DOUBLE_EQ(half.c_bytes, 256 + 2 * 4 * 16 * 4);
+  // kt = 4 fp32 (16 B pieces) pays whole 32 B sectors: twice the useful bytes.
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 4, 4, 4, false, dev, BMode::all_miss).b_bytes, 2 * 6 * 64);
+}
+
+TEST(Model, KTileIsNarrowedOnlyWhenBDoesNotFitL2) {
+  // 64 rows touching disjoint columns: no reuse at all, nothing to gain from narrow tiles.
+  const auto a = interleaved();
+  const auto work = segment_rows(a, 0);
+  const auto p = reuse_profile(a, std::span<const WorkRow>(work), 32);
+  const auto dev = DeviceModel::h200();
+  EXPECT_EQ(choose_k_tile(p, 128, 4, 4, false, dev), 128);
+  EXPECT_EQ(choose_k_tile(p, 100, 4, 4, false, dev), 128);  // pow2 >= k
+  EXPECT_EQ(choose_k_tile(p, 512, 4, 4, false, dev), 256);  // at most 64 float4 packs
+  EXPECT_EQ(choose_k_tile(p, 512, 8, 4, false, dev), 128);  // 64 double2 packs
+}
+
+TEST(Model, RowDecisionPrefersReorderingWhenItRaisesReuse) {
+  const auto a = interleaved();
+  DeviceModel dev = DeviceModel::h200();
+  dev.l2_bytes = 0;  // no L2: only panel (L1) reuse counts, which reordering doubles
+  RowsCalibration cal;
+  cal.launch_us = 0;
+  cal.batch_latency_us = 0;
+  const auto d = decide_rows(a, 32, dev, {}, cal, 32);
+  ASSERT_EQ(d.variants.size(), 4u);
+  EXPECT_LT(d.variants[1].all_miss.b_bytes, d.variants[0].all_miss.b_bytes);
+  EXPECT_TRUE(d.variants[d.chosen].reordered) << d.reason;
+  EXPECT_THROW(device_by_name("v100"), ParseError);
 }
 
 }  // namespace

@@ -13,10 +13,32 @@ namespace spmat {
 
 namespace {
 model::DeviceModel device_from(const std::string& name) {
-  if (name == "h100") return model::DeviceModel::h100();
-  if (name == "h200") return model::DeviceModel::h200();
-  if (name == "a100") return model::DeviceModel::a100();
+  if (name == "h100" || name == "h200" || name == "a100") return model::device_by_name(name);
   throw ParseError("tiled: device=" + name + " is not one of h100, h200, a100");
+}
+
+/// out_row / seg_ptr / seg_list of a non-identity work-row order (empty for the identity).
+template <class Value, class Index>
+void set_output_map(TiledStorage<Value, Index>& s, const Csr<Value, Index>& a,
+                    const std::vector<model::WorkRow>& work) {
+  const std::int64_t nw = static_cast<std::int64_t>(work.size());
+  bool identity = nw == static_cast<std::int64_t>(a.rows);
+  for (std::int64_t w = 0; identity && w < nw; ++w) identity = work[w].row == w;
+  if (identity) return;
+  s.out_row.resize(work.size());
+  s.seg_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (std::int64_t w = 0; w < nw; ++w) {
+    s.out_row[w] = static_cast<Index>(work[w].row);
+    ++s.seg_ptr[work[w].row + 1];
+  }
+  for (std::int64_t i = 0; i < a.rows; ++i) s.seg_ptr[i + 1] += s.seg_ptr[i];
+  s.seg_list.resize(work.size());
+  std::vector<std::int64_t> fill(s.seg_ptr.begin(), s.seg_ptr.end() - 1);
+  for (std::int64_t w = 0; w < nw; ++w) s.seg_list[fill[work[w].row]++] = static_cast<Index>(w);
+  // Segments of a row in column order (reordering may have moved them apart).
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    std::sort(s.seg_list.begin() + s.seg_ptr[i], s.seg_list.begin() + s.seg_ptr[i + 1],
+              [&](Index x, Index y) { return work[x].begin < work[y].begin; });
 }
 }  // namespace
 
@@ -41,6 +63,15 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
                      " bytes must hold one slot of r values and be at most 232448 (227 KiB)");
   s.stage_cap = model::stage_capacity(s.smem_bytes, s.r, sizeof(Value));
 
+  const std::string kernel = o.get_string("kernel", "rows");
+  if (kernel != "rows" && kernel != "sell")
+    throw ParseError("tiled: kernel=" + kernel + " is not one of rows (row-wise, default), sell (the paper's staged S-ELL)");
+  s.sell = kernel == "sell";
+  s.kt = o.get_int("kt", 0);
+  if (s.kt != 0 && (s.kt < 1 || s.kt > 256 || (s.kt & (s.kt - 1)) != 0))
+    throw ParseError("tiled: kt=" + std::to_string(s.kt) + " is not 0 (model) or a power of two in [1, 256]");
+  s.device = o.get_string("device", "h200");
+  device_from(s.device);
   const std::string variant = o.get_string("variant", "auto");
   const std::string reorder = o.get_string("reorder", "auto");
   if (variant != "auto" && variant != "baseline" && variant != "segmented")
@@ -51,15 +82,58 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   if (segsize < 0) throw ParseError("tiled: segsize must be >= 0 (0 = from the model)");
   bool do_reorder = reorder == "on";
   if (variant == "baseline") segsize = 0;
+  const std::int64_t plan_k = o.get_int("k", 32);
+  if (plan_k < 1) throw ParseError("tiled: k (the K the model plans for) must be >= 1");
+  const model::LbThresholds lbt{o.get_double("u_min", 0.65), o.get_double("cv_max", 1.0)};
+
+  if (!s.sell) {
+    // Row-wise kernel: the model predicts the four variants and picks the fastest for what the
+    // user left open; a fixed variant/segsize/reorder is taken as given.
+    const auto dev = device_from(s.device);
+    if ((variant != "baseline" && segsize == 0) || reorder == "auto") {
+      const auto d = model::decide_rows(a, plan_k, dev, lbt);
+      const std::int64_t model_seg = d.variants[2].segsize;
+      if (variant == "auto" && segsize == 0) segsize = d.variants[d.chosen].segsize;
+      if (variant == "segmented" && segsize == 0) segsize = model_seg;
+      if (reorder == "auto") {
+        // With the segmentation decided above: reorder iff the model predicts it faster.
+        const int base = segsize > 0 ? 2 : 0;
+        do_reorder = d.variants[base + 1].predicted.seconds < d.variants[base].predicted.seconds * 0.97;
+      }
+      s.plan_reason = d.reason;
+    }
+    s.segsize = segsize;
+    s.reordered = do_reorder;
+    auto work = model::segment_rows(a, segsize);
+    if (static_cast<std::int64_t>(work.size()) > index_max<Index>())
+      throw IndexOverflowError("tiled: " + std::to_string(work.size()) + " work rows (segsize " +
+                               std::to_string(segsize) + ") do not fit the " +
+                               std::string(index_name<Index>()) + " index type; use int64 indices "
+                               "or a larger segsize");
+    if (do_reorder) model::sort_by_pattern(a, work);
+    s.reuse = model::reuse_profile(a, std::span<const model::WorkRow>(work), s.panel_rows);
+    s.col_idx = a.col_idx;
+    s.values = a.values;
+    s.wr_begin.resize(work.size());
+    s.wr_end.resize(work.size());
+    for (std::size_t w = 0; w < work.size(); ++w) {
+      s.wr_begin[w] = static_cast<Index>(work[w].begin);
+      s.wr_end[w] = static_cast<Index>(work[w].end);
+    }
+    s.panel_stage_ptr.clear();
+    s.stage_map_ptr.clear();
+    s.slab_ptr.clear();
+    set_output_map(s, a, work);
+    return s;
+  }
 
   // The model decides what the user left open (variant=auto, segsize=0, reorder=auto).
   if ((variant != "baseline" && segsize == 0) || reorder == "auto") {
-    const std::int64_t k = o.get_int("k", 32);
-    if (k < 1) throw ParseError("tiled: k (the K the model plans for) must be >= 1");
+    const std::int64_t k = plan_k;
     const DenseLayout layout = parse_layout(o.get_string("layout", "row_major"));
     const model::TileParams tile{s.r, s.panel_rows, s.smem_bytes};
-    const auto dev = device_from(o.get_string("device", "h100"));
-    const model::LbThresholds lb{o.get_double("u_min", 0.65), o.get_double("cv_max", 1.0)};
+    const auto dev = device_from(s.device);
+    const model::LbThresholds lb = lbt;
     const auto base = model::predict_variant(a, k, layout, tile, dev, 0, false);
     if (variant != "baseline" && segsize == 0) {
       segsize = model::lb_segsize(base.stats, lb);
@@ -118,24 +192,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.stage_map_ptr = std::move(plan.stage_map_ptr);
   s.map = std::move(plan.map);
 
-  bool identity = nw == static_cast<std::int64_t>(a.rows);
-  for (std::int64_t w = 0; identity && w < nw; ++w) identity = work[w].row == w;
-  if (!identity) {
-    s.out_row.resize(work.size());
-    s.seg_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-    for (std::int64_t w = 0; w < nw; ++w) {
-      s.out_row[w] = static_cast<Index>(work[w].row);
-      ++s.seg_ptr[work[w].row + 1];
-    }
-    for (std::int64_t i = 0; i < a.rows; ++i) s.seg_ptr[i + 1] += s.seg_ptr[i];
-    s.seg_list.resize(work.size());
-    std::vector<std::int64_t> fill(s.seg_ptr.begin(), s.seg_ptr.end() - 1);
-    for (std::int64_t w = 0; w < nw; ++w) s.seg_list[fill[work[w].row]++] = static_cast<Index>(w);
-    // Segments of a row in column order (reordering may have moved them apart).
-    for (std::int64_t i = 0; i < a.rows; ++i)
-      std::sort(s.seg_list.begin() + s.seg_ptr[i], s.seg_list.begin() + s.seg_ptr[i + 1],
-                [&](Index x, Index y) { return work[x].begin < work[y].begin; });
-  }
+  set_output_map(s, a, work);
   return s;
 }
 
@@ -173,7 +230,9 @@ template <class Value, class Index>
 std::size_t TiledStorage<Value, Index>::storage_bytes() const {
   return (panel_stage_ptr.size() + stage_map_ptr.size() + slab_ptr.size() + seg_ptr.size()) *
              sizeof(std::int64_t) +
-         (map.size() + out_row.size() + seg_list.size()) * sizeof(Index) +
+         (map.size() + out_row.size() + seg_list.size() + wr_begin.size() + wr_end.size() + col_idx.size()) *
+             sizeof(Index) +
+         values.size() * sizeof(Value) +
          ell_idx.size() * sizeof(std::uint16_t) + ell_val.size() * sizeof(Value);
 }
 
@@ -183,6 +242,19 @@ std::size_t TiledStorage<Value, Index>::storage_bytes() const {
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k) {
   if (op != Op::spmm) return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+  if (!s.sell) {
+    // Row-wise kernel: A once per K-tile, B (all of it, the operand floor) and C once, and the
+    // work_rows×k partials written and read when rows are segmented.
+    const auto dev = model::device_by_name(s.device);
+    const std::int64_t kt = s.kt > 0 ? s.kt
+                                     : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index),
+                                                            s.segmented(), dev);
+    const auto t = model::rows_traffic(s.reuse, k, kt, sizeof(Value), sizeof(Index), s.segmented(), dev,
+                                       model::BMode::optimistic);
+    const double b_all = static_cast<double>(s.cols) * static_cast<double>(k) * sizeof(Value);
+    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+    return static_cast<std::size_t>(t.a_bytes + std::max(b_all, t.b_bytes) + t.c_bytes) + perm;
+  }
   int re = 1;
   while (re < s.r && re < k) re *= 2;
   const std::size_t tiles = static_cast<std::size_t>(k > 0 ? (k + re - 1) / re : 0);
@@ -211,15 +283,17 @@ std::vector<FormatEntry> tiled_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = false, .spmm = true,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
   const std::vector<ParamInfo> params{
+      {"kernel", "rows", "GPU kernel: rows (row-wise, vector loads along K, K-tiled for L2), sell (the paper's staged 16-bit S-ELL)"},
+      {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
       {"variant", "auto", "auto (model decides), baseline, segmented (load balancing, §5.1)"},
       {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},
       {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},
       {"r", "16", "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"},
-      {"panel_rows", "256", "work rows per panel = GPU threads per block (multiple of 32)"},
+      {"panel_rows", "256", "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), multiple of 32"},
       {"smem", "49152", "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"},
       {"k", "32", "the K the model plans for (variant/reorder = auto)"},
       {"layout", "row_major", "the dense layout the model plans for"},
-      {"device", "h100", "device numbers of the model: h100, h200, a100"},
+      {"device", "h200", "device numbers of the model: h100, h200, a100"},
       {"u_min", "0.65", "underutilized when U = blocks/SMs < u_min"},
       {"cv_max", "1.0", "imbalanced when sigma/mu > cv_max"}};
   return {make_entry<TiledStorage>({.name = "tiled",

@@ -20,6 +20,11 @@
 //   ell_val:                                stage 0 j=0 {1,0,3,0}, j=1 {0,0,4,0};
 //                                           stage 1 j=0 {2,0,5,6}
 //   out_row, seg_ptr, seg_list empty (identity order).
+// kernel=rows (the default GPU kernel, beyond the paper): no panels/stages/slabs are built; the
+// work rows are ranges [wr_begin[w], wr_end[w]) of col_idx/values (A's CSR arrays, copied), in
+// work-row order (segmented and/or reordered), and `reuse` holds the B-row reuse profile from
+// which the model picks the K-tile at spmm time. Example above, kernel=rows: wr_begin = {0,2,2,5},
+// wr_end = {2,2,5,6}, col_idx = {0,2,0,1,3,3}.
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
 // B values and map ids, the C block; see traffic_bytes in tiled.cpp.
 #pragma once
@@ -49,6 +54,14 @@ struct TiledStorage {
   std::int64_t segsize = 0;             ///< 0 = rows not segmented
   bool reordered = false;
   std::string plan_reason;              ///< why variant=auto chose this layout (empty otherwise)
+  bool sell = false;                    ///< kernel=sell: the paper's staged S-ELL kernel
+  std::int64_t kt = 0;                  ///< kernel=rows: K-tile (0 = the model's, per spmm call)
+  std::string device = "h200";          ///< device numbers of the model (kt choice)
+
+  // kernel=rows: work rows as ranges of A's arrays (work_rows each), and the reuse profile.
+  std::vector<Index> wr_begin, wr_end, col_idx;
+  std::vector<Value> values;
+  model::ReuseProfile reuse;
 
   std::vector<std::int64_t> panel_stage_ptr{0};  ///< panels+1
   std::vector<std::int64_t> stage_map_ptr{0};    ///< stages+1
@@ -70,7 +83,10 @@ struct TiledStorage {
   std::int64_t work_rows() const {
     return out_row.empty() ? static_cast<std::int64_t>(rows) : static_cast<std::int64_t>(out_row.size());
   }
-  std::int64_t panels() const { return static_cast<std::int64_t>(panel_stage_ptr.size()) - 1; }
+  /// Panels of the staged S-ELL layout (kernel=sell; 0 for kernel=rows).
+  std::int64_t panels() const {
+    return panel_stage_ptr.empty() ? 0 : static_cast<std::int64_t>(panel_stage_ptr.size()) - 1;
+  }
   std::int64_t warps_per_panel() const { return panel_rows / 32; }
   /// More work rows than rows: partial results must be summed per output row.
   bool segmented() const { return work_rows() != static_cast<std::int64_t>(rows); }
@@ -78,6 +94,10 @@ struct TiledStorage {
   /// Visits the stored entries of work row w in column order: f(column, value).
   template <class F>
   void for_each_in_work_row(std::int64_t w, F&& f) const {
+    if (!sell) {
+      for (std::int64_t q = wr_begin[w]; q < wr_end[w]; ++q) f(static_cast<std::int64_t>(col_idx[q]), values[q]);
+      return;
+    }
     const std::int64_t p = w / panel_rows, local = w % panel_rows;
     const std::int64_t warp = local / 32, lane = local % 32, wpp = warps_per_panel();
     for (std::int64_t s = panel_stage_ptr[p]; s < panel_stage_ptr[p + 1]; ++s) {

@@ -2,6 +2,26 @@
 // per panel and stage, 16-bit S-ELL), row- and column-major B/C; spmv = spmm with k = 1.
 // SPDX-License-Identifier: MIT
 //
+// Two kernels, chosen by the build option `kernel`:
+//   rows (default): tiled_rows_kernel — a group of G lanes (G = 1..32, a power of two) owns one
+//     work row; lane `sub` of the group owns the columns k0 + (v·G + sub)·V .. +V (V = 4 fp32 /
+//     2 fp64 with 16-byte float4/double2 loads when k % V == 0 and B, C are 16-byte aligned; V = 1
+//     otherwise), v < NV. The group loads G nonzeros (column id, value) coalesced, broadcasts them
+//     with __shfl_sync, and gathers the B rows in batches of 4 (4·NV independent loads in flight
+//     per lane); C is written once, vectorized. K is cut into tiles of kt columns (grid.y, the
+//     model's choice per call): all row blocks of tile 0 run before tile 1, so a tile's slice of B
+//     (touched rows × kt) stays in L2 — the "register tile R" of the paper, applied to L2.
+//     Column-major B/C: tiled_rows_col_kernel, one thread per work row (lanes along rows, so the
+//     C stores are coalesced), R = min(16, pow2 >= k) columns in registers per grid.y tile.
+//   sell: tiled_spmm_kernel — the paper's design, below.
+//
+// Kernel contract (tiled_rows_kernel / tiled_rows_col_kernel): wr_begin/wr_end work_rows
+// entries, col/val nnz (device copies of TiledStorage); b cols×k, c rows×k in `layout`,
+// caller-allocated; partial work_rows×k row-major (segmented only). Empty work rows give
+// alpha·0 + beta·C; explicit zeros are multiplied (NaN/Inf propagate like the reference); beta
+// == 0 never reads C. Deterministic (no atomics; segments summed in column order by
+// tiled_reduce_kernel). Bytes: A once per K-tile + the B rows gathered + C (+ 2·partials).
+//
 // Kernel contract (tiled_spmm_kernel): grid = (panels, tiles of R dense columns), block =
 // panel_rows threads, one work row per thread. Arrays as in TiledStorage (device copies):
 // panel_stage_ptr panels+1, stage_map_ptr stages+1, map Σ D_p, slab_ptr stages·wpp+1 (64-bit
@@ -15,6 +35,7 @@
 // beta == 0 never reads C. Bytes per tile: the S-ELL stream + Σ D_p·R staged values + C.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
@@ -34,6 +55,13 @@ struct TiledDevice {
   cuda::DeviceBuffer<Index> map, out_row, seg_list;
   cuda::DeviceBuffer<std::uint16_t> ell_idx;
   cuda::DeviceBuffer<Value> ell_val;
+  // kernel=rows
+  bool sell = false;
+  std::int64_t kt = 0;
+  std::string device = "h200";
+  model::ReuseProfile reuse;
+  cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
+  cuda::DeviceBuffer<Value> values;
   mutable cuda::DeviceBuffer<Value> partial;  ///< W×k partial sums (segmented only), grown on use
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
@@ -57,6 +85,14 @@ struct TiledDevice {
     d.seg_list = cuda::DeviceBuffer<Index>(h.seg_list, "tiled seg_list");
     d.ell_idx = cuda::DeviceBuffer<std::uint16_t>(h.ell_idx, "tiled ell_idx");
     d.ell_val = cuda::DeviceBuffer<Value>(h.ell_val, "tiled ell_val");
+    d.sell = h.sell;
+    d.kt = h.kt;
+    d.device = h.device;
+    d.reuse = h.reuse;
+    d.wr_begin = cuda::DeviceBuffer<Index>(h.wr_begin, "tiled wr_begin");
+    d.wr_end = cuda::DeviceBuffer<Index>(h.wr_end, "tiled wr_end");
+    d.col_idx = cuda::DeviceBuffer<Index>(h.col_idx, "tiled col_idx");
+    d.values = cuda::DeviceBuffer<Value>(h.values, "tiled values");
     return d;
   }
 };
@@ -122,6 +158,201 @@ __global__ void tiled_spmm_kernel(std::int64_t work_rows, std::int64_t rows, std
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// kernel=rows
+// ---------------------------------------------------------------------------------------------
+
+namespace tiled_gpu {
+constexpr int kRowsBlock = 256;
+
+/// V consecutive values at p (16-byte aligned when V > 1), read-only path.
+template <int V, class Value>
+__device__ __forceinline__ void load_pack(const Value* p, Value (&x)[V]) {
+  if constexpr (V == 1) {
+    x[0] = __ldg(p);
+  } else if constexpr (sizeof(Value) == 4) {
+    static_assert(V == 4, "fp32 packs are float4");
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    x[0] = t.x, x[1] = t.y, x[2] = t.z, x[3] = t.w;
+  } else {
+    static_assert(V == 2, "fp64 packs are double2");
+    const double2 t = __ldg(reinterpret_cast<const double2*>(p));
+    x[0] = t.x, x[1] = t.y;
+  }
+}
+
+/// Plain (coherent) load of V values of C.
+template <int V, class Value>
+__device__ __forceinline__ void load_plain(const Value* p, Value (&x)[V]) {
+  if constexpr (V == 1) {
+    x[0] = *p;
+  } else if constexpr (sizeof(Value) == 4) {
+    const float4 t = *reinterpret_cast<const float4*>(p);
+    x[0] = t.x, x[1] = t.y, x[2] = t.z, x[3] = t.w;
+  } else {
+    const double2 t = *reinterpret_cast<const double2*>(p);
+    x[0] = t.x, x[1] = t.y;
+  }
+}
+
+template <int V, class Value>
+__device__ __forceinline__ void store_pack(Value* p, const Value (&x)[V]) {
+  if constexpr (V == 1) {
+    *p = x[0];
+  } else if constexpr (sizeof(Value) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(x[0], x[1], x[2], x[3]);
+  } else {
+    *reinterpret_cast<double2*>(p) = make_double2(x[0], x[1]);
+  }
+}
+}  // namespace tiled_gpu
+
+// Row-major B and C. Block = 256 threads = 8 warps = 8·(32/G) work rows; grid = (row blocks,
+// K-tiles). See the file header for the mapping.
+template <int G, int NV, int V, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
+    tiled_rows_kernel(std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,
+                      const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
+                      const Index* __restrict__ col, const Value* __restrict__ val,
+                      const Index* __restrict__ out_row, const Value* __restrict__ b,
+                      Value* __restrict__ c, int store, Value* __restrict__ partial, Value alpha,
+                      Value beta) {
+  constexpr int kRowsPerWarp = 32 / G;
+  const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
+  const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t w = warp_id * kRowsPerWarp + grp;
+  if (w >= work_rows) return;  // the whole group leaves together (same w)
+  const unsigned gmask = cuda::subwarp_mask<G>();
+  const std::int64_t k0 = (tile0 + blockIdx.y) * kt;
+  const std::int64_t kend = min(k, k0 + kt);
+  std::int64_t cv[NV];
+  bool ok[NV];
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    cv[v] = k0 + static_cast<std::int64_t>(v * G + sub) * V;
+    ok[v] = cv[v] < kend;  // with V > 1, k % V == 0 and kt % V == 0: the whole pack is in range
+  }
+  Value acc[NV][V];
+#pragma unroll
+  for (int v = 0; v < NV; ++v)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[v][e] = Value(0);
+
+  const std::int64_t begin = wr_begin[w], end = wr_end[w];
+  for (std::int64_t base = begin; base < end; base += G) {  // uniform over the group
+    const std::int64_t q = base + sub;
+    Index cj = 0;
+    Value vj = Value(0);
+    if (q < end) {
+      cj = __ldg(col + q);
+      vj = __ldg(val + q);
+    }
+    const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
+    int t = 0;
+    if constexpr (G >= 4) {
+      for (; t + 4 <= n; t += 4) {
+        Value vv[4];
+        Value x[4][NV][V];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const Index cc = __shfl_sync(gmask, cj, t + u, G);
+          vv[u] = __shfl_sync(gmask, vj, t + u, G);
+          const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+#pragma unroll
+          for (int v = 0; v < NV; ++v) {
+            if (ok[v]) {
+              tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int v = 0; v < NV; ++v)
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
+      }
+    }
+    for (; t < n; ++t) {
+      const Index cc = __shfl_sync(gmask, cj, t, G);
+      const Value vt = __shfl_sync(gmask, vj, t, G);
+      const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        if (!ok[v]) continue;
+        Value x[V];
+        tiled_gpu::load_pack<V>(brow + cv[v], x);
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
+      }
+    }
+  }
+
+  if (store == tiled_gpu::partial) {
+    Value* dst = partial + w * k;
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+      if (ok[v]) tiled_gpu::store_pack<V>(dst + cv[v], acc[v]);
+    return;
+  }
+  const std::int64_t row = store == tiled_gpu::permuted ? static_cast<std::int64_t>(out_row[w]) : w;
+  Value* dst = c + row * k;
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    if (!ok[v]) continue;
+    Value o[V];
+    if (beta == Value(0)) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e];
+    } else {
+      tiled_gpu::load_plain<V>(dst + cv[v], o);
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e] + beta * o[e];
+    }
+    tiled_gpu::store_pack<V>(dst + cv[v], o);
+  }
+}
+
+// Column-major B and C: one thread per work row, R columns k0..k0+R-1 of the grid.y tile.
+template <int R, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
+    tiled_rows_col_kernel(std::int64_t work_rows, std::int64_t rows, std::int64_t cols,
+                          std::int64_t k, std::int64_t tile0, const Index* __restrict__ wr_begin,
+                          const Index* __restrict__ wr_end, const Index* __restrict__ col,
+                          const Value* __restrict__ val, const Index* __restrict__ out_row,
+                          const Value* __restrict__ b, Value* __restrict__ c, int store,
+                          Value* __restrict__ partial, Value alpha, Value beta) {
+  const std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (w >= work_rows) return;
+  const std::int64_t k0 = (tile0 + blockIdx.y) * R;
+  const int rn = static_cast<int>(min(static_cast<std::int64_t>(R), k - k0));
+  Value acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = Value(0);
+  const std::int64_t end = wr_end[w];
+  for (std::int64_t q = wr_begin[w]; q < end; ++q) {
+    const Value v = __ldg(val + q);
+    const Value* bc = b + static_cast<std::int64_t>(__ldg(col + q)) + k0 * cols;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (r < rn) acc[r] += v * __ldg(bc + r * cols);
+  }
+  if (store == tiled_gpu::partial) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (r < rn) partial[w * k + k0 + r] = acc[r];
+    return;
+  }
+  const std::int64_t row = store == tiled_gpu::permuted ? static_cast<std::int64_t>(out_row[w]) : w;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (r < rn) cuda::axpby_store(c + (k0 + r) * rows + row, alpha, acc[r], beta);
+}
+
 /// C[i][j] = alpha·Σ_{segments q of row i, in column order} partial[q][j] + beta·C[i][j].
 template <class Value, class Index>
 __global__ void tiled_reduce_kernel(std::int64_t rows, std::int64_t k,
@@ -162,12 +393,118 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
   }
 }
 
+
+/// L2 bytes of the current device (queried once per device).
+inline double device_l2_bytes() {
+  static int cached_device = -1;
+  static double cached = 0;
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    int n = 0;
+    SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, dev));
+    cached = n > 0 ? static_cast<double>(n) : 50.0 * 1024 * 1024;
+    cached_device = dev;
+  }
+  return cached;
+}
+
+template <int G, int NV, int V, class Value, class Index>
+void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
+                 std::int64_t kt, int store, Value alpha, Value beta) {
+  constexpr std::int64_t rows_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
+  const std::int64_t blocks = (d.work_rows + rows_per_block - 1) / rows_per_block;
+  const std::int64_t tiles = (k + kt - 1) / kt;
+  constexpr std::int64_t kMaxGridY = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+    tiled_rows_kernel<G, NV, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+        d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
+        d.values.data(), d.out_row.data(), b, c, store, d.partial.data(), alpha, beta);
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
+  }
+}
+
+template <int R, class Value, class Index>
+void launch_rows_col(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
+                     int store, Value alpha, Value beta) {
+  const std::int64_t blocks = (d.work_rows + tiled_gpu::kRowsBlock - 1) / tiled_gpu::kRowsBlock;
+  const std::int64_t tiles = (k + R - 1) / R;
+  constexpr std::int64_t kMaxGridY = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+    tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+        d.work_rows, d.rows, d.cols, k, t0, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
+        d.values.data(), d.out_row.data(), b, c, store, d.partial.data(), alpha, beta);
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_col_kernel");
+  }
+}
+
+/// Row-major dispatch: kt (power of two) → G lanes per row and NV packs per lane.
+template <int V, class Value, class Index>
+void dispatch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
+                   std::int64_t kt, int store, Value alpha, Value beta) {
+  const std::int64_t lanes = std::max<std::int64_t>(1, kt / V);  // packs per row per tile
+#define SPMAT_TILED_ROWS(g, nv) return launch_rows<g, nv, V>(d, b, c, k, kt, store, alpha, beta)
+  switch (lanes) {
+    case 1: SPMAT_TILED_ROWS(1, 1);
+    case 2: SPMAT_TILED_ROWS(2, 1);
+    case 4: SPMAT_TILED_ROWS(4, 1);
+    case 8: SPMAT_TILED_ROWS(8, 1);
+    case 16: SPMAT_TILED_ROWS(16, 1);
+    case 32: SPMAT_TILED_ROWS(32, 1);
+    case 64: SPMAT_TILED_ROWS(32, 2);
+    default: break;
+  }
+  if constexpr (V == 1) {
+    if (lanes == 128) SPMAT_TILED_ROWS(32, 4);
+  }
+#undef SPMAT_TILED_ROWS
+  throw Error("tiled: internal error: no row-wise kernel for a K-tile of " + std::to_string(kt));
+}
+
+template <class Value, class Index>
+void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
+               bool row_major, int store, Value alpha, Value beta) {
+  if (!row_major) {
+    std::int64_t r = 1;
+    while (r < k && r < 16) r *= 2;
+    switch (r) {
+      case 1: return launch_rows_col<1>(d, b, c, k, store, alpha, beta);
+      case 2: return launch_rows_col<2>(d, b, c, k, store, alpha, beta);
+      case 4: return launch_rows_col<4>(d, b, c, k, store, alpha, beta);
+      case 8: return launch_rows_col<8>(d, b, c, k, store, alpha, beta);
+      default: return launch_rows_col<16>(d, b, c, k, store, alpha, beta);
+    }
+  }
+  constexpr std::int64_t V = 16 / sizeof(Value);
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const bool vec = k % V == 0 && aligned(b) && aligned(c) && (store != tiled_gpu::partial || aligned(d.partial.data()));
+  std::int64_t pk = 1;  // power of two >= k
+  while (pk < k) pk *= 2;
+  if (vec) {
+    std::int64_t kt = d.kt > 0 ? d.kt
+                               : model::choose_k_tile(d.reuse, k, sizeof(Value), sizeof(Index), d.segmented,
+                                                      [&] {
+                                                        auto m = model::device_by_name(d.device);
+                                                        m.l2_bytes = device_l2_bytes();
+                                                        m.sm_count = cuda::sm_count();
+                                                        return m;
+                                                      }());
+    kt = std::clamp<std::int64_t>(std::min(kt, pk), V, 64 * V);
+    return dispatch_rows<static_cast<int>(V)>(d, b, c, k, kt, store, alpha, beta);
+  }
+  // Scalar path (k not a multiple of the pack, or unaligned pointers): up to 128 columns a pass.
+  const std::int64_t kt = std::min<std::int64_t>(d.kt > 0 ? std::min(d.kt, pk) : pk, 128);
+  return dispatch_rows<1>(d, b, c, k, kt, store, alpha, beta);
+}
+
 /// C = alpha·A·B + beta·C. The register tile is min(r, the power of two >= k), so small k (spmv)
 /// does not stage 16 columns of which one is used. Deterministic.
 template <class Value, class Index>
 void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
           DenseLayout layout, Value alpha, Value beta) {
-  if (d.rows == 0 || k == 0 || d.panels == 0) return;
+  if (d.rows == 0 || k == 0 || d.work_rows == 0) return;
   const bool row_major = layout == DenseLayout::row_major;
   int store = d.permuted ? tiled_gpu::permuted : tiled_gpu::direct;
   if (d.segmented) {
@@ -175,6 +512,9 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     const std::size_t need = static_cast<std::size_t>(d.work_rows) * static_cast<std::size_t>(k);
     if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
   }
+  if (!d.sell) {
+    spmm_rows(d, b, c, k, row_major, store, alpha, beta);
+  } else {
   int re = 1;
   while (re < d.r && re < k) re *= 2;
   switch (re) {
@@ -184,6 +524,7 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     case 8: launch_tiled<8>(d, b, c, k, row_major, store, alpha, beta); break;
     case 16: launch_tiled<16>(d, b, c, k, row_major, store, alpha, beta); break;
     default: launch_tiled<32>(d, b, c, k, row_major, store, alpha, beta); break;
+  }
   }
   if (d.segmented) {
     tiled_reduce_kernel<<<cuda::grid_for(d.rows * k, 256), 256>>>(

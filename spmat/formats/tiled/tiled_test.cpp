@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "spmat/config.hpp"
@@ -49,7 +50,7 @@ TEST(Tiled, FourByFourExampleIsStoredAsTheHeaderSays) {
   const auto a = example4();
   // r = 1, smem = 16 bytes → 2 fp64 slots per stage.
   const auto s = TiledStorage<double, std::int32_t>::build(
-      a, FormatOptions::parse("variant=baseline,reorder=off,r=1,panel_rows=32,smem=16"));
+      a, FormatOptions::parse("kernel=sell,variant=baseline,reorder=off,r=1,panel_rows=32,smem=16"));
   EXPECT_EQ(s.stage_cap, 2);
   EXPECT_EQ(s.panel_stage_ptr, (std::vector<std::int64_t>{0, 2}));
   EXPECT_EQ(s.stage_map_ptr, (std::vector<std::int64_t>{0, 2, 4}));
@@ -71,6 +72,25 @@ TEST(Tiled, FourByFourExampleIsStoredAsTheHeaderSays) {
   EXPECT_TRUE(s.out_row.empty());
   EXPECT_EQ(s.to_csr(), a);
   EXPECT_EQ(s.storage_bytes(), (2 + 3 + 3) * 8u + 4 * 4u + 96 * 2u + 96 * 8u);
+}
+
+TEST(Tiled, RowKernelLayoutIsWorkRowRangesOfTheCsrArrays) {
+  const auto a = example4();
+  const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("variant=baseline,reorder=off"));
+  EXPECT_FALSE(s.sell);
+  EXPECT_EQ(s.wr_begin, (std::vector<std::int32_t>{0, 2, 2, 5}));
+  EXPECT_EQ(s.wr_end, (std::vector<std::int32_t>{2, 2, 5, 6}));
+  EXPECT_EQ(s.col_idx, a.col_idx);
+  EXPECT_EQ(s.panels(), 0);
+  EXPECT_TRUE(s.ell_idx.empty());
+  EXPECT_EQ(s.to_csr(), a);
+  EXPECT_EQ(s.storage_bytes(), (4 + 4 + 6) * 4u + 6 * 8u);
+  // Segmented (segsize 2): row 2 → [2,4) [4,5); out_row maps the 5 work rows back.
+  const auto g = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("variant=segmented,segsize=2,reorder=off"));
+  EXPECT_EQ(g.wr_begin, (std::vector<std::int32_t>{0, 2, 2, 4, 5}));
+  EXPECT_EQ(g.wr_end, (std::vector<std::int32_t>{2, 2, 4, 5, 6}));
+  EXPECT_EQ(g.out_row, (std::vector<std::int32_t>{0, 1, 2, 2, 3}));
+  EXPECT_EQ(g.to_csr(), a);
 }
 
 TEST(Tiled, ReorderingSortsRowsOnTheirBitPatternAndCComesOutInOriginalOrder) {
@@ -132,14 +152,30 @@ TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
   EXPECT_THROW(S::build(a, FormatOptions::parse("r=3")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("panel_rows=48")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("variant=fast")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=warp")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("kt=24")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("kt=512")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("device=v100")), ParseError);
 }
 
+// Every kernel × variant: kernel=rows (default) plain, reordered, balanced (segmented), both,
+// fixed K-tiles (kt=1: one lane per row; kt=16: 4 packs per row in fp32; kt=256: two packs
+// per lane), the model's choice; kernel=sell as before (the fallback).
 const char* kConfigs[] = {
-    "variant=baseline,reorder=off",
-    "variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
-    "variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
+    "kernel=rows,variant=baseline,reorder=off",
+    "kernel=rows,variant=baseline,reorder=on",
+    "kernel=rows,variant=segmented,segsize=3,reorder=off",
+    "kernel=rows,variant=segmented,segsize=2,reorder=on",
+    "kernel=rows,variant=baseline,reorder=off,kt=1",
+    "kernel=rows,variant=baseline,reorder=off,kt=16",
+    "kernel=rows,variant=segmented,segsize=5,reorder=off,kt=256",
     "variant=auto,reorder=auto,k=8",
+    "kernel=sell,variant=baseline,reorder=off",
+    "kernel=sell,variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
+    "kernel=sell,variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
+    "kernel=sell,variant=auto,reorder=auto,k=8",
 };
+const std::int64_t kKs[] = {1, 3, 16, 33, 128, 256};
 
 template <class Value, class Index>
 void check_cpu_spmm() {
@@ -148,7 +184,7 @@ void check_cpu_spmm() {
     SCOPED_TRACE(cfg);
     const auto s = TiledStorage<Value, Index>::build(a, FormatOptions::parse(cfg));
     ASSERT_EQ(s.to_csr(), a);
-    for (std::int64_t k : {1, 3, 32, 128})
+    for (std::int64_t k : kKs)
       for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
         SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
         const auto b = testing::random_vector<Value>(a.cols * k, 7 + k, true);
@@ -183,7 +219,7 @@ void check_gpu_spmm() {
   for (const char* cfg : kConfigs) {
     SCOPED_TRACE(cfg);
     const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
-    for (std::int64_t k : {1, 3, 32, 128})
+    for (std::int64_t k : kKs)
       for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
         SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
         const auto b = testing::random_vector<Value>(a.cols * k, 7 + k, true);
@@ -196,6 +232,49 @@ void check_gpu_spmm() {
         EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
       }
   }
+}
+
+/// Rows of 0..200 nonzeros (several > 32, so the 4-batch loop and its tail both run), empty
+/// rows, and a row of 40·μ: exercises the row kernel's group loop with G = 1..32.
+template <class Value, class Index>
+void check_gpu_ragged() {
+  Csr<Value, Index> a;
+  a.rows = 333;
+  a.cols = 257;
+  a.row_ptr.push_back(0);
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const std::int64_t len = i == 5 ? 200 : (i % 7 == 3 ? 0 : (i * 37) % 41);
+    for (std::int64_t j = 0; j < len; ++j) {
+      a.col_idx.push_back(static_cast<Index>((i * 13 + j * 5) % a.cols));
+      a.values.push_back(static_cast<Value>(static_cast<int>((i + j) % 9) - 4));
+    }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
+    a.values.resize(a.col_idx.size());
+    a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+  }
+  for (const char* cfg : {"kernel=rows,variant=baseline,reorder=off", "kernel=rows,variant=segmented,segsize=7,reorder=on",
+                          "kernel=rows,kt=32", "kernel=rows"}) {
+    SCOPED_TRACE(cfg);
+    const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
+    for (std::int64_t k : {4, 8, 16, 32, 64, 128, 48, 5})
+      for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+        SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
+        const auto b = testing::random_vector<Value>(a.cols * k, 3 + k, true);
+        const auto c = testing::apply_spmm(m, b, k, layout);
+        const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
+        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
+      }
+  }
+}
+
+TEST(Tiled, CudaRowKernelHandlesRaggedRowsAndEveryKTile) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "tiled CUDA spmm not run: " << why;
+  check_gpu_ragged<float, std::int32_t>();
+  check_gpu_ragged<float, std::int64_t>();
+  check_gpu_ragged<double, std::int32_t>();
+  check_gpu_ragged<double, std::int64_t>();
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {

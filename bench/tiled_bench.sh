@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/tiled_bench.sh — tiled SpMM (issue 8): every tiled variant vs cuSPARSE SpMM, fp32 + fp64,
+# K in {16,32,64,128}, row-major (and column-major, the paper's layout), plus the model's
+# predictions (spmat model --json) for the same cases. One `spmat bench` call per matrix and
+# variant, so a part can be re-run alone; JSON goes to DIR/bench/ and DIR/model/.
+#
+# usage: bench/tiled_bench.sh DIR [matrix ...]
+#   env: SPMAT=path/to/spmat (default ./build/spmat, then ./build-cuda/spmat)
+#        SPMAT_MATRIX_DIR (default ./data): real matrices <name>.mtx.gz, skipped when missing
+#        PRECISIONS="fp32 fp64"  KS="16,32,64,128"  LAYOUTS="row col"  REPS=30  WARMUP=5
+#        PARTS="cusparse plain balanced reordered model"  SKIP_MODEL=1 (no predictions)
+# Without matrix arguments the suite is the generated large matrices below + the real ones.
+# Time: ~1 min per generated matrix and part on an H200; split the suite over several calls
+# (e.g. two or three matrices per call) to stay under 8 minutes per device command.
+set -euo pipefail
+DIR=${1:?usage: bench/tiled_bench.sh DIR [matrix ...]}
+shift
+SPMAT=${SPMAT:-}
+if [[ -z "$SPMAT" ]]; then
+  for c in ./build/spmat ./build-cuda/spmat; do [[ -x $c ]] && SPMAT=$c && break; done
+fi
+[[ -x "$SPMAT" ]] || { echo "tiled_bench: no spmat binary (set SPMAT=...)" >&2; exit 2; }
+MDIR=${SPMAT_MATRIX_DIR:-./data}
+PRECISIONS=${PRECISIONS:-"fp32 fp64"}
+KS=${KS:-16,32,64,128}
+LAYOUTS=${LAYOUTS:-"row col"}
+REPS=${REPS:-30}
+WARMUP=${WARMUP:-5}
+PARTS=${PARTS:-"cusparse plain balanced reordered model"}
+BACKEND=${BACKEND:-}
+mkdir -p "$DIR/bench" "$DIR/model"
+
+if [[ $# -gt 0 ]]; then
+  MATRICES=("$@")
+else
+  MATRICES=(gen:lap2d:1000 gen:random_k:500000:16 gen:rmat:20:16 gen:powerlaw:1000000:16
+            gen:banded:1000000:8 gen:lap3d:100)
+  for name in G3_circuit Maragal_6 EAT_RS ct2010 HEP-th-new; do
+    f="$MDIR/$name.mtx.gz"
+    if [[ -f "$f" ]]; then MATRICES+=("$f"); else echo "tiled_bench: skipping $name (no $f)" >&2; fi
+  done
+fi
+
+safe() { echo "$1" | sed 's#.*/##; s#\.mtx\.gz$##; s#[^A-Za-z0-9_.-]#_#g'; }
+backend_flag=()
+[[ -n "$BACKEND" ]] && backend_flag=(--backend "$BACKEND")
+
+for m in "${MATRICES[@]}"; do
+  tag=$(safe "$m")
+  for layout in $LAYOUTS; do
+    common=(--ops spmm --k "$KS" --layout "$layout" --reps "$REPS" --warmup "$WARMUP" "${backend_flag[@]}")
+    for prec in $PRECISIONS; do
+      for part in $PARTS; do
+        out="$DIR/bench/${tag}_${layout}_${prec}_${part}.json"
+        case $part in
+          cusparse)
+            if [[ "$BACKEND" == cpu ]]; then continue; fi
+            "$SPMAT" bench "${common[@]}" --precision "$prec" --formats cusparse-csr,cusparse-csr-alg2,cusparse-coo \
+              --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
+          plain|balanced|reordered)
+            case $part in
+              plain) opt="kernel=rows,variant=baseline,reorder=off" ;;
+              balanced) opt="kernel=rows,variant=segmented,reorder=off" ;;
+              reordered) opt="kernel=rows,variant=baseline,reorder=on" ;;
+            esac
+            "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
+              --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
+          sell)
+            "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:kernel=sell" \
+              --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
+          model)
+            # The model plans for the K it will run: one build per K.
+            for k in ${KS//,/ }; do
+              "$SPMAT" bench --ops spmm --k "$k" --layout "$layout" --reps "$REPS" --warmup "$WARMUP" \
+                "${backend_flag[@]}" --precision "$prec" --formats tiled --option "tiled:k=$k" \
+                --json "$DIR/bench/${tag}_${layout}_${prec}_model_k$k.json" "$m" ||
+                echo "tiled_bench: $m model k=$k failed ($?)" >&2
+            done ;;
+          *) echo "tiled_bench: unknown part $part" >&2; exit 2 ;;
+        esac
+      done
+      if [[ -z "${SKIP_MODEL:-}" ]]; then
+        for k in ${KS//,/ }; do
+          "$SPMAT" model "$m" --k "$k" --precision "$prec" --layout "$layout" \
+            --json "$DIR/model/${tag}_${layout}_${prec}_k$k.json" > /dev/null ||
+            echo "tiled_bench: model $m k=$k failed" >&2
+        done
+      fi
+    done
+  done
+done
+echo "tiled_bench: results in $DIR (python3 bench/tiled_model_eval.py $DIR)" >&2

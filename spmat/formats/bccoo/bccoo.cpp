@@ -181,8 +181,16 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
   s.cols = a.cols;
   s.nnz = a.nnz();
   s.chunk = parse_chunk_option(o, "bccoo-gpu");
+  const std::string kernel = o.get_string("kernel", "stream");
+  if (kernel == "stream")
+    s.kernel = BccooGpuKernel::stream;
+  else if (kernel == "atomic")
+    s.kernel = BccooGpuKernel::atomic;
+  else
+    throw ParseError("bccoo-gpu: kernel=" + kernel + " is not a kernel; use stream or atomic");
   const auto lut = bccoo::build_lut(a.values);
   s.lut = lut.lut;
+  s.lut_used = static_cast<std::int32_t>(lut.sorted.size());
   const std::int64_t nb = (s.nnz + s.chunk - 1) / s.chunk;
   s.row.resize(static_cast<std::size_t>(nb));
   s.column.resize(static_cast<std::size_t>(nb));
@@ -266,6 +274,10 @@ std::vector<FormatEntry> bccoo_entries() {
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const BackendCaps none{};
   const std::vector<ParamInfo> params{{"chunk", "1024", "nonzeros per chunk (b)"}};
+  std::vector<ParamInfo> gpu_params = params;
+  gpu_params.push_back({"kernel", "stream",
+                        "CUDA spmv kernel: stream (8 entries per thread, deterministic) or "
+                        "atomic (warp segmented sum + atomicAdd)"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",
@@ -276,7 +288,7 @@ std::vector<FormatEntry> bccoo_entries() {
       {.name = "bccoo-gpu",
        .summary = "balanced compressed COO, per-chunk uniform encoding; one block per chunk (GPU)",
        .caps = {cpu, gpu},
-       .params = params}));
+       .params = gpu_params}));
   return v;
 }
 

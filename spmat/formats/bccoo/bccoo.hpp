@@ -124,6 +124,16 @@ inline std::uint64_t load_uint(const std::uint8_t* p, int w) {
 }
 }  // namespace bccoo
 
+/// CUDA SpMV kernel of bccoo-gpu (option `kernel`); the CPU kernels ignore it.
+enum class BccooGpuKernel : std::uint8_t { stream, atomic };
+namespace bccoo {
+/// Entries per thread of the stream kernel (8: every per-thread slice of a 1/2/4/8-byte
+/// sub-array is a whole number of aligned 8-byte words).
+inline constexpr int kStreamPerThread = 8;
+/// Largest chunk the stream kernel takes: one block of at most 512 threads × 8 entries.
+inline constexpr std::int64_t kStreamMaxChunk = 512 * kStreamPerThread;
+}  // namespace bccoo
+
 /// The CPU format `bccoo` (byte-level encoding of spec §2).
 template <class Value, class Index>
 struct Bccoo {
@@ -201,8 +211,15 @@ struct BccooGpu {
   std::vector<std::uint8_t> format;      ///< nb: LUT | log2 w_c << 1 | log2 w_r << 3
   std::vector<std::int64_t> offset{0};   ///< nb+1, multiples of 8
   std::vector<std::uint8_t> data;
+  /// Table entries that hold real values (min(256, #distinct values)); the CUDA kernel copies
+  /// only these to shared memory. Not part of the footprint (derived, one int).
+  std::int32_t lut_used = 0;
+  /// CUDA SpMV kernel: stream (default; thread-sequential decode of 8 entries, deterministic,
+  /// bccoo_cuda.cu) or atomic (the session-1 kernel: warp segmented sum + atomicAdd).
+  /// chunk > bccoo::kStreamMaxChunk always uses atomic.
+  BccooGpuKernel kernel = BccooGpuKernel::stream;
 
-  /// Options: chunk = b >= 1 (default 1024).
+  /// Options: chunk = b >= 1 (default 1024); kernel = stream | atomic (default stream).
   static BccooGpu build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {

@@ -1,17 +1,40 @@
-// spmat/formats/bccoo/bccoo_cuda.cu — CUDA kernels of bccoo-gpu: one thread block per chunk, the
-// value table in shared memory, a warp segmented reduction per 32 consecutive entries.
+// spmat/formats/bccoo/bccoo_cuda.cu — CUDA kernels of bccoo-gpu: the stream SpMV (default: one
+// block per chunk, 8 consecutive entries per thread, deterministic two-kernel fix-up), the
+// atomic SpMV (session 1: warp segmented sum + atomicAdd) and the atomic SpMV^T.
 // SPDX-License-Identifier: MIT
 //
-// Kernel contract (spmv): row/column/format: nb, offset: nb+1 (int64), data: offset[nb] bytes,
-// lut: 256 values, x: cols, y: rows; all device memory (matrix arrays allocated by upload, x and
-// y by the caller). y is first scaled by beta (beta == 0 writes zeros without reading y, so NaN
-// poison never leaks); then block h decodes chunk h (grid-stride over chunks): in each step the
-// 256 threads hold 256 consecutive entries (element e = step·256 + tid, coalesced loads of the
-// 1/2/4/8-byte sub-arrays), each warp sums its 32 products per row with
-// cuda::warp_segmented_sum, and the last lane of each row run adds alpha·sum to y[row] with
-// atomicAdd. Canonical input: no duplicates; explicit zeros multiplied (0·Inf = NaN propagates);
-// empty rows keep beta·y. NOT deterministic (atomic order). Offsets and indices are 64-bit in
-// the kernel. Bytes: storage_bytes + x (gathered) + y (read-modify-write where beta != 0).
+// Common contract: row/column/format: nb, offset: nb+1 (int64), data: offset[nb] bytes, lut: 256
+// values, x: cols (spmv) or rows (spmv_t), y: rows (spmv) or cols (spmv_t); all device memory
+// (matrix arrays and the stream kernel's scratch allocated by upload, x and y by the caller).
+// beta == 0 never reads y (NaN poison never leaks). Canonical input: no duplicates; explicit
+// zeros multiplied (0·Inf = NaN propagates); empty rows get beta·y. Offsets, rows and columns
+// are 64-bit inside the kernels. No launch of the chunk kernels when nb == 0 (y = beta·y only).
+//
+// stream spmv (kernel=stream, chunk <= bccoo::kStreamMaxChunk). Block h (T = 32·ceil(b/256)
+// threads) decodes chunk h; thread t owns entries [8t, 8t+8): it loads its slices of the three
+// sub-arrays as aligned 8-byte words (w B per entry → w words) and unpacks them in registers,
+// reads the value table from shared memory (only its lut_used real entries are copied, and only
+// when the chunk uses the table), gathers x with __ldg and sums the 8 products sequentially per
+// row. A row that starts and ends inside one thread is written at once (y = α·s + β·y, one
+// store per row, no atomics). The partial sum of each thread's last row (its "tail") is combined
+// across threads by a block-wide segmented inclusive scan keyed by that row (warp shuffles plus
+// one shared-memory pass over the ≤ 16 warps); a thread whose first row continues from earlier
+// threads adds the scanned carry to its own first-row partial and writes the row (a row that
+// ends exactly at a thread boundary is written by the next thread from the scan). The chunk's
+// first row (when the chunk holds more than one row) and its last row can be shared with the
+// neighbour chunks: their partials go to scratch (head[h], tail[h], tail_row[h]), and a second
+// kernel (one warp per chunk) sums them in chunk order and writes those rows plus the empty rows
+// between chunks and before the first / after the last chunk. Every row of y is written exactly
+// once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run).
+// Bytes: storage_bytes (LUT: lut_used values per chunk from L2) + x (gathered) + y (written
+// once; read once where beta != 0) + 24 B of scratch per chunk.
+//
+// atomic spmv (kernel=atomic, and any chunk > kStreamMaxChunk). y is first scaled by beta
+// (scale_async); then block h decodes chunk h (grid-stride over chunks): in each step the 256
+// threads hold 256 consecutive entries (element e = step·256 + tid, coalesced loads), each warp
+// sums its 32 products per row with cuda::warp_segmented_sum, and the last lane of each row run
+// adds alpha·sum to y[row] with atomicAdd. NOT deterministic (atomic order).
+//
 // spmv_t: y (cols) scaled by beta, then every entry adds alpha·v·x[row] to y[col] (atomicAdd).
 #include <cstdint>
 
@@ -23,19 +46,33 @@
 namespace spmat {
 
 namespace bccoo_gpu {
-/// Threads per block: 256 (spec §8 Q8: 256 threads × 4 steps for b = 1024). Not tuned yet: the
-/// lead's H100/H200 runs will decide (measured results: pending in bccoo.md).
+/// Threads per block of the atomic kernel: 256 (spec §8 Q8: 256 threads × 4 steps for b = 1024).
 constexpr int kBlock = 256;
+/// Entries per thread of the stream kernel, and its largest block (chunk <= 512 · 8 = 4096).
+constexpr int kE = bccoo::kStreamPerThread;
+constexpr int kStreamMaxThreads = static_cast<int>(bccoo::kStreamMaxChunk / kE);
+/// Threads of the stream kernel for chunk b: whole warps covering b entries at 8 per thread
+/// (b = 1024 → 128 threads). Not tuned yet: the H100/H200 runs of bench/bccoo_gpu.sh decide
+/// (they also time chunk = 2048 and 4096).
+inline int stream_threads(std::int64_t chunk) {
+  return static_cast<int>(32 * ((chunk + 32 * kE - 1) / (32 * kE)));
+}
 }  // namespace bccoo_gpu
 
 template <class Value, class Index>
 struct BccooGpuDevice {
   std::int64_t rows = 0, cols = 0, nnz = 0, chunk = 1024, nb = 0;
+  int lut_used = 0;
+  bool stream = true;  ///< run the stream kernel (else the atomic one)
   cuda::DeviceBuffer<Value> lut;
   cuda::DeviceBuffer<Index> row, column;
   cuda::DeviceBuffer<std::uint8_t> format;
   cuda::DeviceBuffer<std::int64_t> offset;
   cuda::DeviceBuffer<std::uint8_t> data;
+  // Scratch of the stream kernel, nb each: the chunk's first-row partial (when the chunk holds
+  // more than one row), its last-row partial and its last row. Written by every spmv.
+  mutable cuda::DeviceBuffer<Value> head, tail;
+  mutable cuda::DeviceBuffer<std::int64_t> tail_row;
 
   static BccooGpuDevice upload(const BccooGpu<Value, Index>& s) {
     BccooGpuDevice d;
@@ -44,12 +81,21 @@ struct BccooGpuDevice {
     d.nnz = s.nnz;
     d.chunk = s.chunk;
     d.nb = s.chunks();
+    d.lut_used = s.lut_used;
+    d.stream = s.kernel == BccooGpuKernel::stream && s.chunk <= bccoo::kStreamMaxChunk &&
+               d.nb <= 0x7fffffff;  // one block per chunk: grid.x limit
     d.lut = cuda::DeviceBuffer<Value>(s.lut, "bccoo-gpu value table");
     d.row = cuda::DeviceBuffer<Index>(s.row, "bccoo-gpu chunk rows");
     d.column = cuda::DeviceBuffer<Index>(s.column, "bccoo-gpu chunk columns");
     d.format = cuda::DeviceBuffer<std::uint8_t>(s.format, "bccoo-gpu chunk formats");
     d.offset = cuda::DeviceBuffer<std::int64_t>(s.offset, "bccoo-gpu chunk offsets");
     d.data = cuda::DeviceBuffer<std::uint8_t>(s.data, "bccoo-gpu chunk data");
+    if (d.stream && d.nb > 0) {
+      const auto nb = static_cast<std::size_t>(d.nb);
+      d.head = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk head partials");
+      d.tail = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk tail partials");
+      d.tail_row = cuda::DeviceBuffer<std::int64_t>(nb, "bccoo-gpu chunk last rows");
+    }
     return d;
   }
 };
@@ -78,6 +124,233 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
   *v = g.lut ? s_lut[cuda::ldg(base + g.val_at + e)]
              : cuda::ldg(reinterpret_cast<const Value*>(base + g.val_at) + e);
 }
+
+// ---- stream kernel ----------------------------------------------------------------------------
+
+/// Entries 0..7 of thread t's slice of a sub-array of W-byte unsigned fields (W ∈ {1,2,4,8}).
+/// The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays start 8-byte
+/// aligned). Only words holding an entry < n are read: a sub-array padded to 8 B contains every
+/// word that holds one of its entries, so no load leaves the chunk. Unread entries are 0.
+template <int W>
+__device__ __forceinline__ void load_slice(const std::uint8_t* sub, int t, int n,
+                                           std::uint64_t (&out)[bccoo_gpu::kE]) {
+  const auto* words =
+      reinterpret_cast<const unsigned long long*>(sub) + static_cast<std::int64_t>(t) * W;
+  constexpr int kPerWord = 8 / W;
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    const unsigned long long wd = k * kPerWord < n ? cuda::ldg(words + k) : 0ull;
+#pragma unroll
+    for (int j = 0; j < kPerWord; ++j) {
+      if constexpr (W == 8)
+        out[k] = wd;
+      else
+        out[k * kPerWord + j] = (wd >> (8 * W * j)) & ((1ull << (8 * W)) - 1ull);
+    }
+  }
+}
+/// Runtime width (block-uniform: no divergence).
+__device__ __forceinline__ void load_slice(const std::uint8_t* sub, int w, int t, int n,
+                                           std::uint64_t (&out)[bccoo_gpu::kE]) {
+  switch (w) {
+    case 1: load_slice<1>(sub, t, n, out); break;
+    case 2: load_slice<2>(sub, t, n, out); break;
+    case 4: load_slice<4>(sub, t, n, out); break;
+    default: load_slice<8>(sub, t, n, out); break;
+  }
+}
+
+template <class Value>
+__device__ __forceinline__ Value value_from_bits(std::uint64_t b) {
+  if constexpr (sizeof(Value) == 8)
+    return __longlong_as_double(static_cast<long long>(b));
+  else
+    return __uint_as_float(static_cast<unsigned>(b));
+}
+
+/// y = beta*y for an empty row (beta == 0 writes 0 without reading y).
+template <class Value>
+__device__ __forceinline__ void scale_store(Value* y, Value beta) {
+  *y = beta == Value(0) ? Value(0) : beta * *y;
+}
+
+/// Sum of the warp tails (wval) of warps w, w-1, ... whose trailing key is `key`, walking back
+/// while a whole warp has that key (wfirst[w] == key). Fixed order: deterministic.
+template <class Value>
+__device__ __forceinline__ Value warp_carry(std::int64_t key, int w, const std::int64_t* wkey,
+                                           const std::int64_t* wfirst, const Value* wval) {
+  Value c = 0;
+  for (; w >= 0 && wkey[w] == key; --w) {
+    c += wval[w];
+    if (wfirst[w] != key) break;
+  }
+  return c;
+}
+
+/// Block h decodes chunk h (see the contract at the top). Writes y for rows wholly inside the
+/// chunk (and the empty rows between them), head[h] (first-row partial, only when the chunk
+/// holds more than one row), tail[h] and tail_row[h] (last row and its partial).
+template <class Value, class Index>
+__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
+    bccoo_gpu_stream_kernel(std::int64_t nnz, std::int64_t chunk, const Index* __restrict__ row,
+                            const Index* __restrict__ column,
+                            const std::uint8_t* __restrict__ format,
+                            const std::int64_t* __restrict__ offset,
+                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
+                            int lut_used, const Value* __restrict__ x, Value* __restrict__ y,
+                            Value alpha, Value beta, Value* __restrict__ head_out,
+                            Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
+  constexpr int kE = bccoo_gpu::kE;
+  constexpr std::int64_t kNone = 0x7fffffffffffffffll;  // key of threads without entries
+  __shared__ Value s_lut[bccoo::kLutSize];
+  __shared__ std::int64_t s_wkey[32], s_wfirst[32];
+  __shared__ Value s_wval[32];
+
+  const std::int64_t h = blockIdx.x;
+  const std::int64_t len = min(chunk, nnz - h * chunk);
+  const bccoo::GpuChunk g = bccoo::gpu_chunk(format[h], len, sizeof(Value));
+  const std::uint8_t* base = data + offset[h];
+  const std::int64_t r0 = row[h], c0 = column[h];
+  const int t = threadIdx.x;
+  const std::int64_t left = len - static_cast<std::int64_t>(t) * kE;
+  const int n = left <= 0 ? 0 : (left >= kE ? kE : static_cast<int>(left));
+
+  // Issue the slice loads first, then fill the table (its latency overlaps theirs).
+  std::uint64_t ro[kE], co[kE], vb[kE];
+  load_slice(base + g.row_at, g.wr, t, n, ro);
+  load_slice(base + g.col_at, g.wc, t, n, co);
+  if (g.lut)
+    load_slice<1>(base + g.val_at, t, n, vb);
+  else
+    load_slice<static_cast<int>(sizeof(Value))>(base + g.val_at, t, n, vb);
+  if (g.lut) {  // block-uniform branch
+    for (int i = t; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
+    __syncthreads();
+  }
+
+  // All 8 gathers of x are independent: issue them before the row logic.
+  Value prod[kE];
+#pragma unroll
+  for (int i = 0; i < kE; ++i) {
+    prod[i] = Value(0);
+    if (i < n) {
+      const Value v = g.lut ? s_lut[vb[i]] : value_from_bits<Value>(vb[i]);
+      prod[i] = v * cuda::ldg(x + c0 + static_cast<std::int64_t>(co[i]));
+    }
+  }
+
+  // Sequential per-row sums over this thread's entries.
+  std::int64_t first = kNone, cur = kNone;
+  Value s = 0, head = 0;
+  bool changed = false;
+#pragma unroll
+  for (int i = 0; i < kE; ++i) {
+    if (i < n) {
+      const std::int64_t r = r0 + static_cast<std::int64_t>(ro[i]);
+      if (i == 0) {
+        first = cur = r;
+      } else if (r != cur) {
+        if (!changed) {
+          head = s;  // the first row may continue from earlier threads
+          changed = true;
+        } else {
+          cuda::axpby_store(y + cur, alpha, s, beta);  // row wholly inside this thread
+        }
+        for (std::int64_t q = cur + 1; q < r; ++q) scale_store(y + q, beta);  // empty rows
+        cur = r;
+        s = Value(0);
+      }
+      s += prod[i];
+    }
+  }
+
+  // Block-wide inclusive segmented scan of the tails (s) keyed by the last row (cur).
+  const int lane = t & 31, warp = t >> 5;
+  const std::int64_t up = __shfl_up_sync(cuda::kFullMask, cur, 1);
+  Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != cur, s);
+  const std::int64_t lane0_key = __shfl_sync(cuda::kFullMask, cur, 0);
+  if (lane == 31) {
+    s_wkey[warp] = cur;
+    s_wval[warp] = incl;
+  }
+  if (lane == 0) s_wfirst[warp] = cur;
+  __syncthreads();
+  if (cur == lane0_key) incl += warp_carry(cur, warp - 1, s_wkey, s_wfirst, s_wval);
+  // The previous thread's last row and scanned tail.
+  std::int64_t prev_key = __shfl_up_sync(cuda::kFullMask, cur, 1);
+  Value prev_incl = __shfl_up_sync(cuda::kFullMask, incl, 1);
+  if (lane == 0) {
+    prev_key = warp > 0 ? s_wkey[warp - 1] : kNone;
+    prev_incl = warp > 0 ? warp_carry(prev_key, warp - 1, s_wkey, s_wfirst, s_wval) : Value(0);
+  }
+  if (n == 0) return;
+
+  if (t > 0 && prev_key != first) {
+    // The previous thread's last row ends exactly at the thread boundary: it is complete, with
+    // the scanned sum prev_incl. Then the empty rows up to my first row.
+    if (prev_key == r0)
+      head_out[h] = prev_incl;  // the chunk's first row: may be shared with chunk h-1
+    else
+      cuda::axpby_store(y + prev_key, alpha, prev_incl, beta);
+    for (std::int64_t q = prev_key + 1; q < first; ++q) scale_store(y + q, beta);
+  }
+  if (changed) {
+    const Value hs = (prev_key == first ? prev_incl : Value(0)) + head;
+    if (first == r0)
+      head_out[h] = hs;  // the chunk's first row: may be shared with chunk h-1
+    else
+      cuda::axpby_store(y + first, alpha, hs, beta);
+  }
+  if (static_cast<std::int64_t>(t) == (len - 1) / kE) {  // the chunk's last entry
+    tail_out[h] = incl;
+    tail_row_out[h] = cur;
+  }
+}
+
+/// Sum of the tails of chunks g, g-1, ... that end in row r, walking back while a whole chunk
+/// lies in row r. Fixed order: deterministic.
+template <class Value, class Index>
+__device__ __forceinline__ Value chunk_carry(std::int64_t r, std::int64_t g, const Index* row,
+                                            const Value* tail, const std::int64_t* tail_row) {
+  Value c = 0;
+  for (; g >= 0 && tail_row[g] == r; --g) {
+    c += tail[g];
+    if (static_cast<std::int64_t>(row[g]) != r) break;
+  }
+  return c;
+}
+
+/// One warp per chunk h: writes the chunk's first row when it ends in chunk h (head[h] or, for a
+/// one-row chunk, tail[h], plus the tails of earlier chunks ending in that row), its last row when
+/// it does not continue into chunk h+1, and the empty rows after its last row (and, for h = 0,
+/// before its first row).
+template <class Value, class Index>
+__global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
+                                       const Index* __restrict__ row,
+                                       const Value* __restrict__ head,
+                                       const Value* __restrict__ tail,
+                                       const std::int64_t* __restrict__ tail_row,
+                                       Value* __restrict__ y, Value alpha, Value beta) {
+  const std::int64_t h = cuda::global_thread_id() / cuda::kWarpSize;
+  if (h >= nb) return;  // warp-uniform
+  const int lane = cuda::lane_id();
+  const std::int64_t fh = row[h], lh = tail_row[h];
+  const std::int64_t next = h + 1 < nb ? static_cast<std::int64_t>(row[h + 1]) : rows;
+  const bool last_ends_here = h + 1 == nb || next != lh;
+  if (lane == 0) {
+    if (fh != lh) {
+      cuda::axpby_store(y + fh, alpha, head[h] + chunk_carry(fh, h - 1, row, tail, tail_row), beta);
+      if (last_ends_here) cuda::axpby_store(y + lh, alpha, tail[h], beta);
+    } else if (last_ends_here) {
+      cuda::axpby_store(y + fh, alpha, tail[h] + chunk_carry(fh, h - 1, row, tail, tail_row), beta);
+    }
+  }
+  for (std::int64_t q = lh + 1 + lane; q < next; q += cuda::kWarpSize) scale_store(y + q, beta);
+  if (h == 0)
+    for (std::int64_t q = lane; q < fh; q += cuda::kWarpSize) scale_store(y + q, beta);
+}
+
+// ---- atomic kernel (session 1) ------------------------------------------------------------------
 
 template <class Value, class Index>
 __global__ void __launch_bounds__(bccoo_gpu::kBlock)
@@ -150,6 +423,20 @@ inline unsigned chunk_grid(std::int64_t nb) {
 template <class Value, class Index>
 void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
           Value beta) {
+  if (d.nb > 0 && d.stream) {
+    bccoo_gpu_stream_kernel<<<static_cast<unsigned>(d.nb), bccoo_gpu::stream_threads(d.chunk)>>>(
+        d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
+        d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(), d.tail.data(),
+        d.tail_row.data());
+    SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
+    constexpr int kFixBlock = 128;  // 4 chunks per block
+    const std::int64_t fix_blocks = (d.nb * cuda::kWarpSize + kFixBlock - 1) / kFixBlock;
+    bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock>>>(
+        d.nb, d.rows, d.row.data(), d.head.data(), d.tail.data(), d.tail_row.data(), y, alpha,
+        beta);
+    SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_fixup_kernel");
+    return;
+  }
   cuda::scale_async(y, d.rows, beta);
   if (d.nb == 0) return;
   bccoo_gpu_spmv_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock>>>(

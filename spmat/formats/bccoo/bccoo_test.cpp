@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -289,29 +290,123 @@ TEST(BccooCpu, ChunkOptionIsValidated) {
 
 // ---- GPU --------------------------------------------------------------------------------------
 
+/// Values only from {4, −1, 0.5, −0.25} (every chunk uses the value table), every 7th row empty,
+/// leading/trailing empty rows, one 5000-entry row (spans several chunks of 1024).
+template <class Value, class Index>
+Csr<Value, Index> table_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Coo<Value, Index> c;
+  c.rows = static_cast<Index>(rows);
+  c.cols = static_cast<Index>(cols);
+  std::uniform_int_distribution<std::int64_t> col(0, cols - 1);
+  std::uniform_int_distribution<int> len(1, 9), pick(0, 3);
+  const Value set[4] = {Value(4), Value(-1), Value(0.5), Value(-0.25)};
+  for (std::int64_t r = 2; r < rows - 3; ++r) {
+    if (r % 7 == 0) continue;
+    const int n = r == rows / 3 ? 5000 : len(rng);
+    for (int k = 0; k < n; ++k) {
+      c.row_idx.push_back(static_cast<Index>(r));
+      c.col_idx.push_back(static_cast<Index>(col(rng)));
+      c.values.push_back(set[pick(rng)]);
+    }
+  }
+  return to_csr(c);
+}
+
+/// One entry every `step` rows (random columns over `cols`, random values), plus a gap of 70000
+/// empty rows: chunks span thousands of rows (row offsets 2 and 4 bytes, column offsets 4 bytes).
+template <class Value, class Index>
+Csr<Value, Index> sparse_rows_matrix(std::int64_t step, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Coo<Value, Index> c;
+  c.rows = 200000;
+  c.cols = 100000;
+  std::uniform_int_distribution<std::int64_t> col(0, c.cols - 1);
+  std::uniform_real_distribution<double> real(-1, 1);
+  for (std::int64_t r = 1; r < c.rows; r += step) {
+    if (r > 60000 && r < 130000) continue;
+    c.row_idx.push_back(static_cast<Index>(r));
+    c.col_idx.push_back(static_cast<Index>(col(rng)));
+    c.values.push_back(static_cast<Value>(real(rng)));
+  }
+  return to_csr(c);
+}
+
+/// spmv and spmv_t of bccoo-gpu on the GPU against the reference, with NaN-poisoned output
+/// (beta = 0) and with beta != 0; the stream kernel must also be bitwise deterministic.
+template <class Value, class Index>
+void check_gpu_on(const Csr<Value, Index>& a, std::uint64_t seed, std::int64_t b,
+                  const std::string& kernel) {
+  SCOPED_TRACE("chunk " + std::to_string(b) + ", kernel " + kernel);
+  const auto opts = chunk(b).set("kernel", kernel);
+  const auto m = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, opts);
+  for (Op op : {Op::spmv, Op::spmv_t}) {
+    SCOPED_TRACE(std::string(to_string(op)));
+    const std::int64_t n_in = op == Op::spmv ? a.cols : a.rows, n_out = op == Op::spmv ? a.rows : a.cols;
+    const auto x = testing::random_vector<Value>(n_in, seed + 1);
+    const auto y0 = testing::random_vector<Value>(n_out, seed + 2);
+    const double tol = testing::tolerance<Value>() * 2;  // atomics reorder sums (rows ≤ 5000)
+    const auto y1 = testing::apply_spmv(m, op, x);  // NaN-poisoned, beta = 0
+    const auto w1 = op == Op::spmv ? reference::spmv<Value, Index, Value, Value>(a, x)
+                                   : reference::spmv_t<Value, Index, Value, Value>(a, x);
+    EXPECT_LE(reference::relative_norm2_error<Value>(y1, w1), tol) << "beta 0";
+    const auto y2 = testing::apply_spmv(m, op, x, &y0, Value(0.5), Value(-2));
+    const auto w2 = op == Op::spmv ? reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
+                                   : reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
+    EXPECT_LE(reference::relative_norm2_error<Value>(y2, w2), tol) << "beta -2";
+    if (op == Op::spmv && kernel == "stream" && b <= bccoo::kStreamMaxChunk) {
+      const auto y3 = testing::apply_spmv(m, op, x);
+      EXPECT_EQ(std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(Value)), 0)
+          << "stream spmv is not bitwise deterministic";
+    }
+  }
+}
+
 template <class Value, class Index>
 void check_gpu() {
   std::string why;
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "bccoo-gpu CUDA kernels not run: " << why;
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const auto a = random_matrix<Value, Index>(5003, 4099, seed);
-  for (std::int64_t b : {1024, 100}) {
-    const auto m = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, chunk(b));
-    for (Op op : {Op::spmv, Op::spmv_t}) {
-      const std::int64_t n_in = op == Op::spmv ? a.cols : a.rows, n_out = op == Op::spmv ? a.rows : a.cols;
-      const auto x = testing::random_vector<Value>(n_in, seed + 1);
-      const auto y0 = testing::random_vector<Value>(n_out, seed + 2);
-      const double tol = testing::tolerance<Value>() * 2;  // atomics reorder sums (rows ≤ 3000)
-      const auto y1 = testing::apply_spmv(m, op, x);  // NaN-poisoned, beta = 0
-      const auto w1 = op == Op::spmv ? reference::spmv<Value, Index, Value, Value>(a, x)
-                                     : reference::spmv_t<Value, Index, Value, Value>(a, x);
-      EXPECT_LE(reference::relative_norm2_error<Value>(y1, w1), tol) << to_string(op) << " b " << b;
-      const auto y2 = testing::apply_spmv(m, op, x, &y0, Value(0.5), Value(-2));
-      const auto w2 = op == Op::spmv ? reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
-                                     : reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
-      EXPECT_LE(reference::relative_norm2_error<Value>(y2, w2), tol) << to_string(op) << " b " << b;
-    }
+  {  // mixed values: chunks mostly raw; chunk sizes across the stream kernel's block shapes
+    SCOPED_TRACE("random_matrix");
+    const auto a = random_matrix<Value, Index>(5003, 4099, seed);
+    for (std::int64_t b : {1024, 100, 1, 33, 4096})
+      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+    check_gpu_on(a, seed, 5000, "stream");  // > kStreamMaxChunk: falls back to atomic
+  }
+  {  // every chunk uses the value table
+    SCOPED_TRACE("table_matrix");
+    const auto a = table_matrix<Value, Index>(20011, 30000, seed);
+    const auto host = BccooGpu<Value, Index>::build(a, {});
+    for (std::uint8_t f : host.format) ASSERT_EQ(f & 1, 1) << "every chunk should use the table";
+    for (std::int64_t b : {1024, 256, 37, 2048})
+      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+  }
+  for (int per_row : {8, 16, 4}) {  // rows ending exactly at thread (8-entry) boundaries
+    SCOPED_TRACE("rows of " + std::to_string(per_row));
+    Coo<Value, Index> c;
+    c.rows = 3001;
+    c.cols = 3001;
+    for (std::int64_t r = 0; r < c.rows; ++r)
+      for (int k = 0; k < per_row && r % 11 != 5; ++k) {  // every 11th row empty
+        c.row_idx.push_back(static_cast<Index>(r));
+        c.col_idx.push_back(static_cast<Index>((r * 7 + k * 13) % c.cols));
+        c.values.push_back(Value(k % 3 + 1));
+      }
+    const auto a = to_csr(c);
+    for (std::int64_t b : {1024, 64, 8, 24})
+      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+  }
+  {  // chunks spanning thousands of rows (wide row offsets), wide column offsets
+    SCOPED_TRACE("sparse_rows_matrix");
+    const auto a = sparse_rows_matrix<Value, Index>(13, seed);
+    const auto host = BccooGpu<Value, Index>::build(a, {});
+    int max_wr = 0;
+    for (std::uint8_t f : host.format) max_wr = std::max(max_wr, (f >> 3) & 3);
+    ASSERT_EQ(max_wr, 2) << "the 70000-row gap should need 4-byte row offsets";
+    for (std::int64_t b : {1024, 8})
+      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
   }
 }
 
@@ -319,6 +414,15 @@ TEST(BccooGpuCuda, KernelsMatchReferenceFp64Int32) { check_gpu<double, std::int3
 TEST(BccooGpuCuda, KernelsMatchReferenceFp64Int64) { check_gpu<double, std::int64_t>(); }
 TEST(BccooGpuCuda, KernelsMatchReferenceFp32Int32) { check_gpu<float, std::int32_t>(); }
 TEST(BccooGpuCuda, KernelsMatchReferenceFp32Int64) { check_gpu<float, std::int64_t>(); }
+
+TEST(BccooGpu, KernelOptionIsValidated) {
+  using G = BccooGpu<double, std::int32_t>;
+  const auto a = example<double, std::int32_t>();
+  EXPECT_EQ(G::build(a, {}).kernel, BccooGpuKernel::stream);
+  EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "atomic")).kernel, BccooGpuKernel::atomic);
+  EXPECT_THROW((void)G::build(a, FormatOptions().set("kernel", "fast")), ParseError);
+  EXPECT_EQ(G::build(a, {}).lut_used, 6);
+}
 
 }  // namespace
 }  // namespace spmat

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# bench/bccoo_cpu_summary.py — table and CSV of bench/bccoo_cpu.sh's results: time per format and
+# thread count, speedup over spmat csr at the same thread count, scaling from 1 to 2 threads.
+# SPDX-License-Identifier: MIT
+#
+#   python3 bench/bccoo_cpu_summary.py OUT_DIR      (reads spmat_t*.json, eigen_t*.jsonl;
+#                                                    writes OUT_DIR/bccoo_cpu.csv)
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: bccoo_cpu_summary.py OUT_DIR", file=sys.stderr)
+        return 2
+    d = sys.argv[1]
+    t_ms, nnz = {}, {}  # (matrix, format, threads) -> median ms
+    for f in glob.glob(os.path.join(d, "spmat_t*.json")):
+        threads = int(re.search(r"_t(\d+)\.json$", f).group(1))
+        for r in json.load(open(f))["results"]:
+            if r["op"] == "spmv" and r.get("completed") and r.get("correct"):
+                m = r["matrix"]["name"]
+                nnz[m] = r["matrix"]["nnz"]
+                t_ms[(m, r["format"], threads)] = r["time_ms"]
+    for f in glob.glob(os.path.join(d, "eigen_t*.jsonl")):
+        for line in open(f):
+            if line.strip():
+                r = json.loads(line)
+                if r.get("correct"):
+                    nnz[r["matrix"]["name"]] = r["matrix"]["nnz"]
+                    t_ms[(r["matrix"]["name"], "eigen-csr", r["threads"])] = r["time_ms"]
+    if not t_ms:
+        print("no results in", d, file=sys.stderr)
+        return 2
+    mats = sorted(nnz, key=lambda m: -nnz[m])
+    fmts = [f for f in ("bccoo", "bcoo", "csr", "eigen-csr") if any(k[1] == f for k in t_ms)]
+    threads = sorted({k[2] for k in t_ms})
+    rows = []
+    for m in mats:
+        for f in fmts:
+            for t in threads:
+                if (m, f, t) not in t_ms:
+                    continue
+                ms = t_ms[(m, f, t)]
+                csr = t_ms.get((m, "csr", t))
+                one = t_ms.get((m, f, 1))
+                rows.append({"matrix": m, "nnz": nnz[m], "format": f, "threads": t,
+                             "time_ms": ms, "gflops": 2 * nnz[m] / (ms * 1e6),
+                             "speedup_vs_csr": csr / ms if csr else "",
+                             "scaling_vs_1_thread": one / ms if one else ""})
+    with open(os.path.join(d, "bccoo_cpu.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    head = ["matrix", "nnz"] + [f"{f} {t}t" for f in fmts for t in threads]
+    head += [f"bccoo/csr {t}t" for t in threads] + [f"{f} 2t/1t" for f in fmts]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for m in mats:
+        c = [m, f"{nnz[m]:,}"]
+        c += [f"{t_ms[(m, f, t)]:.3f}" if (m, f, t) in t_ms else "-" for f in fmts for t in threads]
+        for t in threads:
+            a, b = t_ms.get((m, "csr", t)), t_ms.get((m, "bccoo", t))
+            c.append(f"{a / b:.2f}x" if a and b else "-")
+        for f in fmts:
+            a, b = t_ms.get((m, f, 1)), t_ms.get((m, f, 2))
+            c.append(f"{a / b:.2f}x" if a and b else "-")
+        print("| " + " | ".join(c) + " |")
+    print(f"\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster; wrote {d}/bccoo_cpu.csv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# bench/bccoo_summary.py — the bccoo-gpu table for docs/formats/bccoo.md and the issue-6 done
+# criterion, from the JSON files that bench/bccoo_gpu.sh writes (schema: bench/README.md).
+# SPDX-License-Identifier: MIT
+#
+#   python3 bench/bccoo_summary.py DIR_OR_JSON... [--precision fp64] [--min-rows 1000000]
+#
+# Criterion (issue 6): over the matrices with >= 1M rows, bccoo-gpu (default options) must be at
+# least 1.2x faster than the fastest cuSPARSE SpMV as a geometric mean, and never more than 1.5x
+# slower (speedup >= 1/1.5) on any of them. Exit status 0 when met, 1 when not, 2 on no data.
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+
+
+def load(paths):
+    results, devices = [], set()
+    for p in paths:
+        files = sorted(glob.glob(os.path.join(p, "*.json"))) if os.path.isdir(p) else [p]
+        for f in files:
+            with open(f) as fh:
+                d = json.load(fh)
+            if "results" not in d:
+                continue
+            devices.add(d.get("device", {}).get("name", "?"))
+            results += d["results"]
+    return results, devices
+
+
+def label(r):
+    return r["format"] + (":" + r["options"] if r.get("options") else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="bccoo-gpu table and the issue-6 criterion")
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--precision", default="fp64")
+    ap.add_argument("--min-rows", type=int, default=1_000_000)
+    args = ap.parse_args()
+    results, devices = load(args.paths)
+    # best (median) time per (matrix, variant) among completed, correct spmv results
+    best, rows, nnz, bytes_ = {}, {}, {}, {}
+    for r in results:
+        if r.get("op") != "spmv" or r.get("precision") != args.precision:
+            continue
+        if not r.get("completed") or not r.get("correct") or r.get("time_ms") is None:
+            continue
+        m = r["matrix"]["name"]
+        rows[m], nnz[m] = r["matrix"]["rows"], r["matrix"]["nnz"]
+        key = (m, label(r))
+        if key not in best or r["time_ms"] < best[key]:
+            best[key] = r["time_ms"]
+            bytes_[key] = r.get("storage_bytes")
+    mats = sorted({m for m, _ in best}, key=lambda m: (-rows[m], m))
+    if not mats:
+        print("no completed spmv results for", args.precision, file=sys.stderr)
+        return 2
+    variants = sorted({v for _, v in best if v.startswith("bccoo-gpu")})
+    others = [v for v in ("csr", "coo", "bcoo") if any((m, v) in best for m in mats)]
+
+    def cus(m):
+        c = [(t, v) for (mm, v), t in best.items() if mm == m and v.startswith("cusparse-")]
+        return min(c) if c else (None, None)
+
+    print(f"# bccoo-gpu SpMV, {args.precision}, device: {', '.join(sorted(devices))}; times in ms "
+          "(median); speedup = fastest cuSPARSE / time\n")
+    head = ["matrix", "rows", "nnz", "B/nnz bccoo-gpu", "fastest cuSPARSE"]
+    head += variants + [f"speedup {v}" for v in variants] + others
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for m in mats:
+        tc, vc = cus(m)
+        b = bytes_.get((m, "bccoo-gpu"))
+        cells = [m, f"{rows[m]:,}", f"{nnz[m]:,}", f"{b / nnz[m]:.2f}" if b and nnz[m] else "-",
+                 f"{tc:.4f} ({vc.removeprefix('cusparse-')})" if tc else "-"]
+        cells += [f"{best[(m, v)]:.4f}" if (m, v) in best else "-" for v in variants]
+        cells += [f"{tc / best[(m, v)]:.2f}x" if tc and (m, v) in best else "-" for v in variants]
+        cells += [f"{best[(m, v)]:.4f}" if (m, v) in best else "-" for v in others]
+        print("| " + " | ".join(cells) + " |")
+
+    print(f"\n## Criterion: matrices with >= {args.min_rows:,} rows\n")
+    status = 0
+    for v in variants:
+        sp = {}
+        for m in mats:
+            tc, _ = cus(m)
+            if rows[m] >= args.min_rows and tc and (m, v) in best:
+                sp[m] = tc / best[(m, v)]
+        if not sp:
+            print(f"{v}: no matrices")
+            continue
+        geo = math.exp(sum(math.log(s) for s in sp.values()) / len(sp))
+        worst_m = min(sp, key=sp.get)
+        ok = geo >= 1.2 and sp[worst_m] >= 1 / 1.5
+        print(f"{v}: geomean speedup {geo:.3f}x over {len(sp)} matrices "
+              f"({', '.join(sorted(sp))}); worst {sp[worst_m]:.3f}x on {worst_m} -> "
+              f"{'MET' if ok else 'NOT MET'} (needs geomean >= 1.2x, worst >= 0.667x)")
+        if v == "bccoo-gpu" and not ok:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -25,7 +25,7 @@
 # Dry check of the command lines on a CPU build (no GPU):
 #   SPMAT_BIN=./build-cpu/spmat BLOCK_FORMATS=csb,gcsb,gcsb-det BASELINES=csr,coo \
 #   IDEAL=gen:ideal:256 N=256 PS="0.01 0.1" REPS=1 WARMUP=0 EXTRA_ARGS="--backend cpu" \
-#   bench/gcsb_sweep.sh /tmp/sweep
+#   bench/gcsb_sweep.sh /tmp/sweep && bench/gcsb_tables.py /tmp/sweep
 set -uo pipefail
 dir=${1:?usage: bench/gcsb_sweep.sh DIR [all|ideal|random]}
 part=${2:-all}

@@ -14,26 +14,75 @@ namespace spmat {
 
 namespace {
 
+/// Shape of the window plans: 0 = choose from the matrix.
+struct PlanShape {
+  int lanes = 0;
+  std::int64_t blocks_per_lane = 0;
+};
+
 /// Plan over the first n_nonempty sorted positions (the empty blocks, if kept, come last);
 /// window(i) = block row (spmv) or block column (spmv_t) of sorted position i.
+/// lanes: the largest power of two ≤ the mean blocks per non-empty window (≤ 32), so short windows
+/// (banded matrices: ~5 blocks) share a warp and long ones (ideal: 512) get a whole warp.
+/// blocks_per_lane: ⌈n_nonempty / 2^17⌉ clamped to 2 … 64: about 2^17 busy lanes (one wave on a
+/// 132-SM GPU at half occupancy) before a long window is split. Untuned (no GPU run yet).
 template <class Index, class Window>
-GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, Window&& window) {
+GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, PlanShape shape,
+                          Window&& window) {
   GcsbPlan<Index> p;
   std::vector<std::int64_t> start(static_cast<std::size_t>(n_windows + 1), 0);
   for (std::int64_t i = 0; i < n_nonempty; ++i) ++start[window(i) + 1];
+  std::int64_t busy = 0;
+  for (std::int64_t w = 0; w < n_windows; ++w) busy += start[w + 1] > 0 ? 1 : 0;
   for (std::int64_t w = 0; w < n_windows; ++w) start[w + 1] += start[w];
   p.list.resize(static_cast<std::size_t>(start[n_windows]));
   std::vector<std::int64_t> cursor(start.begin(), start.end() - 1);
   for (std::int64_t i = 0; i < n_nonempty; ++i)  // ascending sorted position
     p.list[cursor[window(i)]++] = static_cast<Index>(i);
+  int lanes = shape.lanes;
+  if (lanes == 0) {
+    const std::int64_t mean = busy > 0 ? n_nonempty / busy : 1;
+    lanes = 1;
+    while (lanes < 32 && 2 * lanes <= mean) lanes *= 2;
+  }
+  while ((1 << p.lanes_log2) < lanes) ++p.lanes_log2;
+  p.blocks_per_lane = static_cast<int>(
+      shape.blocks_per_lane > 0 ? shape.blocks_per_lane
+                                : std::clamp<std::int64_t>((n_nonempty + (1 << 17) - 1) >> 17, 2, 64));
+  const std::int64_t cap = std::int64_t{lanes} * p.blocks_per_lane;
   p.item_ptr.assign(1, 0);
   p.window_item_ptr.assign(1, 0);
   for (std::int64_t w = 0; w < n_windows; ++w) {
-    for (std::int64_t e = start[w]; e < start[w + 1]; e += GcsbPlan<Index>::kItemBlocks)
-      p.item_ptr.push_back(static_cast<Index>(std::min(e + GcsbPlan<Index>::kItemBlocks, start[w + 1])));
+    const std::int64_t len = start[w + 1] - start[w];
+    const std::int64_t n = std::max<std::int64_t>(1, (len + cap - 1) / cap);
+    for (std::int64_t j = 1; j <= n; ++j) {  // n near-equal items
+      p.item_ptr.push_back(static_cast<Index>(start[w] + len * j / n));
+      p.item_window.push_back(static_cast<Index>(w));
+    }
     p.window_item_ptr.push_back(static_cast<Index>(p.item_ptr.size() - 1));
   }
+  if (static_cast<std::int64_t>(p.item_window.size()) == n_windows) {  // no split: item = window
+    p.item_window.clear();
+    p.window_item_ptr.clear();
+  }
   return p;
+}
+
+PlanShape plan_shape_from_options(const FormatOptions& o) {
+  PlanShape s;
+  if (o.has("lanes")) {
+    const std::int64_t l = o.get_int("lanes", 0);
+    if (l < 1 || l > 32 || (l & (l - 1)) != 0)
+      throw ParseError("gcsb: lanes=" + std::to_string(l) + " must be 1, 2, 4, 8, 16 or 32");
+    s.lanes = static_cast<int>(l);
+  }
+  if (o.has("blocks_per_lane")) {
+    s.blocks_per_lane = o.get_int("blocks_per_lane", 0);
+    if (s.blocks_per_lane < 1 || s.blocks_per_lane > 4096)
+      throw ParseError("gcsb: blocks_per_lane=" + std::to_string(s.blocks_per_lane) +
+                       " must be between 1 and 4096");
+  }
+  return s;
 }
 
 }  // namespace
@@ -45,9 +94,11 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
   Gcsb s;
   const std::string k = o.get_string("kernel", "fast");
   if (k == "thesis") s.kernel = GcsbKernel::thesis;
+  else if (k == "atomic") s.kernel = GcsbKernel::atomic;
   else if (k == "fast") s.kernel = GcsbKernel::fast;
   else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
-  else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, fast, deterministic");
+  else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, atomic, fast, deterministic");
+  const PlanShape shape = plan_shape_from_options(o);
   const auto empty = csb_detail::empty_blocks_from_options(o, "gcsb");
   s.rows = a.rows;
   s.cols = a.cols;
@@ -126,9 +177,9 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
       }
     }
     s.group_offset.assign(go.begin(), go.end());
-    if (s.kernel == GcsbKernel::deterministic) {
-      s.row_plan = make_plan<Index>(n_nonempty, nbr, br_at);
-      s.col_plan = make_plan<Index>(n_nonempty, nbc, bc_at);
+    if (s.has_plan()) {
+      s.row_plan = make_plan<Index>(n_nonempty, nbr, shape, br_at);
+      s.col_plan = make_plan<Index>(n_nonempty, nbc, shape, bc_at);
     }
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError("gcsb: out of host memory building the blocks of beta=" +
@@ -176,7 +227,8 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 std::vector<FormatEntry> gcsb_entries() {
   const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA thesis and fast kernels accumulate with float atomics: not deterministic.
+  // CUDA thesis, atomic and fast kernels accumulate with float atomics (fast only where a long
+  // window is split): not deterministic.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   BackendCaps gpu_det = gpu;
@@ -191,12 +243,17 @@ std::vector<FormatEntry> gcsb_entries() {
       {"empty", "auto",
        "keep: empty blocks stay in block_indices (thesis); drop: left out; auto: keep only "
        "when the grid has at most 4096 blocks"}};
-  std::vector<ParamInfo> params = block_params;
-  params.push_back({"kernel", "fast", "GPU kernel: thesis, fast, deterministic"});
+  std::vector<ParamInfo> plan_params = block_params;
+  plan_params.push_back({"lanes", "mean blocks per window, as a power of two <= 32",
+                         "GPU lanes sharing one window item (window plan)"});
+  plan_params.push_back({"blocks_per_lane", "ceil(n_nonempty / 2^17) in 2..64",
+                         "item size cap = lanes * blocks_per_lane blocks (window plan)"});
+  std::vector<ParamInfo> params = plan_params;
+  params.push_back({"kernel", "fast", "GPU kernel: thesis, atomic, fast, deterministic"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb",
-       .summary = "GCSB: nnz-sorted grouped blocks, one storage for A x and A^T x; fast GPU kernel",
+       .summary = "GCSB: nnz-sorted grouped blocks, one storage for A x and A^T x; window-plan GPU kernel",
        .caps = {cpu, gpu},
        .params = params}));
   v.push_back(make_entry<Gcsb>(
@@ -207,10 +264,16 @@ std::vector<FormatEntry> gcsb_entries() {
       FormatOptions().set("kernel", "thesis")));
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb-det",
-       .summary = "GCSB, deterministic: fixed-order two-phase reduction, no float atomics",
+       .summary = "GCSB, deterministic: window plan, split windows reduced in item order, no float atomics",
        .caps = {cpu, gpu_det},
-       .params = block_params},
+       .params = plan_params},
       FormatOptions().set("kernel", "deterministic")));
+  v.push_back(make_entry<Gcsb>(
+      {.name = "gcsb-atomic",
+       .summary = "GCSB, no plan: thread per block, per-thread window, warp-reduced atomics",
+       .caps = {cpu, gpu},
+       .params = block_params},
+      FormatOptions().set("kernel", "atomic")));
   return v;
 }
 

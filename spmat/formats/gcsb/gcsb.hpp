@@ -29,8 +29,9 @@
 //   block_indices = 0 9 2 3 | 14 1 4 11 | 5 12 13 6 | 7 8 10 15,  group_offset = 0 16 28 32 32
 //   values = a p c e b q d f g s k l h t * * | x i m r y j n u z * * * | o v w *
 // Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I (2·n_sorted·I with split ids)
-// + (n_groups + 1)·I, plus for
-// kernel=deterministic the two reduction plans below (counted in storage_bytes()).
+// + (n_groups + 1)·I, plus for kernel=fast and kernel=deterministic the two window plans below
+// (counted in storage_bytes(): (n_nonempty + n_windows + 1)·I per operation, plus
+// (2·n_items − n_windows + 1)·I when long windows are split).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -40,25 +41,48 @@
 
 namespace spmat {
 
-/// GPU kernel choice (option kernel=): thesis (Figs. 3.8/3.9, one atomic per entry), fast
-/// (per-thread window accumulation + warp reduction, few atomics), deterministic (fixed-order
-/// two-phase reduction from a precomputed plan, no floating-point atomics).
-enum class GcsbKernel { thesis, fast, deterministic };
+/// GPU kernel choice (option kernel=):
+///   thesis        Figs. 3.8/3.9: thread per sorted block, one atomic per entry;
+///   atomic        thread per sorted block, β-entry window per thread, warp-reduced atomics
+///                 (session-1 "fast"; no plan, so the storage is exactly the thesis arrays);
+///   fast          window kernel: each output window (β rows for spmv, β columns for spmv_t)
+///                 is owned by a few lanes that walk its blocks from the plan; y written once,
+///                 atomics only where a long window is split over several items;
+///   deterministic the same window kernel, split windows reduced by a second pass in item order
+///                 (no floating-point atomics: bitwise reproducible).
+enum class GcsbKernel { thesis, atomic, fast, deterministic };
 
-/// Deterministic reduction plan of one operation (spmv: windows are block rows; spmv_t: block
-/// columns). Items of at most 32 blocks (one per warp lane) are reduced into β partial sums each;
-/// an output window then sums its items' partials in item order.
+/// Window plan of one operation (spmv: windows are block rows; spmv_t: block columns). The
+/// non-empty blocks of a window are listed by sorted position (ascending); a window's list is cut
+/// into items of at most lanes·blocks_per_lane blocks (near-equal sizes; an empty window still
+/// gets one empty item, so every output has an owner). On the GPU `lanes` lanes of a warp share
+/// an item (lane t takes its blocks t, t + lanes, …) and a warp holds 32 / lanes items.
+/// When no window is split, item w is window w and item_window / window_item_ptr stay empty (the
+/// plan is then a CSR over blocks: (n_nonempty + n_windows + 1)·I).
 template <class Index>
 struct GcsbPlan {
-  std::vector<Index> list;             ///< sorted positions of non-empty blocks, by window, ascending
-  std::vector<Index> item_ptr;         ///< n_items + 1 ranges into list (≤ 32 entries each)
-  std::vector<Index> window_item_ptr;  ///< n_windows + 1 ranges into the items
-  static constexpr int kItemBlocks = 32;
+  std::vector<Index> list;             ///< n_nonempty: sorted positions, window by window, ascending
+  std::vector<Index> item_ptr;         ///< n_items + 1 ranges into list
+  std::vector<Index> item_window;      ///< split only: n_items, window of each item
+  std::vector<Index> window_item_ptr;  ///< split only: n_windows + 1 ranges into the items
+  int lanes_log2 = 0;                  ///< lanes per item = 2^lanes_log2 (1 … 32)
+  int blocks_per_lane = 2;             ///< item size cap = lanes · blocks_per_lane blocks
   std::int64_t n_items() const {
     return item_ptr.empty() ? 0 : static_cast<std::int64_t>(item_ptr.size()) - 1;
   }
+  /// True when some window is split over several items (then fast needs atomics and
+  /// deterministic a second pass).
+  bool has_split() const { return !window_item_ptr.empty(); }
+  std::int64_t n_windows() const {
+    return has_split() ? static_cast<std::int64_t>(window_item_ptr.size()) - 1 : n_items();
+  }
+  /// Items of window w: [window_item_begin(w), window_item_begin(w + 1)).
+  std::int64_t window_item_begin(std::int64_t w) const {
+    return has_split() ? std::int64_t{window_item_ptr[w]} : w;
+  }
   std::size_t bytes() const {
-    return (list.size() + item_ptr.size() + window_item_ptr.size()) * sizeof(Index);
+    return (list.size() + item_ptr.size() + item_window.size() + window_item_ptr.size()) *
+           sizeof(Index);
   }
 };
 
@@ -77,10 +101,13 @@ struct Gcsb {
   std::vector<Index> block_indices;   // n_sorted (empty when the ids do not fit Index)
   std::vector<Index> block_row, block_col;  // n_sorted each, only when block_indices is empty
   std::vector<Index> group_offset;    // n_groups + 1
-  GcsbPlan<Index> row_plan, col_plan;  // kernel=deterministic only (else empty)
+  GcsbPlan<Index> row_plan, col_plan;  // kernel=fast|deterministic only (else empty)
 
   /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
-  /// kernel=thesis|fast|deterministic (default fast), empty=keep|drop|auto (default auto).
+  /// kernel=thesis|atomic|fast|deterministic (default fast), empty=keep|drop|auto (default auto),
+  /// lanes= (1, 2, 4, …, 32; default: the largest power of two ≤ the mean number of blocks per
+  /// non-empty window, at most 32) and blocks_per_lane= (1 … 4096; default ⌈n_nonempty / 2^17⌉
+  /// clamped to 2 … 64) shape the plans.
   static constexpr std::int64_t kKeepEmptyMaxBlocks = 4096;
   static Gcsb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
@@ -104,25 +131,27 @@ struct Gcsb {
     return split_ids() ? std::int64_t{block_col[i]} : std::int64_t{block_indices[i]} % n_block_cols;
   }
   std::int64_t n_groups() const { return static_cast<std::int64_t>(group_offset.size()) - 1; }
-  bool has_plan() const { return kernel == GcsbKernel::deterministic; }
-  /// Work buffer of the deterministic kernels (not stored data, not in storage_bytes):
-  /// n_items·β values per operation.
+  bool has_plan() const { return kernel == GcsbKernel::fast || kernel == GcsbKernel::deterministic; }
+  /// Work buffer of the deterministic GPU kernel (not stored data, not in storage_bytes):
+  /// n_items·β values per operation whose plan splits a window, else none.
   std::size_t det_workspace_bytes(Op op) const {
     const auto& p = op == Op::spmv ? row_plan : col_plan;
-    return has_plan() ? static_cast<std::size_t>(p.n_items()) * beta() * sizeof(Value) : 0;
+    return kernel == GcsbKernel::deterministic && p.has_split()
+               ? static_cast<std::size_t>(p.n_items()) * beta() * sizeof(Value)
+               : 0;
   }
 };
 
-/// Arrays read once (pads included; for kernel=deterministic only this op's plan, plus the
-/// work buffer written and read once) + x + y.
+/// Arrays read once (pads included; with a plan only this op's plan, plus for kernel=deterministic
+/// the work buffer written and read once) + x + y.
 template <class Value, class Index>
 std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k);
 
 // CPU kernels (gcsb_cpu.cpp). Contract: x, y caller-allocated (spmv: x cols, y rows; spmv_t:
 // swapped); beta == 0 never reads y; pads are skipped, explicit zeros multiplied. Without a plan
-// both operations scatter over the sorted blocks with scatter_reduce (deterministic for a fixed
-// thread count); with a plan (kernel=deterministic) they reduce per item, then per window in item
-// order (deterministic for any thread count). Work 2·nnz flops.
+// (thesis, atomic) both operations scatter over the sorted blocks with scatter_reduce
+// (deterministic for a fixed thread count); with a plan (fast, deterministic) they reduce per
+// item, then per window in item order (deterministic for any thread count). Work 2·nnz flops.
 template <class Value, class Index>
 void spmv(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
 template <class Value, class Index>

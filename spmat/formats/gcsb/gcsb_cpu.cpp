@@ -51,13 +51,14 @@ void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
   for (std::int64_t it = 0; it < n_items; ++it)
     for (std::int64_t e = plan.item_ptr[it]; e < plan.item_ptr[it + 1]; ++e)
       block_products<Transposed>(s, plan.list[e], x, part.data() + it * bsz);
-  const std::int64_t n_windows = static_cast<std::int64_t>(plan.window_item_ptr.size()) - 1;
+  const std::int64_t n_windows = plan.n_windows();
 #pragma omp parallel for schedule(static)
   for (std::int64_t w = 0; w < n_windows; ++w) {
     const std::int64_t o0 = w << d, o1 = std::min(n_out, o0 + bsz);
+    const std::int64_t it0 = plan.window_item_begin(w), it1 = plan.window_item_begin(w + 1);
     for (std::int64_t o = o0; o < o1; ++o) {
       Value sum = 0;
-      for (std::int64_t it = plan.window_item_ptr[w]; it < plan.window_item_ptr[w + 1]; ++it)
+      for (std::int64_t it = it0; it < it1; ++it)
         sum += part[it * bsz + (o - o0)];
       axpby_store(y[o], alpha, sum, beta);
     }

@@ -1,8 +1,10 @@
-// spmat/formats/gcsb/gcsb_cuda.cu — CUDA kernels of GCSB: thesis (atomics), fast (warp-reduced), deterministic (two-phase).
+// spmat/formats/gcsb/gcsb_cuda.cu — CUDA kernels of GCSB: thesis, atomic (warp-reduced), window (fast / deterministic).
 // SPDX-License-Identifier: MIT
 //
-// All three read the same storage; Transposed swaps the roles of the in-block row and column.
-// Launch constants are untuned (no GPU measurement yet): the lead's H100 runs decide them.
+// All read the same storage; Transposed swaps the roles of the in-block row and column, and the
+// window kernel reads the row plan (spmv) or the column plan (spmv_t), so both operations run
+// the same code at the same cost. Launch constants are untuned (no GPU measurement of this
+// version yet).
 #include <algorithm>
 
 #include "spmat/cuda/buffer.hpp"
@@ -16,14 +18,14 @@ namespace {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kSmemBudget = 32 * 1024;  // bytes of shared memory per CTA (under the 48 KB default)
 
-/// Threads per CTA of the fast kernel: β·V bytes of accumulator per thread within the budget,
+/// Threads per CTA of the atomic kernel: β·V bytes of accumulator per thread within the budget,
 /// a multiple of 32, at most 256; 0 when not even one warp fits (then the thesis kernel runs).
 int fast_block_threads(int beta, std::size_t value_size) {
   const std::int64_t t = kSmemBudget / (static_cast<std::int64_t>(beta) * value_size);
   return static_cast<int>(std::min<std::int64_t>(256, t & ~std::int64_t{31}));
 }
-/// Warps per CTA of the deterministic item kernel (β·32·V bytes each), 1..8; 0 if none fits.
-int det_block_warps(int beta, std::size_t value_size) {
+/// Warps per CTA of the window kernel (a β×32 tile of V each), 1..8; 0 if none fits.
+int window_block_warps(int beta, std::size_t value_size) {
   const std::int64_t w = kSmemBudget / (static_cast<std::int64_t>(beta) * 32 * value_size);
   return static_cast<int>(std::min<std::int64_t>(8, w));
 }
@@ -32,9 +34,11 @@ int det_block_warps(int beta, std::size_t value_size) {
 template <class Value, class Index>
 struct GcsbDevice {
   struct Plan {
-    cuda::DeviceBuffer<Index> list, item_ptr, window_item_ptr;
-    mutable cuda::DeviceBuffer<Value> partial;  // n_items·β work buffer
-    std::int64_t n_items = 0;
+    cuda::DeviceBuffer<Index> list, item_ptr, item_window, window_item_ptr;
+    mutable cuda::DeviceBuffer<Value> partial;  // n_items·β work buffer (deterministic, split only)
+    std::int64_t n_items = 0, n_windows = 0;
+    int lanes_log2 = 0;
+    bool split = false;
   };
   std::int64_t rows = 0, cols = 0, nnz = 0, n_block_cols = 0, n_sorted = 0;
   int beta_log2 = 5, group_size = 32;
@@ -46,14 +50,21 @@ struct GcsbDevice {
   bool split_ids = false;
   Plan row_plan, col_plan;
 
-  static Plan upload_plan(const GcsbPlan<Index>& p, int beta) {
+  static Plan upload_plan(const GcsbPlan<Index>& p, int beta, bool det) {
     Plan d;
     d.n_items = p.n_items();
+    d.n_windows = p.n_windows();
+    d.lanes_log2 = p.lanes_log2;
+    d.split = p.has_split();
     d.list = cuda::DeviceBuffer<Index>(p.list, "gcsb plan list");
     d.item_ptr = cuda::DeviceBuffer<Index>(p.item_ptr, "gcsb plan item_ptr");
-    d.window_item_ptr = cuda::DeviceBuffer<Index>(p.window_item_ptr, "gcsb plan window_item_ptr");
-    d.partial = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(d.n_items) * beta,
-                                          "gcsb deterministic work buffer");
+    if (d.split) {
+      d.item_window = cuda::DeviceBuffer<Index>(p.item_window, "gcsb plan item_window");
+      d.window_item_ptr = cuda::DeviceBuffer<Index>(p.window_item_ptr, "gcsb plan window_item_ptr");
+    }
+    if (det && d.split)
+      d.partial = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(d.n_items) * beta,
+                                            "gcsb deterministic work buffer");
     return d;
   }
 
@@ -67,7 +78,7 @@ struct GcsbDevice {
     d.beta_log2 = s.beta_log2;
     d.group_size = s.group_size;
     d.kernel = s.kernel;
-    if (d.kernel == GcsbKernel::deterministic && det_block_warps(s.beta(), sizeof(Value)) < 1)
+    if (d.kernel == GcsbKernel::deterministic && window_block_warps(s.beta(), sizeof(Value)) < 1)
       throw UnsupportedError("gcsb: kernel=deterministic on CUDA needs beta*sizeof(value) <= 1024 "
                              "(beta=" + std::to_string(s.beta()) + "); use a smaller beta=");
     d.values = cuda::DeviceBuffer<Value>(s.values, "gcsb values");
@@ -81,8 +92,9 @@ struct GcsbDevice {
     }
     d.group_offset = cuda::DeviceBuffer<Index>(s.group_offset, "gcsb group_offset");
     if (s.has_plan()) {
-      d.row_plan = upload_plan(s.row_plan, s.beta());
-      d.col_plan = upload_plan(s.col_plan, s.beta());
+      const bool det = s.kernel == GcsbKernel::deterministic;
+      d.row_plan = upload_plan(s.row_plan, s.beta(), det);
+      d.col_plan = upload_plan(s.col_plan, s.beta(), det);
     }
     return d;
   }
@@ -143,7 +155,7 @@ __global__ void gcsb_thesis_kernel(View<Value, Index> v, const Value* __restrict
   }
 }
 
-// ---- fast ---------------------------------------------------------------------------------------
+// ---- atomic (session 1's "fast") -------------------------------------------------------------
 // Same thread ↔ sorted block mapping (coalesced value/comb loads), but each thread sums its
 // block into a private β-entry window in shared memory (acc[r·blockDim + tid]: conflict-free),
 // then the warp flushes: lanes whose output window (block row for spmv, block column for
@@ -153,7 +165,7 @@ __global__ void gcsb_thesis_kernel(View<Value, Index> v, const Value* __restrict
 // Skipping a zero sum changes nothing but the sign of a zero. blockDim is a multiple of 32 and
 // the loop is CTA-uniform, so the warp intrinsics see full warps.
 template <class Value, class Index, bool Transposed>
-__global__ void gcsb_fast_kernel(View<Value, Index> v, const Value* __restrict__ x,
+__global__ void gcsb_atomic_kernel(View<Value, Index> v, const Value* __restrict__ x,
                                  Value* __restrict__ y, Value alpha) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Value* acc = reinterpret_cast<Value*>(smem_raw);
@@ -212,53 +224,117 @@ __global__ void gcsb_fast_kernel(View<Value, Index> v, const Value* __restrict__
   }
 }
 
-// ---- deterministic ------------------------------------------------------------------------------
-// Phase 1: one warp per plan item (≤ 32 blocks of one output window, one per lane). Lane j sums
-// its block, entries in slot order, into its column of a β×32 shared tile; then lane r sums row r
-// over the 32 columns in the fixed order r, r+1, … (mod 32) and writes partial[item·β + r].
-// Phase 2: output o sums the partials of its window's items in item order, then the epilogue
-// y = alpha·s + beta·y (beta == 0: y not read). No atomics: bitwise identical from run to run.
-template <class Value, class Index, bool Transposed>
-__global__ void gcsb_det_items_kernel(View<Value, Index> v, std::int64_t n_items,
-                                      const Index* __restrict__ list,
-                                      const Index* __restrict__ item_ptr,
-                                      const Value* __restrict__ x, Value* __restrict__ partial) {
+// ---- window kernel (fast / deterministic) ------------------------------------------------------
+/// The plan of one operation, passed by value.
+template <class Index>
+struct PlanView {
+  std::int64_t n_items;
+  int lanes_log2;
+  const Index* __restrict__ list;
+  const Index* __restrict__ item_ptr;
+  const Index* __restrict__ item_window;
+  const Index* __restrict__ window_item_ptr;
+};
+
+/// Adds the entries of the block at sorted position i into this lane's column of the warp tile
+/// (acc[r·32 + lane], r = in-block row for spmv, in-block column for spmv_t). The trip count is the
+/// group width, known before the loop, so four slots are loaded at once; pads (value 0, comb kPad)
+/// are loaded with the group but neither multiply x nor add (0·Inf would be NaN).
+template <bool Transposed, class Value, class Index>
+__device__ __forceinline__ void window_block(const View<Value, Index>& v, std::int64_t i,
+                                             const Value* __restrict__ x, Value* acc, int lane) {
+  const std::int32_t mask = (1 << v.d) - 1;
+  const std::int64_t g = i / v.gs;
+  std::int64_t br, bc;
+  v.block_at(i, br, bc);
+  const Value* xb = x + ((Transposed ? br : bc) << v.d);
+  const std::int64_t end = v.group_offset[g + 1];
+  std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs);
+  const std::int64_t step = v.gs;
+  for (; k + 3 * step < end; k += 4 * step) {
+    std::int32_t c[4];
+    Value val[4], xv[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      c[u] = __ldg(v.comb + k + u * step);
+      val[u] = __ldg(v.values + k + u * step);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int xi = Transposed ? (c[u] >> v.d) & mask : c[u] & mask;
+      xv[u] = (c[u] & csb_detail::kPad) ? Value(0) : __ldg(xb + xi);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+      if (!(c[u] & csb_detail::kPad)) {
+        const int o = Transposed ? c[u] & mask : (c[u] >> v.d) & mask;
+        acc[o * 32 + lane] += val[u] * xv[u];
+      }
+  }
+  for (; k < end; k += step) {
+    const std::int32_t c = __ldg(v.comb + k);
+    if (c & csb_detail::kPad) continue;
+    const int r = (c >> v.d) & mask, cc = c & mask;
+    if constexpr (Transposed)
+      acc[cc * 32 + lane] += __ldg(v.values + k) * __ldg(xb + r);
+    else
+      acc[r * 32 + lane] += __ldg(v.values + k) * __ldg(xb + cc);
+  }
+}
+
+// A warp holds 32 / lanes items; the `lanes` lanes of an item take its blocks t, t + lanes, …
+// (consecutive list entries side by side: for a long block row of equal-nnz blocks those are
+// consecutive sorted positions, so the loads coalesce as in the thesis kernel). Each lane sums
+// into its own column of a β×32 shared tile (no conflicts, no atomics), then the item's lanes sum
+// the tile rows over the item's columns in a fixed order. An item that is its window's only one
+// writes y directly (y = alpha·s + beta·y, or y += alpha·s when y was pre-scaled); a split window
+// gets atomicAdd (Det = false, y pre-scaled) or partial[item·β + r] (Det = true, summed in item
+// order by gcsb_det_reduce_kernel). The item loop is warp-uniform, so __syncwarp sees full warps.
+template <class Value, class Index, bool Transposed, bool Det>
+__global__ void gcsb_window_kernel(View<Value, Index> v, PlanView<Index> p,
+                                   const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
+                                   Value beta, bool prescaled, Value* __restrict__ partial) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warps = blockDim.x >> 5, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int beta = 1 << v.d;
-  const std::int32_t mask = beta - 1;
-  Value* acc = reinterpret_cast<Value*>(smem_raw) + static_cast<std::int64_t>(warp) * beta * 32;
-  for (std::int64_t item = std::int64_t{blockIdx.x} * warps + warp; item < n_items;
-       item += std::int64_t{gridDim.x} * warps) {
-    for (int r = 0; r < beta; ++r) acc[r * 32 + lane] = Value(0);
-    const std::int64_t e = std::int64_t{item_ptr[item]} + lane;
-    if (e < item_ptr[item + 1]) {
-      const std::int64_t i = list[e];
-      const std::int64_t g = i / v.gs;
-      std::int64_t br, bc;
-      v.block_at(i, br, bc);
-      const Value* xb = x + ((Transposed ? br : bc) << v.d);
-      const std::int64_t end = v.group_offset[g + 1];
-      for (std::int64_t k = v.group_offset[g] + (i - g * v.gs); k < end; k += v.gs) {
-        const std::int32_t c = v.comb[k];
-        if (c & csb_detail::kPad) break;
-        const int r = (c >> v.d) & mask, cc = c & mask;
-        if constexpr (Transposed)
-          acc[cc * 32 + lane] += v.values[k] * xb[r];
-        else
-          acc[r * 32 + lane] += v.values[k] * xb[cc];
-      }
+  const int bsz = 1 << v.d;
+  const int lanes = 1 << p.lanes_log2, sub = lane & (lanes - 1), first = lane - sub;
+  Value* acc = reinterpret_cast<Value*>(smem_raw) + static_cast<std::int64_t>(warp) * bsz * 32;
+  const int per_warp = 32 >> p.lanes_log2;
+  for (std::int64_t base = (std::int64_t{blockIdx.x} * warps + warp) * per_warp; base < p.n_items;
+       base += std::int64_t{gridDim.x} * warps * per_warp) {
+    const std::int64_t item = base + (lane >> p.lanes_log2);
+    for (int r = 0; r < bsz; ++r) acc[r * 32 + lane] = Value(0);
+    if (item < p.n_items) {
+      const std::int64_t e1 = p.item_ptr[item + 1];
+      for (std::int64_t e = std::int64_t{p.item_ptr[item]} + sub; e < e1; e += lanes)
+        window_block<Transposed>(v, p.list[e], x, acc, lane);
     }
     __syncwarp();
-    for (int r = lane; r < beta; r += 32) {
-      Value s = 0;
-      for (int j = 0; j < 32; ++j) s += acc[r * 32 + ((lane + j) & 31)];
-      partial[item * beta + r] = s;
+    if (item < p.n_items) {
+      // Unsplit plan (item_window == nullptr): item = window, its only item.
+      const std::int64_t w = p.item_window ? std::int64_t{p.item_window[item]} : item;
+      const bool sole = !p.item_window || p.window_item_ptr[w + 1] - p.window_item_ptr[w] == 1;
+      for (int r = sub; r < bsz; r += lanes) {
+        Value s = 0;
+        for (int q = 0; q < lanes; ++q) s += acc[r * 32 + first + ((q + sub) & (lanes - 1))];
+        const std::int64_t o = (w << v.d) + r;
+        if (o >= v.n_out) continue;
+        if (sole) {
+          if (prescaled) y[o] += alpha * s;
+          else y[o] = beta == Value(0) ? alpha * s : alpha * s + beta * y[o];
+        } else if constexpr (Det) {
+          partial[item * bsz + r] = s;
+        } else {
+          atomicAdd(&y[o], alpha * s);
+        }
+      }
     }
     __syncwarp();
   }
 }
 
+/// Outputs of split windows: y = alpha·(Σ partials in item order) + beta·y (beta == 0: y not
+/// read). Outputs of one-item windows were written by the window kernel and are skipped.
 template <class Value, class Index>
 __global__ void gcsb_det_reduce_kernel(std::int64_t n_out, int d,
                                        const Index* __restrict__ window_item_ptr,
@@ -268,9 +344,10 @@ __global__ void gcsb_det_reduce_kernel(std::int64_t n_out, int d,
   for (std::int64_t o = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; o < n_out;
        o += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t w = o >> d, r = o & (bsz - 1);
+    const std::int64_t it0 = window_item_ptr[w], it1 = window_item_ptr[w + 1];
+    if (it1 - it0 <= 1) continue;
     Value s = 0;
-    for (std::int64_t it = window_item_ptr[w]; it < window_item_ptr[w + 1]; ++it)
-      s += partial[it * bsz + r];
+    for (std::int64_t it = it0; it < it1; ++it) s += partial[it * bsz + r];
     y[o] = beta == Value(0) ? alpha * s : alpha * s + beta * y[o];
   }
 }
@@ -291,33 +368,47 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
                              d.group_offset.data(),
                              d.block_row.data(),
                              d.block_col.data()};
-  if (d.kernel == GcsbKernel::deterministic) {
-    if (n_out == 0) return;
+  if (n_out == 0) return;
+  const int warps = window_block_warps(bsz, sizeof(Value));
+  const bool window = (d.kernel == GcsbKernel::fast || d.kernel == GcsbKernel::deterministic) &&
+                      warps >= 1;
+  if (window) {
     const auto& plan = Transposed ? d.col_plan : d.row_plan;
-    if (plan.n_items > 0) {
-      const int warps = det_block_warps(bsz, sizeof(Value));
-      const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
-      gcsb_det_items_kernel<Value, Index, Transposed>
-          <<<csb_cuda::grid_for(plan.n_items, warps), warps * 32, smem>>>(
-              v, plan.n_items, plan.list.data(), plan.item_ptr.data(), x, plan.partial.data());
-      SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_items_kernel");
+    const bool det = d.kernel == GcsbKernel::deterministic;
+    // fast with split windows: y is pre-scaled and the split windows add atomically.
+    const bool prescaled = !det && plan.split;
+    if (prescaled) csb_cuda::scale(y, n_out, beta);
+    const PlanView<Index> pv{plan.n_items, plan.lanes_log2, plan.list.data(), plan.item_ptr.data(),
+                             plan.split ? plan.item_window.data() : nullptr,
+                             plan.window_item_ptr.data()};
+    const std::int64_t warps_needed = (plan.n_items + (32 >> plan.lanes_log2) - 1) >> (5 - plan.lanes_log2);
+    const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
+    const unsigned grid = csb_cuda::grid_for(warps_needed, warps);
+    if (det)
+      gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem>>>(
+          v, pv, x, y, alpha, beta, false, plan.partial.data());
+    else
+      gcsb_window_kernel<Value, Index, Transposed, false><<<grid, warps * 32, smem>>>(
+          v, pv, x, y, alpha, beta, prescaled, nullptr);
+    SPMAT_CUDA_CHECK_LAUNCH("gcsb_window_kernel");
+    if (det && plan.split) {
+      gcsb_det_reduce_kernel<Value, Index><<<csb_cuda::grid_for(n_out, 256), 256>>>(
+          n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y, alpha, beta);
+      SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_reduce_kernel");
     }
-    gcsb_det_reduce_kernel<Value, Index><<<csb_cuda::grid_for(n_out, 256), 256>>>(
-        n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y, alpha, beta);
-    SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_reduce_kernel");
     return;
   }
   csb_cuda::scale(y, n_out, beta);
   if (d.nnz == 0 || d.n_sorted == 0) return;
   const int threads = fast_block_threads(bsz, sizeof(Value));
-  if (d.kernel == GcsbKernel::fast && threads >= 32) {
+  if ((d.kernel == GcsbKernel::atomic || d.kernel == GcsbKernel::fast) && threads >= 32) {
     const std::size_t smem = static_cast<std::size_t>(threads) * bsz * sizeof(Value);
-    gcsb_fast_kernel<Value, Index, Transposed>
+    gcsb_atomic_kernel<Value, Index, Transposed>
         <<<csb_cuda::grid_for(d.n_sorted, threads), threads, smem>>>(v, x, y, alpha);
-    SPMAT_CUDA_CHECK_LAUNCH("gcsb_fast_kernel");
+    SPMAT_CUDA_CHECK_LAUNCH("gcsb_atomic_kernel");
     return;
   }
-  // kernel=thesis, or fast with a β too large for the shared-memory window.
+  // kernel=thesis, or a β too large for any shared-memory tile.
   gcsb_thesis_kernel<Value, Index, Transposed>
       <<<csb_cuda::grid_for(d.n_sorted, 256), 256>>>(v, x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
@@ -326,9 +417,12 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
 }  // namespace
 
 // Contract: x, y device arrays (spmv: x cols, y rows; spmv_t: swapped), caller-allocated;
-// beta == 0 never reads y. thesis/fast: not deterministic (float atomics into y pre-scaled by
-// beta); deterministic: bitwise reproducible, uses the plan's work buffer (so concurrent calls
-// on one matrix from several streams are not allowed).
+// beta == 0 never reads y. thesis/atomic: not deterministic (float atomics into y pre-scaled by
+// beta); fast: deterministic unless the plan splits a window (then atomics for those windows);
+// deterministic: bitwise reproducible, uses the plan's work buffer when a window is split (so
+// concurrent calls on one matrix from several streams are not allowed). Work 2·nnz flops; bytes:
+// the padded arrays once, this op's plan once, x gathered, y written once (plus, for split
+// windows, y pre-scaled (fast) or n_items·β partials written and read (deterministic)).
 template <class Value, class Index>
 void spmv(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   launch<false>(d, x, y, alpha, beta);

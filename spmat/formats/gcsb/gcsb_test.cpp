@@ -32,7 +32,12 @@ TEST(Gcsb, EightByEightExampleMatchesTheThesisFigure35) {
                          0, 10, 1, 0, 10, 11, 11, 11, 11, kP, kP, kP,            //
                          11, 1, 1, kP}));
   EXPECT_EQ(s.nnz, 26);
-  EXPECT_EQ(s.storage_bytes(), 32u * 4 + 32u * 4 + 16u * 4 + 5u * 4);  // Eq. 3.2 with pads
+  // Eq. 3.2 with pads (the atomic kernel keeps no plan); the default fast kernel adds its two
+  // window plans: 11 listed blocks + 4 + 1 item bounds each.
+  const auto t = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
+                                                  toy().set("kernel", "atomic"));
+  EXPECT_EQ(t.storage_bytes(), 32u * 4 + 32u * 4 + 16u * 4 + 5u * 4);
+  EXPECT_EQ(s.storage_bytes(), t.storage_bytes() + 2u * (11 + 5) * 4);
   EXPECT_EQ(s.to_csr(), (block_testing::example8<float, std::int32_t>()));
 }
 
@@ -77,7 +82,8 @@ TEST(Gcsb, LargeGridsKeepOnlyTheNonEmptyBlocksByDefault) {
   EXPECT_EQ(s.group_offset, (std::vector<std::int32_t>{0, 8}));
   EXPECT_EQ(letters(s.values), "adc*b***");
   EXPECT_EQ(s.comb, bin({0, 0, 11, kP, 1, kP, kP, kP}));
-  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 3u * 4 + 2u * 4);
+  // 3 listed blocks + 66 item bounds per plan (65 windows, one item each).
+  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 3u * 4 + 2u * 4 + 2u * (3 + 66) * 4);
   EXPECT_EQ(s.to_csr(), sparse_grid_example());
   // empty=keep restores the thesis layout: all 4225 blocks listed.
   auto o = toy();
@@ -100,7 +106,8 @@ TEST(Gcsb, BlockIdsBeyondTheIndexTypeAreStoredAsRowAndColumn) {
   EXPECT_EQ(s.block_col, (std::vector<std::int32_t>{0, 1, 64}));
   EXPECT_EQ(letters(s.values), "adc*b***");
   EXPECT_EQ(s.row_plan.list, (std::vector<std::int32_t>{0, 1, 2}));
-  EXPECT_EQ(s.row_plan.window_item_ptr.size(), 66u);
+  EXPECT_EQ(s.row_plan.item_ptr.size(), 66u);
+  EXPECT_TRUE(s.row_plan.window_item_ptr.empty());
   EXPECT_EQ(s.storage_bytes(), 8u * 8 + 2u * 3 * 4 + 2u * 4 + s.row_plan.bytes() + s.col_plan.bytes());
   EXPECT_EQ(s.to_csr(), a);
   EXPECT_THROW((Gcsb<float, std::int32_t>::build(a, toy().set("empty", "keep"))), IndexOverflowError);
@@ -127,7 +134,9 @@ TEST(Gcsb, BillionsOfBlocksBuildWithStorageNearCsr) {
   EXPECT_TRUE(s.split_ids());
   EXPECT_EQ(s.n_sorted(), 3 * (n / 4) - 2);
   const std::size_t csr_bytes = a.values.size() * 12 + a.row_ptr.size() * 4;
-  EXPECT_LE(s.storage_bytes(), csr_bytes * 11 / 10);
+  const std::size_t plans = 2 * (static_cast<std::size_t>(s.n_sorted()) + n / 4 + 1) * 4;
+  EXPECT_EQ(s.storage_bytes() - s.row_plan.bytes() - s.col_plan.bytes() + plans, s.storage_bytes());
+  EXPECT_LE(s.storage_bytes() - plans, csr_bytes * 11 / 10);  // thesis arrays (kernel=atomic)
   for (const char* name : {"gcsb", "gcsb-det"})
     for (bool t : {false, true})
       block_testing::check_against_reference<double, std::int32_t>(a, name, o, Backend::cpu, t, 1, 0, 4);
@@ -157,12 +166,71 @@ TEST(Gcsb, DeterministicPlanListsBlocksPerWindow) {
   // 0 2 3 5; row 1 = ids 4 5 → 6 8; row 2 = 9 11 → 1 7; row 3 = 14 12 13 → 4 9 10.
   EXPECT_EQ(s.row_plan.list, (std::vector<std::int32_t>{0, 2, 3, 5, 6, 8, 1, 7, 4, 9, 10}));
   EXPECT_EQ(s.row_plan.item_ptr, (std::vector<std::int32_t>{0, 4, 6, 8, 11}));
-  EXPECT_EQ(s.row_plan.window_item_ptr, (std::vector<std::int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(s.row_plan.window_item_ptr.empty());
   // Per block column: col 0 = ids 0 4 12 → 0 6 9; col 1 = 9 1 5 13 → 1 5 8 10; col 2 = 2 14 → 2 4;
   // col 3 = 3 11 → 3 7.
   EXPECT_EQ(s.col_plan.list, (std::vector<std::int32_t>{0, 6, 9, 1, 5, 8, 10, 2, 4, 3, 7}));
-  EXPECT_EQ(s.storage_bytes(), 32u * 8 + 21u * 4 + 2u * (11 + 5 + 5) * 4);
-  EXPECT_EQ(s.det_workspace_bytes(Op::spmv), 4u * 2 * 4);
+  // 11 blocks over 4 windows: lanes = 2 (mean 2.75), blocks_per_lane = 2 → items of ≤ 4 blocks,
+  // so no window is split and the GPU needs no work buffer.
+  EXPECT_EQ(s.row_plan.lanes_log2, 1);
+  EXPECT_TRUE(s.row_plan.item_window.empty());  // not split: item = window
+  EXPECT_FALSE(s.row_plan.has_split());
+  EXPECT_EQ(s.row_plan.n_windows(), 4);
+  EXPECT_EQ(s.storage_bytes(), 32u * 8 + 21u * 4 + 2u * (11 + 5) * 4);
+  EXPECT_EQ(s.det_workspace_bytes(Op::spmv), 0u);
+  // The fast kernel keeps the same plans; thesis and atomic keep none (thesis storage).
+  const auto f = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), toy());
+  EXPECT_EQ(f.row_plan.list, s.row_plan.list);
+  EXPECT_EQ(f.storage_bytes(), s.storage_bytes());
+  for (const char* k : {"thesis", "atomic"}) {
+    const auto t = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
+                                                    toy().set("kernel", k));
+    EXPECT_TRUE(t.row_plan.list.empty());
+    EXPECT_EQ(t.storage_bytes(), 32u * 8 + 21u * 4);
+  }
+}
+
+TEST(Gcsb, LongWindowsAreSplitIntoNearEqualItems) {
+  // Block row 3 holds ids 14 12 13 (positions 4 9 10): with lanes = 1 and blocks_per_lane = 2
+  // it becomes two items (1 + 2 blocks); block row 0 (4 blocks) two items of 2.
+  auto o = toy();
+  o.set("kernel", "deterministic").set("lanes", "1").set("blocks_per_lane", "2");
+  const auto s = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), o);
+  EXPECT_EQ(s.row_plan.lanes_log2, 0);
+  EXPECT_EQ(s.row_plan.item_ptr, (std::vector<std::int32_t>{0, 2, 4, 6, 8, 9, 11}));
+  EXPECT_EQ(s.row_plan.item_window, (std::vector<std::int32_t>{0, 0, 1, 2, 3, 3}));
+  EXPECT_EQ(s.row_plan.window_item_ptr, (std::vector<std::int32_t>{0, 2, 3, 4, 6}));
+  EXPECT_TRUE(s.row_plan.has_split());
+  EXPECT_EQ(s.det_workspace_bytes(Op::spmv), 6u * 2 * 4);
+  // The 6×6 example with lanes=4 (default blocks_per_lane 2: items of ≤ 8 blocks): block rows
+  // hold blocks 0 1 2 | 3 4 | 6 8, one item each.
+  const auto e = Gcsb<double, std::int32_t>::build(block_testing::example6<double, std::int32_t>(),
+                                                   toy().set("lanes", "4"));
+  EXPECT_EQ(e.row_plan.lanes_log2, 2);
+  EXPECT_EQ(e.row_plan.item_ptr, (std::vector<std::int32_t>{0, 3, 5, 7}));
+  EXPECT_FALSE(e.row_plan.has_split());
+  const auto shape = toy().set("lanes", "1").set("blocks_per_lane", "2");
+  for (const char* name : {"gcsb", "gcsb-det"})
+    for (bool t : {false, true})
+      block_testing::check_against_reference<float, std::int32_t>(
+          block_testing::example8<float, std::int32_t>(), name, shape, Backend::cpu, t, 2, 0, 3);
+}
+
+TEST(Gcsb, EmptyWindowsGetOneEmptyItem) {
+  // 8×8 with entries only in block row 0 and block column 0 (β = 2): block rows 1..3 and block
+  // columns 1..3 are empty windows of spmv and spmv_t.
+  Csr<float, std::int32_t> a;
+  a.rows = a.cols = 8;
+  a.row_ptr = {0, 2, 3, 3, 3, 3, 3, 3, 3};
+  a.col_idx = {0, 1, 0};
+  a.values = {1, 2, 3};
+  const auto s = Gcsb<float, std::int32_t>::build(a, toy().set("kernel", "deterministic"));
+  EXPECT_EQ(s.row_plan.item_ptr, (std::vector<std::int32_t>{0, 1, 1, 1, 1}));
+  EXPECT_EQ(s.col_plan.item_ptr, (std::vector<std::int32_t>{0, 1, 1, 1, 1}));
+  EXPECT_EQ(s.row_plan.n_windows(), 4);
+  for (bool t : {false, true})
+    block_testing::check_against_reference<float, std::int32_t>(a, "gcsb-det", toy(), Backend::cpu, t, 1,
+                                                                0.5f, 6);
 }
 
 TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
@@ -170,6 +238,9 @@ TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
   using G = Gcsb<double, std::int32_t>;
   EXPECT_THROW(G::build(a, FormatOptions().set("kernel", "magic")), ParseError);
   EXPECT_THROW(G::build(a, FormatOptions().set("empty", "maybe")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("lanes", "3")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("lanes", "64")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("blocks_per_lane", "0")), ParseError);
   EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cpu, FormatOptions().set("kernel", "x")),
                ParseError);  // kernel is not an option of the preset entries
 }
@@ -185,7 +256,13 @@ std::vector<FormatOptions> option_sets() {
           FormatOptions().set("beta", "4").set("group_size", "3"),
           FormatOptions().set("beta", "8").set("group_size", "16").set("empty", "drop"),
           FormatOptions().set("beta", "16").set("group_size", "32"),
-          FormatOptions().set("beta", "2").set("group_size", "8")};  // > 4096 blocks: auto drops
+          FormatOptions().set("beta", "2").set("group_size", "8"),  // > 4096 blocks: auto drops
+          // Window plan shapes: every lane width, split windows (small items) and whole windows.
+          FormatOptions().set("beta", "4").set("lanes", "1").set("blocks_per_lane", "1"),
+          FormatOptions().set("beta", "2").set("lanes", "32").set("blocks_per_lane", "1"),
+          FormatOptions().set("beta", "8").set("group_size", "5").set("lanes", "4").set("blocks_per_lane", "3"),
+          FormatOptions().set("beta", "4").set("lanes", "8").set("blocks_per_lane", "4096"),
+          FormatOptions().set("beta", "1").set("lanes", "16")};
 }
 
 TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
@@ -197,7 +274,11 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
       const auto s = Gcsb<V, I>::build(a, o);
       EXPECT_EQ(s.to_csr(), a) << o.to_string();
       EXPECT_EQ(s.storage_bytes(), s.values.size() * (sizeof(V) + 4) +
-                                       (s.block_indices.size() + s.group_offset.size()) * sizeof(I));
+                                       (s.block_indices.size() + s.group_offset.size()) * sizeof(I) +
+                                       s.row_plan.bytes() + s.col_plan.bytes());
+      EXPECT_EQ(s.row_plan.list.size(), s.col_plan.list.size());
+      EXPECT_EQ(s.row_plan.n_windows(), (r + s.beta() - 1) / s.beta());
+      EXPECT_EQ(s.col_plan.n_windows(), (c + s.beta() - 1) / s.beta());
       if (!s.keep_empty) EXPECT_LE(s.n_sorted(), static_cast<std::int64_t>(a.values.size()));
       // Padding: each group is group_size × (nnz of its first block); pads are marked.
       std::size_t pads = 0;
@@ -209,10 +290,11 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
 TYPED_TEST(GcsbTyped, CpuKernelsMatchTheReference) {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  for (const char* name : {"gcsb", "gcsb-det"})
+  for (const char* name : {"gcsb", "gcsb-det", "gcsb-atomic"})
     for (auto [r, c] : {std::pair{45, 70}, std::pair{100, 33}, std::pair{1, 50}, std::pair{70, 1}})
       for (const auto& o : option_sets()) {
-        if (std::string(name) == "gcsb-det" && o.has("empty")) continue;
+        if (std::string(name) != "gcsb" && o.has("empty")) continue;
+        if (std::string(name) == "gcsb-atomic" && o.has("lanes")) continue;
         const auto seed = testing::fresh_seed();
         const auto a = block_testing::random_csr<V, I>(r, c, 0.15, seed);
         for (bool t : {false, true})
@@ -243,11 +325,14 @@ TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
   auto sets = option_sets();
   sets.push_back(FormatOptions().set("beta", "128"));  // fast: 64 (fp32) / 32 (fp64) threads
   sets.push_back(FormatOptions().set("beta", "64").set("group_size", "7"));
-  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det"})
+  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det", "gcsb-atomic"})
     for (auto [r, c] : {std::pair{45, 70}, std::pair{300, 257}, std::pair{1, 50}, std::pair{70, 1},
                         std::pair{0, 5}})
       for (const auto& o : sets) {
         if (std::string(name) != "gcsb" && o.has("empty")) continue;
+        if ((std::string(name) == "gcsb-thesis" || std::string(name) == "gcsb-atomic") &&
+            o.has("lanes"))
+          continue;
         const auto seed = testing::fresh_seed();
         const auto a = block_testing::random_csr<V, I>(r, c, 0.1, seed);
         for (bool t : {false, true})
@@ -261,7 +346,7 @@ TEST(Gcsb, GpuKernelsReadSplitBlockIds) {
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
   ScopedInt32Limit limit(100000);  // 3000×2000 at β = 4: 375000 block ids do not fit
   const auto a = block_testing::random_csr<float, std::int32_t>(3000, 2000, 0.002, 13);
-  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det"})
+  for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det", "gcsb-atomic"})
     for (bool t : {false, true})
       block_testing::check_against_reference<float, std::int32_t>(
           a, name, FormatOptions().set("beta", "4"), Backend::cuda, t, 1, 0, 13);
@@ -272,8 +357,9 @@ TEST(Gcsb, GpuFastKernelFallsBackForHugeBlocksAndDetRefusesThem) {
   if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
   const auto a = block_testing::random_csr<double, std::int32_t>(600, 300, 0.05, 11);
   const auto o = FormatOptions().set("beta", "256");  // 256·8 B per thread: no shared window
-  for (bool t : {false, true})
-    block_testing::check_against_reference<double, std::int32_t>(a, "gcsb", o, Backend::cuda, t, 2, 0, 11);
+  for (const char* name : {"gcsb", "gcsb-atomic"})
+    for (bool t : {false, true})
+      block_testing::check_against_reference<double, std::int32_t>(a, name, o, Backend::cuda, t, 2, 0, 11);
   EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cuda, o), UnsupportedError);
 }
 
@@ -311,6 +397,17 @@ TEST(Gcsb, GpuDeterministicModeIsBitwiseIdenticalOver100Runs) {
   expect_bitwise_repeatable(m, true, 0.5f);
   const auto d = Matrix<double>::build(convert<double, std::int64_t>(a), "gcsb-det", Backend::cuda);
   expect_bitwise_repeatable(d, true, 0.0);
+  expect_bitwise_repeatable(d, false, 0.0);
+  // Forced splits (second pass in item order) and narrow items, both precisions and ops.
+  for (const char* shape : {"1", "8"}) {
+    const auto o = FormatOptions().set("lanes", shape).set("blocks_per_lane", "1");
+    const auto ms = Matrix<float>::build(a, "gcsb-det", Backend::cuda, o);
+    expect_bitwise_repeatable(ms, false, 0.0f);
+    expect_bitwise_repeatable(ms, true, 0.5f);
+    const auto md = Matrix<double>::build(convert<double, std::int64_t>(a), "gcsb-det", Backend::cuda, o);
+    expect_bitwise_repeatable(md, false, 0.5);
+    expect_bitwise_repeatable(md, true, 0.0);
+  }
 #endif
 }
 

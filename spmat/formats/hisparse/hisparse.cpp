@@ -395,9 +395,10 @@ std::vector<FormatEntry> hisparse_entries() {
                         .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
   // CUDA: spmv/spmv_t from a leaf plan built at upload (one launch per product; shared-memory
   // float atomics, so not deterministic); spmv=levels keeps the per-call level traversal.
-  // add is CPU-only for now (docs/formats/hisparse.md says so).
+  // add: level-synchronous dual traversal + device serializer (hisparse_add_cuda.cu), pool
+  // byte-identical to the CPU add's.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+                        .add = true, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const std::vector<ParamInfo> params{
       {"d", "128", "node size d x d, a power of two in 2..256 (thesis setting 128)"},
       {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"},

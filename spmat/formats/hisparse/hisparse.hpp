@@ -236,5 +236,9 @@ HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host);  // _cuda.cu
+/// The host copy of a hisparse CUDA impl (downloads an add result's pool); for tests. Throws
+/// UnsupportedError when `m` is not a hisparse CUDA impl of these types.
+template <class Value, class Index>
+HiSparse<Value, Index> cuda_host_copy(const MatrixImpl<Value>& m);  // _cuda.cu
 
 }  // namespace spmat

@@ -117,3 +117,25 @@ SPMAT_HD std::uint64_t entry_offset(unsigned type, std::int64_t n, std::int64_t 
 }
 
 }  // namespace spmat::hisparse::steps
+
+// --- GPU construction (hisparse_build_cuda.cu) ----------------------------------------------
+namespace spmat::hisparse::steps {
+/// The build key of entry (r, c): interleaved base-d digits (r0,c0,r1,c1,...) top level first,
+/// as in the CPU build; needs 2·log2d·depth ≤ 64 bits (the caller checks).
+SPMAT_HD std::uint64_t build_key(std::int64_t r, std::int64_t c, int log2d, int depth) {
+  const std::int64_t mask = (std::int64_t{1} << log2d) - 1;
+  std::uint64_t key = 0;
+  for (int l = 0; l < depth; ++l) {
+    const int sh = log2d * (depth - 1 - l);
+    key = (key << (2 * log2d)) |
+          static_cast<std::uint64_t>((((r >> sh) & mask) << log2d) | ((c >> sh) & mask));
+  }
+  return key;
+}
+/// Sorted entries i−1 and i (full coordinates) lie in different level-l nodes (shift =
+/// log2d·(depth − l)) or, with shift = log2d·(depth − 1 − l), in different level-l entries.
+SPMAT_HD bool differs(std::int64_t r0, std::int64_t c0, std::int64_t r1, std::int64_t c1,
+                      int shift) {
+  return (r0 >> shift) != (r1 >> shift) || (c0 >> shift) != (c1 >> shift);
+}
+}  // namespace spmat::hisparse::steps

@@ -278,6 +278,109 @@ void mirror_battery() {
 TEST(HiSparseAddSteps, MirrorFp64Int32) { mirror_battery<double, std::int32_t>(); }
 TEST(HiSparseAddSteps, MirrorFp32Int64) { mirror_battery<float, std::int64_t>(); }
 
+/// Mirror of build_on_gpu (hisparse_build_cuda.cu): keys, sort, decode, per-level heads + scans.
+template <class Value, class Index>
+Proto<Value> mirror_build(const Csr<Value, Index>& a, int log2d, int depth) {
+  Proto<Value> t;
+  t.rows = a.rows;
+  t.cols = a.cols;
+  t.log2d = log2d;
+  t.depth = depth;
+  const std::int64_t nnz = a.nnz();
+  if (nnz == 0) return t;
+  std::vector<std::int64_t> rowp(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<std::uint64_t> keys(nnz);
+  for (std::int64_t k = 0; k < nnz; ++k)
+    keys[k] = steps::build_key(steps::find_segment(rowp.data(), a.rows, k), a.col_idx[k], log2d, depth);
+  std::vector<std::int64_t> perm(nnz);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](auto x, auto y) { return keys[x] < keys[y]; });
+  std::vector<std::int64_t> r(nnz), c(nnz);
+  std::vector<Value> v(nnz);
+  const std::uint64_t mask = (std::uint64_t{1} << log2d) - 1;
+  for (std::int64_t i = 0; i < nnz; ++i) {
+    const std::uint64_t key = keys[perm[i]];
+    std::int64_t rr = 0, cc = 0;
+    for (int l = 0; l < depth; ++l) {
+      const std::uint64_t pair = key >> (2 * log2d * (depth - 1 - l));
+      rr = (rr << log2d) | static_cast<std::int64_t>((pair >> log2d) & mask);
+      cc = (cc << log2d) | static_cast<std::int64_t>(pair & mask);
+    }
+    r[i] = rr;
+    c[i] = cc;
+    v[i] = a.values[perm[i]];
+  }
+  for (int l = 0; l < depth; ++l) {
+    const int ns = log2d * (depth - l), es = log2d * (depth - 1 - l);
+    std::vector<std::int64_t> nh(nnz + 1, 0), eh(nnz + 1, 0);
+    for (std::int64_t i = 0; i < nnz; ++i) {
+      nh[i] = i == 0 || steps::differs(r[i - 1], c[i - 1], r[i], c[i], ns);
+      eh[i] = i == 0 || steps::differs(r[i - 1], c[i - 1], r[i], c[i], es);
+    }
+    const auto npos = exclusive(nh), epos = exclusive(eh);
+    ProtoLevel lv;
+    lv.begin.assign(npos[nnz] + 1, 0);
+    lv.begin[npos[nnz]] = epos[nnz];
+    lv.brow.assign(npos[nnz], 0);
+    lv.bcol.assign(npos[nnz], 0);
+    lv.lr.assign(epos[nnz], 0);
+    lv.lc.assign(epos[nnz], 0);
+    const bool leaf = l + 1 == depth;
+    if (leaf) t.values.assign(epos[nnz], Value(0));
+    else {
+      lv.child.resize(epos[nnz]);
+      std::iota(lv.child.begin(), lv.child.end(), 0);
+    }
+    for (std::int64_t i = 0; i < nnz; ++i) {
+      if (!eh[i]) continue;
+      const std::int64_t e = epos[i];
+      lv.lr[e] = static_cast<std::uint8_t>((r[i] >> es) & static_cast<std::int64_t>(mask));
+      lv.lc[e] = static_cast<std::uint8_t>((c[i] >> es) & static_cast<std::int64_t>(mask));
+      if (leaf) t.values[e] = v[i];
+      if (nh[i]) {
+        lv.begin[npos[i]] = e;
+        lv.brow[npos[i]] = r[i] >> ns;
+        lv.bcol[npos[i]] = c[i] >> ns;
+      }
+    }
+    t.levels.push_back(std::move(lv));
+  }
+  return t;
+}
+
+TEST(HiSparseAddSteps, MirrorOfGpuBuildMatchesCpuBuild) {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const auto& src : {rand_matrix(70, 70, 0.05, seed, true), rand_matrix(300, 200, 0.01, seed, true),
+                          rand_matrix(1, 1, 1.0, seed, false), rand_matrix(33, 45, 1.0, seed, false),
+                          rand_matrix(20, 20, 0.0, seed, false)})
+    for (int d : {2, 4, 16, 128})
+      for (const char* dense : {"auto", "never"}) {
+        SCOPED_TRACE(std::to_string(src.rows) + "x" + std::to_string(src.cols) + " d " +
+                     std::to_string(d) + " dense=" + dense + " seed " + std::to_string(seed));
+        const auto a = convert<float, std::int32_t>(src);
+        const auto want = HiSparse<float, std::int32_t>::build(
+            a, FormatOptions().set("d", std::to_string(d)).set("dense", dense));
+        ASSERT_LE(2 * want.log2d * want.depth, 64);
+        const auto t = mirror_build(a, want.log2d, want.depth);
+        std::uint32_t root = 0;
+        std::vector<LevelStats> stats;
+        const auto bytes = mirror_serialize(t, want.allow_dense, &root, &stats);
+        ASSERT_EQ(bytes.size(), want.storage_bytes());
+        EXPECT_EQ(0, std::memcmp(bytes.data(), want.bytes(), bytes.size())) << "pool bytes";
+        EXPECT_EQ(root, want.root);
+      }
+}
+
+TEST(HiSparseAddSteps, BuildOptionGpuWithoutCudaOrGpu) {
+  const auto a = convert<double, std::int64_t>(rand_matrix(30, 30, 0.1, 3, false));
+  const FormatOptions o = FormatOptions().set("build", "gpu");
+  std::string why;
+  if (testing::gpu_available(&why)) GTEST_SKIP() << "a GPU is present: hisparse_gpu_add_test.cpp covers build=gpu";
+  using HS = HiSparse<double, std::int64_t>;
+  EXPECT_ANY_THROW((void)HS::build(a, o)) << "build=gpu without a GPU";
+  EXPECT_THROW((void)HS::build(a, FormatOptions().set("build", "x")), ParseError);
+}
+
 TEST(HiSparseAddSteps, FindSegmentAndKeys) {
   const std::int64_t off[] = {0, 3, 3, 7};
   EXPECT_EQ(steps::find_segment(off, 3, 0), 0);

@@ -141,6 +141,38 @@ void gpu_add_matrix_api() {
   cuda::synchronize();
   EXPECT_LE(reference::relative_norm2_error<Value>(dy.download(), want), testing::tolerance<Value>());
 }
+
+/// build=gpu against build=cpu: identical pools, roots and statistics.
+template <class Value, class Index>
+void gpu_build_battery() {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const auto& src : {gpu_add_matrix(70, 70, 0.05, seed, 20), gpu_add_matrix(300, 200, 0.01, seed, 40),
+                          gpu_add_matrix(1, 1, 1.0, seed, 0), gpu_add_matrix(33, 45, 1.0, seed, 0),
+                          gpu_add_matrix(20, 20, 0.0, seed, 0), gpu_add_matrix(3000, 2500, 0.001, seed, 0)})
+    for (int d : {2, 4, 16, 128})
+      for (const char* dense : {"auto", "never"}) {
+        SCOPED_TRACE(std::to_string(src.rows) + "x" + std::to_string(src.cols) + " d " +
+                     std::to_string(d) + " dense=" + dense + " seed " + std::to_string(seed));
+        const auto a = convert<Value, Index>(src);
+        const FormatOptions o = FormatOptions().set("d", std::to_string(d)).set("dense", dense);
+        const auto cpu = HiSparse<Value, Index>::build(a, o);
+        if (2 * cpu.log2d * cpu.depth > 64) {
+          using HS = HiSparse<Value, Index>;
+          EXPECT_THROW((void)HS::build(a, FormatOptions(o).set("build", "gpu")), UnsupportedError);
+          continue;
+        }
+        const auto gpu = HiSparse<Value, Index>::build(a, FormatOptions(o).set("build", "gpu"));
+        ASSERT_EQ(gpu.pool.size(), cpu.pool.size());
+        EXPECT_EQ(0, std::memcmp(gpu.bytes(), cpu.bytes(), cpu.storage_bytes())) << "pool bytes";
+        EXPECT_EQ(gpu.root, cpu.root);
+        EXPECT_EQ(gpu.nnz, cpu.nnz);
+        ASSERT_EQ(gpu.levels.size(), cpu.levels.size());
+        for (std::size_t l = 0; l < gpu.levels.size(); ++l) {
+          EXPECT_EQ(gpu.levels[l].nodes_by_type, cpu.levels[l].nodes_by_type);
+          EXPECT_EQ(gpu.levels[l].nodes_by_class, cpu.levels[l].nodes_by_class);
+        }
+      }
+}
 #endif
 
 TEST(HiSparseGpuAdd, Fp32Int32) {
@@ -149,6 +181,7 @@ TEST(HiSparseGpuAdd, Fp32Int32) {
 #if SPMAT_WITH_CUDA
   gpu_add_battery<float, std::int32_t>();
   gpu_add_matrix_api<float, std::int32_t>();
+  gpu_build_battery<float, std::int32_t>();
 #endif
 }
 TEST(HiSparseGpuAdd, Fp32Int64) {
@@ -171,6 +204,7 @@ TEST(HiSparseGpuAdd, Fp64Int64) {
 #if SPMAT_WITH_CUDA
   gpu_add_battery<double, std::int64_t>();
   gpu_add_matrix_api<double, std::int64_t>();
+  gpu_build_battery<double, std::int64_t>();
 #endif
 }
 

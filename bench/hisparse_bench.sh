@@ -7,15 +7,17 @@
 #   bench/hisparse_bench.sh OUT_DIR        # ~5–8 minutes on an H200
 #
 # Environment: SPMAT (default ./build/gpu/spmat), SPMAT_MATRIX_DIR (default ./data),
-# PRECISIONS (default fp32,fp64), HISPARSE_GPU_ADD=1 to include hisparse in the GPU add runs
-# (its caps.cuda.add is false in this version: the runs would only record "unsupported").
+# PRECISIONS (default fp32,fp64), HISPARSE_GPU_ADD=0 to leave hisparse out of the GPU add runs
+# (its GPU add, hisparse_add_cuda.cu, is on by default).
 # Construction time is each result's setup_ms (build + upload + plan); time_ms is the operation.
+# The spmv run is repeated with hisparse:build=gpu (hisparse_spmv_buildgpu.json): same products,
+# setup_ms with the GPU construction; compare setup_ms of the two files per matrix.
 # Add modes (harness option add_b, see spmat/bench/harness.cpp):
 #   a      A + A
 #   t      A + Aᵀ, Aᵀ transposed on the host in setup (cuSPARSE "without conversion")
 #   t_flag A + Aᵀ, B built from A with transposed=1: cusparse-csr runs cusparseCsr2cscEx2 inside
 #          the timed add ("with conversion"); hisparse flips its state flag (free).
-# Writes OUT_DIR/hisparse_{spmv,add_a,add_t,add_tflag}.json and OUT_DIR/summary.md.
+# Writes OUT_DIR/hisparse_{spmv,spmv_buildgpu,add_a,add_t,add_tflag}.json and OUT_DIR/summary.md.
 set -euo pipefail
 OUT=${1:?usage: bench/hisparse_bench.sh OUT_DIR}
 SPMAT=${SPMAT:-./build/gpu/spmat}
@@ -40,8 +42,12 @@ echo "== spmv, spmv_t" >&2
 "$SPMAT" bench "${COMMON[@]}" --formats hisparse,csr,cusparse-csr --ops spmv,spmv_t \
   --json "$OUT/hisparse_spmv.json" "${MATS[@]}"
 
-ADD_FORMATS=cusparse-csr
-[[ "${HISPARSE_GPU_ADD:-0}" == 1 ]] && ADD_FORMATS=hisparse,cusparse-csr
+echo "== spmv, hisparse build=gpu (construction time in setup_ms)" >&2
+"$SPMAT" bench "${COMMON[@]}" --formats hisparse --ops spmv --option hisparse:build=gpu \
+  --json "$OUT/hisparse_spmv_buildgpu.json" "${MATS[@]}"
+
+ADD_FORMATS=hisparse,cusparse-csr
+[[ "${HISPARSE_GPU_ADD:-1}" == 0 ]] && ADD_FORMATS=cusparse-csr
 for mode in a t t_flag; do
   echo "== add, add_b=$mode" >&2
   opts=(--option "cusparse-csr:add_b=$mode")

@@ -29,6 +29,8 @@ for r in rows:
     if not r.get("completed") or not r.get("correct"):
         continue
     label = r["format"] + ":" + r["op"] + (":" + mode(r) if r["op"] == "add" else "")
+    if "build=gpu" in (r.get("options") or ""):
+        label += ":buildgpu"  # hisparse_spmv_buildgpu.json: construction on the GPU
     t[(r["precision"], key(r))][label] = r
 
 def gmean(v):
@@ -41,7 +43,8 @@ for prec in ("fp32", "fp64"):
         continue
     print(f"\n### {prec}\n")
     print("| matrix | hisparse B / CSR B | spmv ms (hisparse / cuSPARSE N) | spmv_t ms (hisparse / cuSPARSE T) | "
-          "setup ms hisparse | A+A cuSPARSE | A+Aᵀ cuSPARSE pre-T | A+Aᵀ cuSPARSE incl. csr2csc | A+Aᵀ hisparse (flag) |")
+          "setup ms hisparse (build=cpu / gpu) | A+A cuSPARSE / hisparse | A+Aᵀ cuSPARSE pre-T / hisparse | "
+          "A+Aᵀ cuSPARSE incl. csr2csc | A+Aᵀ hisparse (flag) |")
     print("|---|---|---|---|---|---|---|---|---|")
     sp_t, sp_n, st = [], [], []
     for m in mats:
@@ -54,8 +57,10 @@ for prec in ("fp32", "fp64"):
         t_h, t_c = g("hisparse:spmv_t"), g("cusparse-csr:spmv_t")
         if n_h == n_h and n_c == n_c: sp_n.append(n_c / n_h)
         if t_h == t_h and t_c == t_c: sp_t.append(t_c / t_h)
-        print(f"| {m} | {ratio:.3f} | {n_h:.4f} / {n_c:.4f} | {t_h:.4f} / {t_c:.4f} | {g('hisparse:spmv','setup_ms'):.1f} | "
-              f"{g('cusparse-csr:add:a'):.4f} | {g('cusparse-csr:add:t'):.4f} | {g('cusparse-csr:add:t_flag'):.4f} | "
+        print(f"| {m} | {ratio:.3f} | {n_h:.4f} / {n_c:.4f} | {t_h:.4f} / {t_c:.4f} | "
+              f"{g('hisparse:spmv','setup_ms'):.1f} / {g('hisparse:spmv:buildgpu','setup_ms'):.1f} | "
+              f"{g('cusparse-csr:add:a'):.4f} / {g('hisparse:add:a'):.4f} | "
+              f"{g('cusparse-csr:add:t'):.4f} / {g('hisparse:add:t'):.4f} | {g('cusparse-csr:add:t_flag'):.4f} | "
               f"{g('hisparse:add:t_flag'):.4f} |")
     print(f"\nGeometric means over {len(mats)} matrices: storage hisparse/CSR {gmean(st):.3f}; "
           f"speedup vs cuSPARSE op N {gmean(sp_n):.3f}×, op T {gmean(sp_t):.3f}× (> 1: hisparse faster).")

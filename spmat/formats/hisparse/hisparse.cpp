@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <string>
 
+#include "spmat/config.hpp"
 #include "spmat/format_adapter.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -285,6 +286,9 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   const std::string t_opt = o.get_string("transposed", "0");
   if (t_opt != "0" && t_opt != "1")
     throw ParseError("hisparse: transposed=" + t_opt + " is not 0 or 1");
+  const std::string build_opt = o.get_string("build", "cpu");
+  if (build_opt != "cpu" && build_opt != "gpu")
+    throw ParseError("hisparse: build=" + build_opt + " is not one of cpu, gpu");
   Proto<Value> t;
   t.rows = a.rows;
   t.cols = a.cols;
@@ -292,6 +296,17 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   while ((std::int64_t{1} << t.log2d) < d) ++t.log2d;
   t.depth = depth_for(std::max<std::int64_t>(a.rows, a.cols), t.log2d);
   const std::int64_t nnz = a.nnz();
+  if (build_opt == "gpu") {
+#if SPMAT_WITH_CUDA
+    HiSparse s = build_on_gpu(a, t.log2d, t.depth, dense_opt == "auto");
+    s.gpu_levels = spmv_opt == "levels";
+    s.plan_item_cost = item_cost;
+    s.transposed = t_opt == "1";
+    return s;
+#else
+    throw UnsupportedError("hisparse: build=gpu needs a CUDA build of spmat; use build=cpu");
+#endif
+  }
   if (nnz > 0) {
     const int ld = t.log2d, depth = t.depth;
     const std::int64_t mask = d - 1;
@@ -395,14 +410,16 @@ std::vector<FormatEntry> hisparse_entries() {
                         .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
   // CUDA: spmv/spmv_t from a leaf plan built at upload (one launch per product; shared-memory
   // float atomics, so not deterministic); spmv=levels keeps the per-call level traversal.
-  // add is CPU-only for now (docs/formats/hisparse.md says so).
+  // add: level-synchronous dual traversal + device serializer (hisparse_add_cuda.cu), pool
+  // byte-identical to the CPU add's.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+                        .add = true, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const std::vector<ParamInfo> params{
       {"d", "128", "node size d x d, a power of two in 2..256 (thesis setting 128)"},
       {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"},
       {"spmv", "plan", "CUDA spmv/spmv_t: plan (leaf lists built at setup) or levels (traverse per call)"},
       {"item_cost", "8192", "CUDA plan: cost bound (entries + 8 per leaf) of one thread block's work item"},
+      {"build", "cpu", "construction: cpu (host key sort + two passes) or gpu (CUB radix sort + device serializer, same bytes)"},
       {"transposed", "0", "1: set the transposed state (the logical matrix is the input's transpose, free)"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<HiSparse>(

@@ -143,7 +143,8 @@ struct HiSparse {
 
   /// Options: d= (power of two, 2..256, default 128), dense=auto|never,
   /// spmv=plan|levels (CUDA kernels: precomputed leaf plan, or per-call level traversal),
-  /// item_cost= (CUDA plan: cost bound of one work item, default 8192; small values for tests).
+  /// item_cost= (CUDA plan: cost bound of one work item, default 8192; small values for tests),
+  /// build=cpu|gpu (construction on the host, or on the GPU in CUDA builds: identical bytes).
   static HiSparse build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const { return pool.size() * sizeof(hisparse::Chunk); }
@@ -236,5 +237,17 @@ HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host);  // _cuda.cu
+/// The host copy of a hisparse CUDA impl (downloads an add result's pool); for tests. Throws
+/// UnsupportedError when `m` is not a hisparse CUDA impl of these types.
+template <class Value, class Index>
+HiSparse<Value, Index> cuda_host_copy(const MatrixImpl<Value>& m);  // _cuda.cu
+namespace hisparse {
+/// GPU construction (option build=gpu, hisparse_build_cuda.cu, CUDA builds only): key sort on the
+/// device + device serializer; the pool is byte-identical to the CPU build's. Needs
+/// 2·log2d·depth ≤ 64 key bits (UnsupportedError otherwise). State fields are left default.
+template <class Value, class Index>
+HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int depth,
+                                    bool allow_dense);
+}  // namespace hisparse
 
 }  // namespace spmat

@@ -208,16 +208,44 @@ TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
 
 TEST(HiSparseAdd, Gpu) {
   std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add battery not run: " << why;
-  // caps.cuda.add = false (docs/formats/hisparse.md): the CUDA backend must refuse add, naming the format.
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add not run: " << why;
+  // caps.cuda.add = true: the CUDA add (hisparse_add_cuda.cu) through the Matrix API equals the
+  // CPU add; the full GPU battery is hisparse_gpu_add_test.cpp.
   const auto a = int_matrix(90, 90, 0.05, 7);
   const auto A = Matrix<double>::build(a, "hisparse", Backend::cuda);
-  try {
-    (void)A.add(A, 1.0, 1.0);
-    ADD_FAILURE() << "hisparse CUDA add did not throw although caps.cuda.add = false";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("hisparse"), std::string::npos) << e.what();
-  }
+  const auto C = A.add(A, 1.0, -2.0);
+  const auto want = convert<double, std::int64_t>(csr_add(a, a, 1.0, -2.0));
+  EXPECT_EQ(C.to_csr(), want);
+  // Through the harness: hisparse's GPU add in every add_b mode (t_flag: B in the transposed
+  // state), fp32 and fp64, int32 and int64; and spmv with build=gpu.
+  for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
+    for (const char* mode : {"a", "t", "t_flag"}) {
+      bench::BenchConfig c;
+      c.backend = Backend::cuda;
+      c.index = index;
+      c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 300, 0.02, 3)),
+                    bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
+                                                        5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+      c.formats = {{"hisparse", FormatOptions().set("add_b", mode)},
+                   {"hisparse", FormatOptions().set("add_b", mode).set("d", "4")}};
+      c.ops = {Op::add};
+      c.reps = 2;
+      c.warmup = 1;
+      c.copy_gbs = 1;
+      for (const auto& x : bench::run_bench(c).results)
+        EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.matrix << " " << x.options << ": " << x.error;
+    }
+  bench::BenchConfig c;
+  c.backend = Backend::cuda;
+  c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 200, 0.02, 4))};
+  c.formats = {{"hisparse", FormatOptions().set("build", "gpu")},
+               {"hisparse", FormatOptions().set("build", "gpu").set("d", "8")}};
+  c.ops = {Op::spmv, Op::spmv_t};
+  c.reps = 2;
+  c.warmup = 1;
+  c.copy_gbs = 1;
+  for (const auto& x : bench::run_bench(c).results)
+    EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
 }
 
 }  // namespace

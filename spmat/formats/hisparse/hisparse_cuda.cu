@@ -43,6 +43,8 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/hisparse/hisparse.hpp"
+#include "spmat/formats/hisparse/hisparse_device_proto.cuh"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -397,14 +399,127 @@ void spmv_t(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Va
   run(dv, x, y, alpha, beta, !dv.transposed);
 }
 
+/// The CUDA backend of hisparse (like cuda::DeviceImpl, plus add). A matrix built on the host
+/// keeps its host copy and uploads pool + SpMV plans at construction. The result of add lives on
+/// the device only (pool + device proto); its host copy (to_csr) and its SpMV plans are made on
+/// first use, so the timed add is the device traversal and the device serializer, nothing else.
+/// The device proto of an operand (add's input) is decoded on the host and uploaded at its first
+/// add or at prepare(Op::add), then kept; a sum keeps the proto it was serialized from.
+template <class Value, class Index>
+class HiSparseCudaImpl final : public MatrixImpl<Value> {
+ public:
+  using Host = HiSparse<Value, Index>;
+  using Dev = HiSparseDevice<Value, Index>;
+  using Proto = hisparse_gpu::DevProto<Value>;
+  explicit HiSparseCudaImpl(Host host)
+      : h_(std::move(host)), host_ready_(true), pool_bytes_(h_.storage_bytes()) {
+    dev_ = std::make_unique<Dev>(Dev::upload(h_));
+  }
+  /// An add result: `meta` holds everything but the pool, which is on the device.
+  HiSparseCudaImpl(Host meta, hisparse_gpu::DevPool&& pool, Proto&& proto)
+      : h_(std::move(meta)), host_ready_(false), pool_bytes_(pool.pool.bytes()),
+        dpool_(std::move(pool.pool)), proto_(std::make_unique<Proto>(std::move(proto))) {}
+
+  Shape shape() const override { return h_.shape(); }
+  Backend backend() const override { return Backend::cuda; }
+  std::size_t storage_bytes() const override { return pool_bytes_; }
+  std::size_t traffic_bytes(Op op, std::int64_t k) const override {
+    return default_traffic(pool_bytes_, op, h_.shape(), k, sizeof(Value));
+  }
+  Csr<Value, std::int64_t> to_csr() const override {
+    return convert<Value, std::int64_t>(host().to_csr());
+  }
+  void prepare(Op op, std::int64_t, DenseLayout) const override {
+    if (op == Op::add) proto();
+    else if (op == Op::spmv || op == Op::spmv_t) device();
+  }
+  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
+    spmat::spmv(device(), x, y, alpha, beta);
+  }
+  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
+    spmat::spmv_t(device(), x, y, alpha, beta);
+  }
+  std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& other, Value alpha,
+                                         Value beta) const override {
+    const auto* bp = dynamic_cast<const HiSparseCudaImpl*>(&other);
+    if (!bp) throw UnsupportedError("hisparse add: both operands must be hisparse on cuda");
+    const Host& a = h_;
+    const Host& b = bp->h_;
+    const Shape sa = a.shape(), sb = b.shape();
+    if (sa.rows != sb.rows || sa.cols != sb.cols)
+      throw DimensionMismatchError("hisparse add: shapes differ (" + std::to_string(sa.rows) +
+                                   "x" + std::to_string(sa.cols) + " and " +
+                                   std::to_string(sb.rows) + "x" + std::to_string(sb.cols) + ")");
+    if (a.log2d != b.log2d)
+      throw UnsupportedError("hisparse add: the operands have different node sizes (d = " +
+                             std::to_string(a.d()) + " and " + std::to_string(b.d()) +
+                             "); build both with the same d");
+    // The CPU add's rules (hisparse_cpu.cpp): both transposed -> add in storage order and mark
+    // the result transposed; scales fold into the coefficients.
+    const bool both = a.transposed && b.transposed;
+    Host meta;
+    meta.rows = both ? a.rows : static_cast<Index>(sa.rows);
+    meta.cols = both ? a.cols : static_cast<Index>(sa.cols);
+    meta.log2d = a.log2d;
+    meta.depth = a.depth;
+    meta.allow_dense = a.allow_dense;
+    meta.gpu_levels = a.gpu_levels;
+    meta.plan_item_cost = a.plan_item_cost;
+    Proto c = hisparse_gpu::add_device(proto(), a.transposed && !both, bp->proto(),
+                                       b.transposed && !both, alpha * a.scale, beta * b.scale,
+                                       static_cast<std::int64_t>(meta.rows),
+                                       static_cast<std::int64_t>(meta.cols));
+    hisparse_gpu::DevPool pool = hisparse_gpu::serialize_device(c, meta.allow_dense);
+    meta.nnz = pool.nnz;
+    meta.root = pool.root;
+    meta.levels = std::move(pool.stats);
+    meta.transposed = both;
+    meta.scale = Value(1);
+    return std::make_unique<HiSparseCudaImpl>(std::move(meta), std::move(pool), std::move(c));
+  }
+
+  /// The host copy (downloads the pool of an add result on first use).
+  const Host& host() const {
+    if (!host_ready_) {
+      h_.pool = dpool_.download();
+      host_ready_ = true;
+    }
+    return h_;
+  }
+
+ private:
+  const Dev& device() const {
+    if (!dev_) dev_ = std::make_unique<Dev>(Dev::upload(host()));
+    return *dev_;
+  }
+  const Proto& proto() const {
+    if (!proto_) proto_ = std::make_unique<Proto>(Proto::upload(hisparse::decode(host())));
+    return *proto_;
+  }
+
+  mutable Host h_;
+  mutable bool host_ready_;
+  std::size_t pool_bytes_;
+  cuda::DeviceBuffer<hisparse::Chunk> dpool_;  ///< add results: the pool on the device
+  mutable std::unique_ptr<Dev> dev_;
+  mutable std::unique_ptr<Proto> proto_;
+};
+
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<HiSparse<Value, Index>, HiSparseDevice<Value, Index>>>(
-      std::move(host));
+  return std::make_unique<HiSparseCudaImpl<Value, Index>>(std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(HiSparse<V, I>&&);
+template <class Value, class Index>
+HiSparse<Value, Index> cuda_host_copy(const MatrixImpl<Value>& m) {
+  const auto* p = dynamic_cast<const HiSparseCudaImpl<Value, Index>*>(&m);
+  if (!p) throw UnsupportedError("cuda_host_copy: not a hisparse CUDA matrix of these types");
+  return p->host();
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(HiSparse<V, I>&&);   \
+  template HiSparse<V, I> cuda_host_copy<V, I>(const MatrixImpl<V>&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

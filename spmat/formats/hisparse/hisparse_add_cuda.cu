@@ -1,0 +1,384 @@
+// spmat/formats/hisparse/hisparse_add_cuda.cu — GPU addition C = ca·op(A) + cb·op(B) of HiSparse
+// and the GPU serializer: the result pool is byte-identical to the CPU add's (hisparse_cpu.cpp).
+// SPDX-License-Identifier: MIT
+//
+// Launch strategy: level-synchronous, host-driven (CUDA 13 has no device-side synchronize, and
+// every level needs the previous level's totals to size its arrays). Top-down, per level l:
+//   queue   result nodes of level l in key order: (A node or −1, B node or −1, block coords)
+//   count   per result node: entries of its A node + entries of its B node      (1 thread/node)
+//   scan    exclusive sum of the counts (CUB) -> candidate offsets; total M read back
+//   expand  one thread per candidate: key = (node, local position in C's frame, source)
+//   sort    CUB radix sort of the M candidates by key (merges the two sorted lists of every node
+//           and sorts a transposed operand's column-major entries), the operand entry as value
+//   head    1 where a candidate starts a new (node, position); scan -> entry index, total E
+//   fill    one thread per head: C's local coords; a leaf value ca·a + cb·b (a position in both
+//           operands: the A candidate is followed by the B one); an inner entry becomes the
+//           next level's queue element (the children of operand entry x is node x of the next
+//           level), so one-sided subtrees simply keep −1 on one side all the way down.
+// Entries are allocated by scans in key order, not by an atomic counter (the spec's pool
+// allocation): an atomic counter would place nodes in arrival order and the pool could not be
+// byte-identical to the CPU result without a compaction pass.
+// The serializer (serialize_device) runs the CPU serializer's two passes on the device: per
+// level one thread per node picks type and size (the CPU rule, hisparse_add_steps.hpp), a scan
+// gives byte offsets in level order; then one thread per entry writes coordinates, values and
+// child pointers into the zeroed pool (pads stay 0, as on the CPU).
+// Arithmetic: ca·a + cb·b with __fmul_rn/__fadd_rn (no FMA contraction), the CPU's expression.
+// Host syncs: two 8-byte read-backs per level (M, E) + one per level in the serializer.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstring>
+#include <string>
+
+#include "spmat/cuda/check.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/hisparse/hisparse_add_steps.hpp"
+#include "spmat/formats/hisparse/hisparse_device_proto.cuh"
+
+namespace spmat::hisparse_gpu {
+
+namespace {
+
+namespace st = hisparse::steps;
+constexpr int kBlock = 256;
+
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+template <class T>
+T read_at(const T* p) {
+  T v;
+  SPMAT_CUDA_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+/// out[0..n) = exclusive prefix sums of in[0..n).
+template <class T>
+void exclusive_scan(const T* in, T* out, std::int64_t n) {
+  std::size_t bytes = 0;
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n));
+  cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse scan temp");
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n));
+}
+
+#define SPMAT_GRID_LOOP(i, n)                                                           \
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
+       i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+
+__global__ void count_kernel(const std::int64_t* qa, const std::int64_t* qb,
+                             const std::int64_t* a_begin, const std::int64_t* b_begin,
+                             std::int64_t n, std::int64_t* cnt) {
+  SPMAT_GRID_LOOP(k, n + 1) {
+    if (k == n) {
+      cnt[k] = 0;
+      continue;
+    }
+    const std::int64_t ia = qa[k], ib = qb[k];
+    cnt[k] = (ia >= 0 ? a_begin[ia + 1] - a_begin[ia] : 0) +
+             (ib >= 0 ? b_begin[ib + 1] - b_begin[ib] : 0);
+  }
+}
+
+__global__ void expand_kernel(const std::int64_t* off, std::int64_t n, const std::int64_t* qa,
+                              const std::int64_t* qb, const std::int64_t* a_begin,
+                              const std::uint8_t* a_lr, const std::uint8_t* a_lc, bool ta,
+                              const std::int64_t* b_begin, const std::uint8_t* b_lr,
+                              const std::uint8_t* b_lc, bool tb, std::int64_t m,
+                              std::uint64_t* keys, std::int64_t* idx) {
+  SPMAT_GRID_LOOP(e, m) {
+    std::int64_t x = 0;
+    keys[e] = st::expand(e, off, n, qa, qb, a_begin, a_lr, a_lc, ta, b_begin, b_lr, b_lc, tb, &x);
+    idx[e] = x;
+  }
+}
+
+__global__ void head_kernel(const std::uint64_t* keys, std::int64_t m, std::int64_t* head) {
+  SPMAT_GRID_LOOP(i, m + 1) {
+    head[i] = i < m && (i == 0 || !st::same_position(keys[i], keys[i - 1])) ? 1 : 0;
+  }
+}
+
+__global__ void begin_kernel(const std::int64_t* off, const std::int64_t* pos, std::int64_t n,
+                             std::int64_t* begin) {
+  SPMAT_GRID_LOOP(k, n + 1) { begin[k] = pos[off[k]]; }
+}
+
+template <class Value>
+__global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
+                            const std::int64_t* head, const std::int64_t* pos, std::int64_t m,
+                            const std::int64_t* brow, const std::int64_t* bcol, int log2d,
+                            std::uint8_t* lr, std::uint8_t* lc, bool leaf, const Value* av,
+                            const Value* bv, Value ca, Value cb, Value* vals, std::int64_t* nqa,
+                            std::int64_t* nqb, std::int64_t* nbr, std::int64_t* nbc) {
+  SPMAT_GRID_LOOP(i, m) {
+    if (!head[i]) continue;
+    const std::int64_t o = pos[i];
+    const std::uint64_t key = keys[i];
+    const unsigned r = st::key_row(key), c = st::key_col(key);
+    lr[o] = static_cast<std::uint8_t>(r);
+    lc[o] = static_cast<std::uint8_t>(c);
+    std::int64_t ka = -1, kb = -1;
+    if (st::key_src(key) == 0) {
+      ka = idx[i];
+      if (i + 1 < m && st::same_position(keys[i + 1], key)) kb = idx[i + 1];
+    } else {
+      kb = idx[i];
+    }
+    if (leaf) {
+      vals[o] = ka >= 0 && kb >= 0 ? add_rn(mul_rn(ca, av[ka]), mul_rn(cb, bv[kb]))
+                : ka >= 0          ? mul_rn(ca, av[ka])
+                                   : mul_rn(cb, bv[kb]);
+    } else {
+      const std::int64_t k = st::key_node(key);
+      nqa[o] = ka;
+      nqb[o] = kb;
+      nbr[o] = (brow[k] << log2d) + r;
+      nbc[o] = (bcol[k] << log2d) + c;
+    }
+  }
+}
+
+__global__ void size_kernel(const std::int64_t* begin, const std::int64_t* brow,
+                            const std::int64_t* bcol, std::int64_t n, bool leaf,
+                            std::int64_t rows, std::int64_t cols, int log2d, std::uint64_t es,
+                            bool allow_dense, std::uint64_t* sz, std::uint8_t* type,
+                            unsigned long long* stats) {
+  SPMAT_GRID_LOOP(i, n + 1) {
+    if (i == n) {
+      sz[i] = 0;
+      continue;
+    }
+    const std::int64_t cnt = begin[i + 1] - begin[i];
+    std::uint64_t b = 0;
+    const unsigned t = st::node_type(cnt, leaf, brow[i], bcol[i], rows, cols, log2d, es,
+                                     allow_dense, &b);
+    sz[i] = b;
+    type[i] = static_cast<std::uint8_t>(t);
+    atomicAdd(stats + t, 1ull);
+    atomicAdd(stats + 4 + t, static_cast<unsigned long long>(cnt));
+    atomicAdd(stats + 8 + st::size_class(t, cnt), 1ull);
+  }
+}
+
+__global__ void ptr_kernel(const std::uint64_t* noff, const std::uint8_t* type, std::uint64_t base,
+                           std::int64_t n, std::uint32_t* ptr) {
+  SPMAT_GRID_LOOP(i, n) { ptr[i] = st::encode(base + noff[i], type[i]); }
+}
+
+template <class Value>
+__global__ void pool_fill_kernel(const std::int64_t* begin, const std::uint8_t* lr,
+                                 const std::uint8_t* lc, std::int64_t n, std::int64_t entries,
+                                 const std::uint32_t* ptr, const std::uint32_t* next_ptr,
+                                 const Value* vals, bool leaf, int log2d, std::uint8_t* pool) {
+  const std::uint64_t es = leaf ? sizeof(Value) : 4;
+  SPMAT_GRID_LOOP(e, entries) {
+    const std::int64_t i = st::find_segment(begin, n, e);
+    const std::int64_t b = begin[i], cnt = begin[i + 1] - b, j = e - b;
+    const std::uint32_t p = ptr[i];
+    const unsigned t = p & 3u;
+    std::uint8_t* node = pool + (static_cast<std::uint64_t>(p >> 2) << 4);
+    if (t != 0) {
+      if (j == 0) *reinterpret_cast<std::uint32_t*>(node) = static_cast<std::uint32_t>(cnt);
+      node[8 + 2 * j] = lr[e];
+      node[9 + 2 * j] = lc[e];
+    }
+    std::uint8_t* at = node + st::entry_offset(t, cnt, j, lr[e], lc[e], log2d, es);
+    if (leaf) *reinterpret_cast<Value*>(at) = vals[e];
+    else *reinterpret_cast<std::uint32_t*>(at) = next_ptr[e];
+  }
+}
+
+}  // namespace
+
+template <class Value>
+DevProto<Value> DevProto<Value>::upload(const hisparse::Proto<Value>& t) {
+  DevProto p;
+  p.rows = t.rows;
+  p.cols = t.cols;
+  p.log2d = t.log2d;
+  p.depth = t.depth;
+  for (std::size_t l = 0; l < t.levels.size(); ++l) {
+    const hisparse::ProtoLevel& lv = t.levels[l];
+    for (std::size_t k = 0; k < lv.child.size(); ++k)
+      if (lv.child[k] != static_cast<std::int64_t>(k))
+        throw InvalidMatrixError("hisparse: proto child " + std::to_string(k) + " of level " +
+                                 std::to_string(l) + " is not numbered in entry order");
+    DevLevel d;
+    d.nodes = lv.nodes();
+    d.entries = static_cast<std::int64_t>(lv.lr.size());
+    d.begin = cuda::DeviceBuffer<std::int64_t>(lv.begin, "hisparse proto begin");
+    d.brow = cuda::DeviceBuffer<std::int64_t>(lv.brow, "hisparse proto brow");
+    d.bcol = cuda::DeviceBuffer<std::int64_t>(lv.bcol, "hisparse proto bcol");
+    d.lr = cuda::DeviceBuffer<std::uint8_t>(lv.lr, "hisparse proto lr");
+    d.lc = cuda::DeviceBuffer<std::uint8_t>(lv.lc, "hisparse proto lc");
+    p.levels.push_back(std::move(d));
+  }
+  p.values = cuda::DeviceBuffer<Value>(t.values, "hisparse proto values");
+  return p;
+}
+
+template <class Value>
+DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Value>& B, bool tb,
+                           Value ca, Value cb, std::int64_t rows, std::int64_t cols) {
+  DevProto<Value> C;
+  C.rows = rows;
+  C.cols = cols;
+  C.log2d = A.log2d;
+  C.depth = A.depth;
+  const bool ea = A.levels.empty(), eb = B.levels.empty();
+  if (ea && eb) return C;
+  using I64 = cuda::DeviceBuffer<std::int64_t>;
+  I64 qa(std::vector<std::int64_t>{ea ? -1 : 0}, "hisparse add queue");
+  I64 qb(std::vector<std::int64_t>{eb ? -1 : 0}, "hisparse add queue");
+  I64 qbr(std::vector<std::int64_t>{0}, "hisparse add queue");
+  I64 qbc(std::vector<std::int64_t>{0}, "hisparse add queue");
+  std::int64_t n = 1;
+  for (int l = 0; l < C.depth; ++l) {
+    const bool leaf = l + 1 == C.depth;
+    const DevLevel* la = ea ? nullptr : &A.levels[l];
+    const DevLevel* lb = eb ? nullptr : &B.levels[l];
+    I64 cnt(static_cast<std::size_t>(n + 1), "hisparse add counts");
+    I64 off(static_cast<std::size_t>(n + 1), "hisparse add offsets");
+    count_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
+        qa.data(), qb.data(), la ? la->begin.data() : nullptr, lb ? lb->begin.data() : nullptr, n,
+        cnt.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add count_kernel");
+    exclusive_scan(cnt.data(), off.data(), n + 1);
+    const std::int64_t m = read_at(off.data() + n);
+    cuda::DeviceBuffer<std::uint64_t> keys(static_cast<std::size_t>(m), "hisparse add keys");
+    cuda::DeviceBuffer<std::uint64_t> keys2(static_cast<std::size_t>(m), "hisparse add keys");
+    I64 idx(static_cast<std::size_t>(m), "hisparse add idx"), idx2(static_cast<std::size_t>(m), "hisparse add idx");
+    expand_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
+        off.data(), n, qa.data(), qb.data(), la ? la->begin.data() : nullptr,
+        la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, ta,
+        lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+        lb ? lb->lc.data() : nullptr, tb, m, keys.data(), idx.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add expand_kernel");
+    {
+      std::size_t bytes = 0;
+      const int end_bit = hisparse::steps::key_bits(n);
+      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys2.data(),
+                                                       idx.data(), idx2.data(), m, 0, end_bit));
+      cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse sort temp");
+      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
+                                                       keys2.data(), idx.data(), idx2.data(), m,
+                                                       0, end_bit));
+    }
+    I64 head(static_cast<std::size_t>(m + 1), "hisparse add heads");
+    I64 pos(static_cast<std::size_t>(m + 1), "hisparse add positions");
+    head_kernel<<<cuda::grid_for(m + 1, kBlock), kBlock>>>(keys2.data(), m, head.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add head_kernel");
+    exclusive_scan(head.data(), pos.data(), m + 1);
+    const std::int64_t e = read_at(pos.data() + m);
+    DevLevel out;
+    out.nodes = n;
+    out.entries = e;
+    out.begin = I64(static_cast<std::size_t>(n + 1), "hisparse proto begin");
+    out.lr = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lr");
+    out.lc = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lc");
+    begin_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(off.data(), pos.data(), n,
+                                                            out.begin.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add begin_kernel");
+    I64 nqa, nqb, nbr, nbc;
+    if (leaf) {
+      C.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(e), "hisparse proto values");
+    } else {
+      nqa = I64(static_cast<std::size_t>(e), "hisparse add queue");
+      nqb = I64(static_cast<std::size_t>(e), "hisparse add queue");
+      nbr = I64(static_cast<std::size_t>(e), "hisparse add queue");
+      nbc = I64(static_cast<std::size_t>(e), "hisparse add queue");
+    }
+    fill_kernel<Value><<<cuda::grid_for(m, kBlock), kBlock>>>(
+        keys2.data(), idx2.data(), head.data(), pos.data(), m, qbr.data(), qbc.data(), C.log2d,
+        out.lr.data(), out.lc.data(), leaf, ea ? nullptr : A.values.data(),
+        eb ? nullptr : B.values.data(), ca, cb, leaf ? C.values.data() : nullptr, nqa.data(),
+        nqb.data(), nbr.data(), nbc.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add fill_kernel");
+    out.brow = std::move(qbr);
+    out.bcol = std::move(qbc);
+    C.levels.push_back(std::move(out));
+    qa = std::move(nqa);
+    qb = std::move(nqb);
+    qbr = std::move(nbr);
+    qbc = std::move(nbc);
+    n = e;
+  }
+  return C;
+}
+
+template <class Value>
+DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
+  DevPool out;
+  out.stats.assign(static_cast<std::size_t>(t.depth), hisparse::LevelStats{});
+  out.nnz = static_cast<std::int64_t>(t.values.size());
+  const std::size_t nl = t.levels.size();
+  std::vector<cuda::DeviceBuffer<std::uint32_t>> ptrs(nl);
+  cuda::DeviceBuffer<unsigned long long> stats(12 * (nl > 0 ? nl : 1), "hisparse stats");
+  SPMAT_CUDA_CHECK(cudaMemset(stats.data(), 0, stats.bytes()));
+  std::uint64_t base = hisparse::kHeaderBytes;
+  for (std::size_t l = 0; l < nl; ++l) {
+    const DevLevel& lv = t.levels[l];
+    const bool leaf = l + 1 == nl;
+    const std::int64_t n = lv.nodes;
+    cuda::DeviceBuffer<std::uint64_t> sz(static_cast<std::size_t>(n + 1), "hisparse sizes");
+    cuda::DeviceBuffer<std::uint64_t> noff(static_cast<std::size_t>(n + 1), "hisparse offsets");
+    cuda::DeviceBuffer<std::uint8_t> type(static_cast<std::size_t>(n), "hisparse types");
+    size_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
+        lv.begin.data(), lv.brow.data(), lv.bcol.data(), n, leaf, t.rows, t.cols, t.log2d,
+        leaf ? sizeof(Value) : 4, allow_dense, sz.data(), type.data(), stats.data() + 12 * l);
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse size_kernel");
+    exclusive_scan(sz.data(), noff.data(), n + 1);
+    ptrs[l] = cuda::DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(n), "hisparse pointers");
+    ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(noff.data(), type.data(), base, n,
+                                                      ptrs[l].data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse ptr_kernel");
+    base += read_at(noff.data() + n);
+    if (base >= hisparse::kMaxPoolBytes)
+      throw UnsupportedError("hisparse: the node pool would exceed the 16 GiB that 32-bit node "
+                             "pointers address; use a larger d or split the matrix");
+  }
+  out.pool = cuda::DeviceBuffer<hisparse::Chunk>(base / sizeof(hisparse::Chunk), "hisparse pool");
+  SPMAT_CUDA_CHECK(cudaMemset(out.pool.data(), 0, out.pool.bytes()));
+  auto* bytes = reinterpret_cast<std::uint8_t*>(out.pool.data());
+  out.root = nl > 0 ? read_at(ptrs[0].data()) : hisparse::kNull;
+  std::uint8_t header[16] = {};
+  std::memcpy(header, &out.root, 4);
+  header[4] = static_cast<std::uint8_t>(t.depth);
+  header[5] = static_cast<std::uint8_t>(t.log2d);
+  header[6] = static_cast<std::uint8_t>(sizeof(Value));
+  const auto nnz = static_cast<std::uint64_t>(out.nnz);
+  std::memcpy(header + 8, &nnz, 8);
+  SPMAT_CUDA_CHECK(cudaMemcpy(bytes, header, 16, cudaMemcpyHostToDevice));
+  for (std::size_t l = 0; l < nl; ++l) {
+    const DevLevel& lv = t.levels[l];
+    const bool leaf = l + 1 == nl;
+    pool_fill_kernel<Value><<<cuda::grid_for(lv.entries, kBlock), kBlock>>>(
+        lv.begin.data(), lv.lr.data(), lv.lc.data(), lv.nodes, lv.entries, ptrs[l].data(),
+        leaf ? nullptr : ptrs[l + 1].data(), leaf ? t.values.data() : nullptr, leaf, t.log2d,
+        bytes);
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse pool_fill_kernel");
+  }
+  if (nl > 0) {
+    const std::vector<unsigned long long> h = stats.download();
+    for (std::size_t l = 0; l < nl; ++l)
+      for (int k = 0; k < 4; ++k) {
+        out.stats[l].nodes_by_type[k] = static_cast<std::int64_t>(h[12 * l + k]);
+        out.stats[l].entries_by_type[k] = static_cast<std::int64_t>(h[12 * l + 4 + k]);
+        out.stats[l].nodes_by_class[k] = static_cast<std::int64_t>(h[12 * l + 8 + k]);
+      }
+  }
+  return out;
+}
+
+#define SPMAT_INSTANTIATE(V)                                                                  \
+  template struct DevProto<V>;                                                                \
+  template DevProto<V> add_device(const DevProto<V>&, bool, const DevProto<V>&, bool, V, V,   \
+                                  std::int64_t, std::int64_t);                                \
+  template DevPool serialize_device(const DevProto<V>&, bool);
+SPMAT_INSTANTIATE(float)
+SPMAT_INSTANTIATE(double)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat::hisparse_gpu

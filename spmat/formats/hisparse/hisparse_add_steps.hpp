@@ -1,0 +1,141 @@
+// spmat/formats/hisparse/hisparse_add_steps.hpp — the per-element steps of the GPU addition and
+// the GPU serializer of HiSparse, shared by the CUDA kernels (hisparse_add_cuda.cu) and their
+// host mirror in hisparse_add_steps_test.cpp (so the logic is tested on machines without a GPU).
+// SPDX-License-Identifier: MIT
+//
+// Plain functions of plain integers: __host__ __device__ under nvcc, inline otherwise.
+// Candidate key of the level merge (one per entry of an operand node under a result node):
+//   bits 63..17  result node index k at this level (key order of the level)
+//   bits 16..1   local position (r << 8 | c) in the OUTPUT frame (swapped for a transposed operand)
+//   bit  0       source: 0 = A, 1 = B (A sorts first when both hold the position)
+// Sorting the candidates by key merges the two sorted lists of every node (and sorts the entries
+// of a transposed operand's node, which are column-major in the output frame: spec Q9).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define SPMAT_HD __host__ __device__ __forceinline__
+#else
+#define SPMAT_HD inline
+#endif
+
+namespace spmat::hisparse::steps {
+
+SPMAT_HD std::uint64_t cand_key(std::int64_t node, unsigned r, unsigned c, unsigned src) {
+  return (static_cast<std::uint64_t>(node) << 17) |
+         (static_cast<std::uint64_t>((r << 8) | c) << 1) | src;
+}
+SPMAT_HD std::int64_t key_node(std::uint64_t k) { return static_cast<std::int64_t>(k >> 17); }
+SPMAT_HD unsigned key_row(std::uint64_t k) { return static_cast<unsigned>((k >> 9) & 0xff); }
+SPMAT_HD unsigned key_col(std::uint64_t k) { return static_cast<unsigned>((k >> 1) & 0xff); }
+SPMAT_HD unsigned key_src(std::uint64_t k) { return static_cast<unsigned>(k & 1); }
+SPMAT_HD bool same_position(std::uint64_t a, std::uint64_t b) { return (a >> 1) == (b >> 1); }
+/// Bits the radix sort must cover for n result nodes.
+inline int key_bits(std::int64_t n) {
+  int bits = 17;
+  while ((std::int64_t{1} << (bits - 17)) < n) ++bits;
+  return bits;
+}
+
+/// Largest i in [0, n) with a[i] <= v (a non-decreasing, a[0] <= v): the segment holding v.
+SPMAT_HD std::int64_t find_segment(const std::int64_t* a, std::int64_t n, std::int64_t v) {
+  std::int64_t lo = 0, hi = n;  // invariant: a[lo] <= v, answer in [lo, hi)
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/// Candidate e of the merge: result node k = find_segment(off, n, e), j = e − off[k]; the first
+/// na candidates of node k come from A's node ia, the rest from B's node ib. Returns the key and
+/// the operand entry index in `idx`.
+SPMAT_HD std::uint64_t expand(std::int64_t e, const std::int64_t* off, std::int64_t n,
+                              const std::int64_t* qa, const std::int64_t* qb,
+                              const std::int64_t* a_begin, const std::uint8_t* a_lr,
+                              const std::uint8_t* a_lc, bool ta, const std::int64_t* b_begin,
+                              const std::uint8_t* b_lr, const std::uint8_t* b_lc, bool tb,
+                              std::int64_t* idx) {
+  const std::int64_t k = find_segment(off, n, e);
+  const std::int64_t j = e - off[k];
+  const std::int64_t ia = qa[k];
+  const std::int64_t na = ia >= 0 ? a_begin[ia + 1] - a_begin[ia] : 0;
+  if (j < na) {
+    const std::int64_t x = a_begin[ia] + j;
+    *idx = x;
+    return ta ? cand_key(k, a_lc[x], a_lr[x], 0) : cand_key(k, a_lr[x], a_lc[x], 0);
+  }
+  const std::int64_t x = b_begin[qb[k]] + (j - na);
+  *idx = x;
+  return tb ? cand_key(k, b_lc[x], b_lr[x], 1) : cand_key(k, b_lr[x], b_lc[x], 1);
+}
+
+// --- Node layout (the CPU serializer's rule, hisparse.cpp) ---------------------------------
+SPMAT_HD std::int64_t coo_padded(std::int64_t n) {
+  const std::int64_t x = n == 1 ? 1 : n == 2 ? 2 : 4;
+  return (n + x - 1) / x * x;
+}
+SPMAT_HD std::uint64_t round16(std::uint64_t b) { return (b + 15) & ~std::uint64_t{15}; }
+SPMAT_HD std::uint64_t coo_entries_offset(std::int64_t n) {
+  return round16(8 + 2 * static_cast<std::uint64_t>(coo_padded(n)));
+}
+/// Node type (0 dense, 1 COO1, 2 COO2, 3 COO4) and its bytes, in `bytes`. A leaf may be dense
+/// only when full inside the matrix; dense iff allowed and strictly smaller than the COO node.
+SPMAT_HD unsigned node_type(std::int64_t n, bool leaf, std::int64_t brow, std::int64_t bcol,
+                            std::int64_t rows, std::int64_t cols, int log2d, std::uint64_t es,
+                            bool allow_dense, std::uint64_t* bytes) {
+  const std::int64_t d = std::int64_t{1} << log2d;
+  unsigned type = n == 1 ? 1u : n == 2 ? 2u : 3u;
+  std::uint64_t b = coo_entries_offset(n) + round16(static_cast<std::uint64_t>(coo_padded(n)) * es);
+  bool full = true;
+  if (leaf) {
+    const std::int64_t rr = rows - brow * d, cr = cols - bcol * d;
+    const std::int64_t rin = rr < d ? rr : d, cin = cr < d ? cr : d;
+    full = n == rin * cin;
+  }
+  const std::uint64_t db = round16((std::uint64_t{1} << (2 * log2d)) * es);
+  if (allow_dense && full && db < b) {
+    type = 0;
+    b = db;
+  }
+  *bytes = b;
+  return type;
+}
+SPMAT_HD int size_class(unsigned type, std::int64_t n) {
+  return type == 0 ? 0 : n == 1 ? 1 : n <= 32 ? 2 : 3;
+}
+SPMAT_HD std::uint32_t encode(std::uint64_t byte_offset, unsigned type) {
+  return static_cast<std::uint32_t>((byte_offset >> 4) << 2) | type;
+}
+/// Byte offset, inside its node, of entry j (local coordinates r, c) of a node of n entries.
+SPMAT_HD std::uint64_t entry_offset(unsigned type, std::int64_t n, std::int64_t j, unsigned r,
+                                    unsigned c, int log2d, std::uint64_t es) {
+  if (type == 0) return ((static_cast<std::uint64_t>(r) << log2d) + c) * es;
+  return coo_entries_offset(n) + static_cast<std::uint64_t>(j) * es;
+}
+
+}  // namespace spmat::hisparse::steps
+
+// --- GPU construction (hisparse_build_cuda.cu) ----------------------------------------------
+namespace spmat::hisparse::steps {
+/// The build key of entry (r, c): interleaved base-d digits (r0,c0,r1,c1,...) top level first,
+/// as in the CPU build; needs 2·log2d·depth ≤ 64 bits (the caller checks).
+SPMAT_HD std::uint64_t build_key(std::int64_t r, std::int64_t c, int log2d, int depth) {
+  const std::int64_t mask = (std::int64_t{1} << log2d) - 1;
+  std::uint64_t key = 0;
+  for (int l = 0; l < depth; ++l) {
+    const int sh = log2d * (depth - 1 - l);
+    key = (key << (2 * log2d)) |
+          static_cast<std::uint64_t>((((r >> sh) & mask) << log2d) | ((c >> sh) & mask));
+  }
+  return key;
+}
+/// Sorted entries i−1 and i (full coordinates) lie in different level-l nodes (shift =
+/// log2d·(depth − l)) or, with shift = log2d·(depth − 1 − l), in different level-l entries.
+SPMAT_HD bool differs(std::int64_t r0, std::int64_t c0, std::int64_t r1, std::int64_t c1,
+                      int shift) {
+  return (r0 >> shift) != (r1 >> shift) || (c0 >> shift) != (c1 >> shift);
+}
+}  // namespace spmat::hisparse::steps

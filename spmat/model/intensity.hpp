@@ -220,9 +220,9 @@ template <class Value, class Index>
 ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
                            std::int64_t panel_rows = 256);
 
-/// Machine constants of the row-wise model. Calibrated on the session-2 round-1 H100 run
-/// (/work r1 tiled.txt, committed as bench/results/2026-12-h100-tiled-r1.txt; see
-/// docs/formats/tiled-spmm.md): lap2d/G3_circuit move their DRAM bytes at 0.45-0.50 of β
+/// Machine constants of the row-wise model. Calibrated on the session-2 round-1 H100 run of
+/// kernel=rows (20 reps, fp32, row-major; table in docs/formats/tiled-spmm.md, "Calibration"):
+/// lap2d/G3_circuit move their DRAM bytes at 0.43-0.49 of β
 /// (K = 32 and 128), and gather panel-distinct B pieces from L2 at ~2.1-2.5 TB/s (lap2d,
 /// random_k). Refit with bench/tiled_model_eval.py after each kernel change.
 struct RowsCalibration {

@@ -332,6 +332,12 @@ ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> 
   for (std::int64_t w = 0; w < p.work_rows; ++w) {
     const std::int64_t panel = w / p.panel_rows;
     p.max_work_row = std::max(p.max_work_row, work[w].end - work[w].begin);
+    const std::int64_t r0 = static_cast<std::int64_t>(a.row_ptr[work[w].row]);
+    const std::int64_t r1 = static_cast<std::int64_t>(a.row_ptr[work[w].row + 1]);
+    if (work[w].begin != r0 || work[w].end != r1) {  // one segment of a split row
+      ++p.split_work_rows;
+      if (work[w].begin == r0) ++p.split_rows;
+    }
     for (std::int64_t q = work[w].begin; q < work[w].end; ++q) {
       std::int64_t& l = last[static_cast<std::size_t>(a.col_idx[q])];
       if (l == panel) continue;  // same panel: an L1 hit
@@ -393,17 +399,27 @@ RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
   }
   t.b_bytes = fetches * kd * vb * sector;
   t.c_bytes = static_cast<double>(p.rows) * kd * vb;
-  if (segmented) t.c_bytes += 2 * static_cast<double>(p.work_rows) * kd * vb;
+  const bool split = segmented && p.split_work_rows > 0;
+  if (split) t.c_bytes += 2 * static_cast<double>(p.split_work_rows) * kd * vb;
   t.total = t.a_bytes + t.b_bytes + t.c_bytes;
   const double beta = dev.bandwidth_gbs * 1e9;
   if (mode == BMode::optimistic) {
     t.seconds = t.total / beta;
     return t;
   }
-  // The longest work row is walked by one warp group in batches of 4 dependent loads.
+  // Every panel-distinct B piece (Σ D_p per tile) crosses L2 → SM, hit or miss.
+  const double l2 = p.sum_d * kd * vb * sector / (cal.l2_gbs * 1e9);
+  // The longest work row is walked by one warp group in batches of dependent loads.
   const double latency = std::ceil(static_cast<double>(p.max_work_row) / 4.0) * cal.batch_latency_us * 1e-6;
-  t.seconds = std::max(t.total / (beta * cal.efficiency), latency) + cal.launch_us * 1e-6 * (segmented ? 2 : 1);
+  t.seconds = std::max({t.total / (beta * cal.efficiency), l2, latency}) + cal.launch_us * 1e-6 * (split ? 2 : 1);
   return t;
+}
+
+std::int64_t rows_segsize(double bandwidth_seconds, const RowsCalibration& cal) {
+  const double batches = cal.seg_latency_share * bandwidth_seconds / (cal.batch_latency_us * 1e-6);
+  std::int64_t s = 64;
+  while (s < (std::int64_t{1} << 20) && static_cast<double>(2 * s) / 4.0 <= batches) s *= 2;
+  return s;
 }
 
 std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t value_bytes,
@@ -442,9 +458,16 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   ps.cv = ps.mu > 0 ? ps.sigma / ps.mu : 0;
   ps.u = static_cast<double>(base.panels) / dev.sm_count;
   const std::int64_t lb_seg = lb_segsize(ps, lb);
-  // Segment size of the segmented candidates: the paper rule, else ceil(mu) (its imbalanced case).
-  const std::int64_t seg = lb_seg > 0 ? lb_seg : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(ps.mu)));
   const std::size_t vb = sizeof(Value), ib = sizeof(Index);
+  // Segment size of the segmented candidates. The paper's rule (ceil(U·mu) / ceil(mu)) is made
+  // for one thread per row and whole-panel imbalance; in the row-wise kernel a group of lanes
+  // walks a row, so only rows whose walk rivals the kernel's bandwidth time need cutting, and
+  // every cut costs a partial write + read. So: the segment whose walk is seg_latency_share of
+  // the whole-row variant's bandwidth time (rows_segsize), never below 64 (session-2 H100:
+  // segsize ceil(mu) = 16 on gen:powerlaw made 10.8 ms of a 1.5 ms problem).
+  const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
+  const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
+  const std::int64_t seg = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
   for (int s = 0; s < 2; ++s)
     for (int r = 0; r < 2; ++r) {
       RowsVariant v;
@@ -466,7 +489,8 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   d.reason = "least predicted time of the row-wise kernel (" + d.variants[d.chosen].name + ", K-tile " +
              std::to_string(d.variants[d.chosen].predicted.kt) + "); paper flow: " +
              (lb_seg > 0 ? (ps.u < lb.u_min ? "underutilized" : "imbalanced") : std::string("balanced")) +
-             ", segsize candidate " + std::to_string(seg);
+             " (paper segsize " + std::to_string(lb_seg) + "); row-wise segsize candidate " + std::to_string(seg) +
+             " (longest row " + std::to_string(base.max_work_row) + ")";
   return d;
 }
 

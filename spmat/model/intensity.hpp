@@ -212,20 +212,34 @@ struct ReuseProfile {
   double sum_d = 0;               ///< Σ_p D_p (panel-distinct columns)
   double cold = 0;                ///< first touches (= n_touched)
   std::array<double, 48> hist{};  ///< hist[b]: re-touches at distance d in [2^b, 2^(b+1)) panels
+  std::int64_t split_rows = 0;       ///< rows cut into more than one work row
+  std::int64_t split_work_rows = 0;  ///< their work rows (= partial slots of the GPU kernel)
 };
 
 template <class Value, class Index>
 ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
                            std::int64_t panel_rows = 256);
 
-/// Machine constants of the row-wise model (uncalibrated defaults, documented in
-/// docs/formats/tiled-spmm.md; calibrate on the device with bench/tiled_model_eval.py).
+/// Machine constants of the row-wise model. Calibrated on the session-2 round-1 H100 run of
+/// kernel=rows (20 reps, fp32, row-major; table in docs/formats/tiled-spmm.md, "Calibration"):
+/// lap2d/G3_circuit move their DRAM bytes at 0.43-0.49 of β
+/// (K = 32 and 128), and gather panel-distinct B pieces from L2 at ~2.1-2.5 TB/s (lap2d,
+/// random_k). Refit with bench/tiled_model_eval.py after each kernel change.
 struct RowsCalibration {
-  double efficiency = 0.8;      ///< achievable fraction of β for a streaming kernel
-  double l2_fraction = 0.5;     ///< usable share of L2 for B reuse (H100/H200: two partitions)
-  double batch_latency_us = 0.8;  ///< one warp's 4-nonzero batch (dependent index → B load)
-  double launch_us = 4.0;       ///< per kernel launch (the segmented variant launches two)
+  double efficiency = 0.5;        ///< achieved fraction of β (H100 r1: 0.45-0.50)
+  double l2_fraction = 0.5;       ///< usable share of L2 for B reuse (H100/H200: two partitions)
+  double l2_gbs = 2500;           ///< L2→SM gather rate of panel-distinct B pieces (H100 r1)
+  double batch_latency_us = 0.8;  ///< one group's batch of nonzeros (dependent index → B load)
+  double launch_us = 4.0;         ///< per kernel launch (split rows add the reduction kernel)
+  double seg_latency_share = 0.05;  ///< row-wise segment size: longest segment's walk <= this
+                                    ///< share of the bandwidth time of the whole-row variant
 };
+
+/// Segment size of the row-wise kernel's segmented variant: the largest power of two S in
+/// [64, 2^20] whose walk, ceil(S/4) batches of batch_latency, stays within seg_latency_share of
+/// `bandwidth_seconds` (the whole-row variant's bytes / (β·eff)). Rows longer than S are split
+/// and summed by the reduction kernel; shorter rows are written straight to C.
+std::int64_t rows_segsize(double bandwidth_seconds, const RowsCalibration& cal = {});
 
 enum class BMode { predicted, all_miss, optimistic };
 
@@ -235,8 +249,10 @@ struct RowsTraffic {
   double seconds = 0;  ///< max(bytes / (β·eff), latency floor) + launches (optimistic: bytes/β)
 };
 
-/// DRAM bytes and time of the row-wise kernel for K = k with K-tile kt. `segmented`: partial
-/// sums go through a work_rows×k buffer (written and read once) before C is written.
+/// DRAM bytes and time of the row-wise kernel for K = k with K-tile kt. `segmented`: the
+/// segments of split rows go through a split_work_rows×k partial buffer (written and read once)
+/// before C is written; whole rows are written to C directly. Time (predicted, all-miss) =
+/// max(DRAM bytes/(β·eff), L2 gathers/l2_gbs, latency floor) + launches; optimistic = bytes/β.
 RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
                          std::size_t value_bytes, std::size_t index_bytes, bool segmented,
                          const DeviceModel& dev, BMode mode, const RowsCalibration& cal = {});

@@ -2,7 +2,9 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "spmat/core/error.hpp"
 #include "spmat/model/intensity.hpp"
@@ -177,12 +179,20 @@ TEST(Model, RowKernelTrafficByHand) {
   // No L2: every re-touch misses, prediction = all-miss bytes.
   dev.l2_bytes = 0;
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, all.b_bytes);
-  // kt = 8: two tiles read A twice; each 32 B piece is one sector; segmented adds 2·W·K·4.
-  const auto half = rows_traffic(p, 16, 8, 4, 4, true, dev, BMode::all_miss);
+  // kt = 8: two tiles read A twice; each 32 B piece is one sector. Segmented (segsize 2): row 2
+  // (3 nonzeros) is split into 2 work rows; only they go through partials: + 2·2·K·4.
+  const auto sw = segment_rows(a, 2);
+  const auto ps = reuse_profile(a, std::span<const WorkRow>(sw), 1);
+  EXPECT_EQ(ps.split_rows, 1);
+  EXPECT_EQ(ps.split_work_rows, 2);
+  EXPECT_EQ(p.split_work_rows, 0);
+  const auto half = rows_traffic(ps, 16, 8, 4, 4, true, dev, BMode::all_miss);
   EXPECT_EQ(half.tiles, 2);
-  EXPECT_DOUBLE_EQ(half.a_bytes, 160);
+  EXPECT_DOUBLE_EQ(half.a_bytes, 2 * (6 * 8 + 5 * 2 * 4));
   EXPECT_DOUBLE_EQ(half.b_bytes, 6 * 64);
-  EXPECT_DOUBLE_EQ(half.c_bytes, 256 + 2 * 4 * 16 * 4);
+  EXPECT_DOUBLE_EQ(half.c_bytes, 256 + 2 * 2 * 16 * 4);
+  // Nothing split: segmented costs nothing extra.
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 8, 4, 4, true, dev, BMode::all_miss).c_bytes, 256);
   // kt = 4 fp32 (16 B pieces) pays whole 32 B sectors: twice the useful bytes.
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 4, 4, 4, false, dev, BMode::all_miss).b_bytes, 2 * 6 * 64);
 }
@@ -211,6 +221,46 @@ TEST(Model, RowDecisionPrefersReorderingWhenItRaisesReuse) {
   EXPECT_LT(d.variants[1].all_miss.b_bytes, d.variants[0].all_miss.b_bytes);
   EXPECT_TRUE(d.variants[d.chosen].reordered) << d.reason;
   EXPECT_THROW(device_by_name("v100"), ParseError);
+}
+
+TEST(Model, RowSegmentSizeFollowsTheBandwidthTime) {
+  RowsCalibration cal;  // 0.8 µs per batch of 4, 5 % share
+  EXPECT_EQ(rows_segsize(0, cal), 64);  // floor
+  // 1 ms of bandwidth time: 5 % = 50 µs = 62.5 batches → S/4 <= 62.5 → S = 128 (256 needs 64).
+  EXPECT_EQ(rows_segsize(1e-3, cal), 128);
+  EXPECT_EQ(rows_segsize(2e-3, cal), 256);
+  EXPECT_EQ(rows_segsize(1e9, cal), std::int64_t{1} << 20);  // cap
+}
+
+TEST(Model, RowDecisionSplitsOneVeryLongRow) {
+  // 2000 rows of 2 nonzeros and one row of 20000: the whole-row walk (5000 batches, 4 ms)
+  // dwarfs the bandwidth time; the segmented candidate splits only that row.
+  Csr<double, std::int32_t> a;
+  a.rows = 2001;
+  a.cols = 20000;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const std::int32_t len = i == 1000 ? 20000 : 2;
+    for (std::int32_t j = 0; j < len; ++j) {
+      a.col_idx.push_back(len == 2 ? (i * 7 + j * 13) % a.cols : j);
+      a.values.push_back(1.0);
+    }
+    if (len == 2 && a.col_idx[a.col_idx.size() - 2] > a.col_idx.back())
+      std::swap(a.col_idx[a.col_idx.size() - 2], a.col_idx.back());
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  const auto d = decide_rows(a, 32, DeviceModel::h100());
+  ASSERT_EQ(d.variants.size(), 4u);
+  EXPECT_TRUE(d.variants[d.chosen].segsize > 0) << d.reason;
+  EXPECT_EQ(d.variants[2].segsize, 64);
+  EXPECT_EQ(d.variants[2].profile.split_rows, 1);
+  EXPECT_EQ(d.variants[2].profile.split_work_rows, (20000 + 63) / 64);
+  EXPECT_LT(d.variants[2].predicted.seconds, d.variants[0].predicted.seconds / 10);
+  // Bounds: optimistic <= predicted <= all-miss for every variant.
+  for (const auto& v : d.variants) {
+    EXPECT_LE(v.optimistic.seconds, v.predicted.seconds) << v.name;
+    EXPECT_LE(v.predicted.seconds, v.all_miss.seconds) << v.name;
+  }
 }
 
 }  // namespace

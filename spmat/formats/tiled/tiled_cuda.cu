@@ -62,7 +62,14 @@ struct TiledDevice {
   model::ReuseProfile reuse;
   cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
   cuda::DeviceBuffer<Value> values;
-  mutable cuda::DeviceBuffer<Value> partial;  ///< W×k partial sums (segmented only), grown on use
+  mutable cuda::DeviceBuffer<Value> partial;  ///< partial sums (segmented only), grown on use
+  // kernel=rows output map (empty for the identity order): dest[w] >= 0 is the C row of work row
+  // w (a whole row); dest[w] < 0 is partial slot -(dest[w]+1) (one segment of a split row). The
+  // split rows long_row[r] own slots [long_ptr[r], long_ptr[r+1]), their segments in column order.
+  bool mapped = false;
+  std::int64_t long_rows = 0, long_slots = 0;
+  cuda::DeviceBuffer<Index> dest, long_row;
+  cuda::DeviceBuffer<std::int64_t> long_ptr;
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
     TiledDevice d;
@@ -93,12 +100,34 @@ struct TiledDevice {
     d.wr_end = cuda::DeviceBuffer<Index>(h.wr_end, "tiled wr_end");
     d.col_idx = cuda::DeviceBuffer<Index>(h.col_idx, "tiled col_idx");
     d.values = cuda::DeviceBuffer<Value>(h.values, "tiled values");
+    if (!h.sell && !h.out_row.empty()) {
+      // dest / long rows from seg_ptr, seg_list (segments of a row are listed in column order).
+      std::vector<Index> dest(static_cast<std::size_t>(d.work_rows)), long_row;
+      std::vector<std::int64_t> long_ptr{0};
+      for (std::int64_t i = 0; i < d.rows; ++i) {
+        const std::int64_t q0 = h.seg_ptr[i], q1 = h.seg_ptr[i + 1];
+        if (q1 - q0 == 1) {
+          dest[static_cast<std::size_t>(h.seg_list[q0])] = static_cast<Index>(i);
+          continue;
+        }
+        for (std::int64_t q = q0; q < q1; ++q)
+          dest[static_cast<std::size_t>(h.seg_list[q])] = static_cast<Index>(-(long_ptr.back() + (q - q0)) - 1);
+        long_row.push_back(static_cast<Index>(i));
+        long_ptr.push_back(long_ptr.back() + (q1 - q0));
+      }
+      d.mapped = true;
+      d.long_rows = static_cast<std::int64_t>(long_row.size());
+      d.long_slots = long_ptr.back();
+      d.dest = cuda::DeviceBuffer<Index>(dest, "tiled dest");
+      d.long_row = cuda::DeviceBuffer<Index>(long_row, "tiled long_row");
+      d.long_ptr = cuda::DeviceBuffer<std::int64_t>(long_ptr, "tiled long_ptr");
+    }
     return d;
   }
 };
 
 namespace tiled_gpu {
-enum Store : int { direct = 0, permuted = 1, partial = 2 };
+enum Store : int { direct = 0, permuted = 1, partial = 2, mapped = 3 };
 }
 
 template <int R, class Value, class Index>
@@ -206,6 +235,19 @@ __device__ __forceinline__ void store_pack(Value* p, const Value (&x)[V]) {
     *reinterpret_cast<double2*>(p) = make_double2(x[0], x[1]);
   }
 }
+
+/// Streaming (evict-first, st.global.cs) store of V values of C: C is written once and never
+/// re-read by the kernel, so it should not push B rows out of L2.
+template <int V, class Value>
+__device__ __forceinline__ void store_stream(Value* p, const Value (&x)[V]) {
+  if constexpr (V == 1) {
+    __stcs(p, x[0]);
+  } else if constexpr (sizeof(Value) == 4) {
+    __stcs(reinterpret_cast<float4*>(p), make_float4(x[0], x[1], x[2], x[3]));
+  } else {
+    __stcs(reinterpret_cast<double2*>(p), make_double2(x[0], x[1]));
+  }
+}
 }  // namespace tiled_gpu
 
 // Row-major B and C. Block = 256 threads = 8 warps = 8·(32/G) work rows; grid = (row blocks,
@@ -215,10 +257,11 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
     tiled_rows_kernel(std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,
                       const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
                       const Index* __restrict__ col, const Value* __restrict__ val,
-                      const Index* __restrict__ out_row, const Value* __restrict__ b,
+                      const Index* __restrict__ dest, const Value* __restrict__ b,
                       Value* __restrict__ c, int store, Value* __restrict__ partial, Value alpha,
                       Value beta) {
   constexpr int kRowsPerWarp = 32 / G;
+  constexpr int kBatch = G < 8 ? G : 8;
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
   const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t w = warp_id * kRowsPerWarp + grp;
@@ -249,57 +292,49 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
       vj = __ldg(val + q);
     }
     const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
-    int t = 0;
-    if constexpr (G >= 4) {
-      for (; t + 4 <= n; t += 4) {
-        Value vv[4];
-        Value x[4][NV][V];
+    // Batches of kBatch nonzeros, predicated: a row of 5 issues its 5 B loads at once (one
+    // round trip), not a batch of 4 and a dependent tail. kBatch divides G, so t + u < G.
+    for (int t = 0; t < n; t += kBatch) {
+      Value vv[kBatch];
+      Value x[kBatch][NV][V];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-          const Index cc = __shfl_sync(gmask, cj, t + u, G);
-          vv[u] = __shfl_sync(gmask, vj, t + u, G);
-          const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+      for (int u = 0; u < kBatch; ++u) {
+        const Index cc = __shfl_sync(gmask, cj, t + u, G);
+        vv[u] = __shfl_sync(gmask, vj, t + u, G);
+        const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+        const bool in = t + u < n;
 #pragma unroll
-          for (int v = 0; v < NV; ++v) {
-            if (ok[v]) {
-              tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
-            } else {
+        for (int v = 0; v < NV; ++v) {
+          if (in && ok[v]) {
+            tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
+          } else {
 #pragma unroll
-              for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
-            }
+            for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
           }
         }
+      }
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
+      for (int u = 0; u < kBatch; ++u)
+        if (t + u < n)  // never multiply a padding slot (0·Inf)
 #pragma unroll
           for (int v = 0; v < NV; ++v)
 #pragma unroll
             for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
-      }
-    }
-    for (; t < n; ++t) {
-      const Index cc = __shfl_sync(gmask, cj, t, G);
-      const Value vt = __shfl_sync(gmask, vj, t, G);
-      const Value* brow = b + static_cast<std::int64_t>(cc) * k;
-#pragma unroll
-      for (int v = 0; v < NV; ++v) {
-        if (!ok[v]) continue;
-        Value x[V];
-        tiled_gpu::load_pack<V>(brow + cv[v], x);
-#pragma unroll
-        for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
-      }
     }
   }
 
-  if (store == tiled_gpu::partial) {
-    Value* dst = partial + w * k;
+  std::int64_t row = w;
+  if (store == tiled_gpu::mapped) {
+    const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
+    if (dw < 0) {  // a segment of a split row: its partial slot, reduced by tiled_long_reduce_kernel
+      Value* dst = partial + (-dw - 1) * k;
 #pragma unroll
-    for (int v = 0; v < NV; ++v)
-      if (ok[v]) tiled_gpu::store_pack<V>(dst + cv[v], acc[v]);
-    return;
+      for (int v = 0; v < NV; ++v)
+        if (ok[v]) tiled_gpu::store_pack<V>(dst + cv[v], acc[v]);
+      return;
+    }
+    row = dw;
   }
-  const std::int64_t row = store == tiled_gpu::permuted ? static_cast<std::int64_t>(out_row[w]) : w;
   Value* dst = c + row * k;
 #pragma unroll
   for (int v = 0; v < NV; ++v) {
@@ -313,17 +348,16 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e] + beta * o[e];
     }
-    tiled_gpu::store_pack<V>(dst + cv[v], o);
+    tiled_gpu::store_stream<V>(dst + cv[v], o);
   }
 }
-
 // Column-major B and C: one thread per work row, R columns k0..k0+R-1 of the grid.y tile.
 template <int R, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
     tiled_rows_col_kernel(std::int64_t work_rows, std::int64_t rows, std::int64_t cols,
                           std::int64_t k, std::int64_t tile0, const Index* __restrict__ wr_begin,
                           const Index* __restrict__ wr_end, const Index* __restrict__ col,
-                          const Value* __restrict__ val, const Index* __restrict__ out_row,
+                          const Value* __restrict__ val, const Index* __restrict__ dest,
                           const Value* __restrict__ b, Value* __restrict__ c, int store,
                           Value* __restrict__ partial, Value alpha, Value beta) {
   const std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -341,13 +375,17 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
     for (int r = 0; r < R; ++r)
       if (r < rn) acc[r] += v * __ldg(bc + r * cols);
   }
-  if (store == tiled_gpu::partial) {
+  std::int64_t row = w;
+  if (store == tiled_gpu::mapped) {
+    const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
+    if (dw < 0) {  // a segment: its partial slot (row-major slots × k)
 #pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (r < rn) partial[w * k + k0 + r] = acc[r];
-    return;
+      for (int r = 0; r < R; ++r)
+        if (r < rn) partial[(-dw - 1) * k + k0 + r] = acc[r];
+      return;
+    }
+    row = dw;
   }
-  const std::int64_t row = store == tiled_gpu::permuted ? static_cast<std::int64_t>(out_row[w]) : w;
 #pragma unroll
   for (int r = 0; r < R; ++r)
     if (r < rn) cuda::axpby_store(c + (k0 + r) * rows + row, alpha, acc[r], beta);
@@ -369,6 +407,105 @@ __global__ void tiled_reduce_kernel(std::int64_t rows, std::int64_t k,
       s += partial[static_cast<std::int64_t>(seg_list[q]) * k + j];
     Value& out = row_major ? c[i * k + j] : c[j * rows + i];
     out = beta == Value(0) ? alpha * s : alpha * s + beta * out;
+  }
+}
+
+/// kernel=rows: the split rows. Block (r, y) sums the slots [long_ptr[r], long_ptr[r+1]) of
+/// split row long_row[r] over the columns y·32 .. y·32+31: thread t owns the pack at column
+/// y·32 + (t % L)·V (L = 32/V lanes per slot) and the stripe t / L of the slots (slot s goes to
+/// stripe (s - first) % S, S = 256/L stripes, summed in slot order); then stripe 0 adds the S
+/// stripe sums in stripe order. The order depends only on the layout: deterministic. A split row
+/// of n segments costs n/S dependent-free loads per thread (unrolled by 4), not n: a row of 10^6
+/// nonzeros in segments of 256 is 3907 slots, 123 loads per thread (fp32, S = 32).
+template <int V, class Value, class Index>
+__global__ void __launch_bounds__(256)
+    tiled_long_reduce_kernel(std::int64_t rows, std::int64_t k, std::int64_t col0,
+                             const Index* __restrict__ long_row,
+                             const std::int64_t* __restrict__ long_ptr,
+                             const Value* __restrict__ partial, Value* __restrict__ c,
+                             bool row_major, Value alpha, Value beta) {
+  constexpr int L = 32 / V, S = 256 / L;
+  __shared__ Value sh[S][32];
+  const int t = static_cast<int>(threadIdx.x), lane = t % L, stripe = t / L;
+  const std::int64_t r = blockIdx.x;
+  const std::int64_t j0 = col0 + static_cast<std::int64_t>(blockIdx.y) * 32 + lane * V;
+  const bool ok = j0 < k;  // V > 1 only when k % V == 0: the whole pack is in range
+  const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
+  Value acc[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) acc[e] = Value(0);
+  if (ok) {
+    std::int64_t s = s0 + stripe;
+    for (; s + 3 * S < s1; s += 4 * S) {
+      Value x[4][V];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) tiled_gpu::load_plain<V>(partial + (s + u * S) * k + j0, x[u]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[e] += x[u][e];
+    }
+    for (; s < s1; s += S) {
+      Value x[V];
+      tiled_gpu::load_plain<V>(partial + s * k + j0, x);
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] += x[e];
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < V; ++e) sh[stripe][lane * V + e] = acc[e];
+  __syncthreads();
+  if (stripe != 0 || !ok) return;
+  Value sum[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) sum[e] = sh[0][lane * V + e];
+  for (int q = 1; q < S; ++q)
+#pragma unroll
+    for (int e = 0; e < V; ++e) sum[e] += sh[q][lane * V + e];
+  const std::int64_t i = static_cast<std::int64_t>(long_row[r]);
+  if (row_major && V > 1) {
+    Value* dst = c + i * k + j0;
+    Value o[V];
+    if (beta == Value(0)) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * sum[e];
+    } else {
+      tiled_gpu::load_plain<V>(dst, o);
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * sum[e] + beta * o[e];
+    }
+    tiled_gpu::store_pack<V>(dst, o);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    if (j0 + e >= k) break;
+    Value* out = row_major ? c + i * k + j0 + e : c + (j0 + e) * rows + i;
+    cuda::axpby_store(out, alpha, sum[e], beta);
+  }
+}
+
+template <class Value, class Index>
+void launch_long_reduce(const TiledDevice<Value, Index>& d, Value* c, std::int64_t k, bool row_major,
+                        Value alpha, Value beta) {
+  if (d.long_rows == 0) return;
+  constexpr int V = 16 / sizeof(Value);
+  const bool vec = row_major && k % V == 0 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0;
+  const std::int64_t tiles = (k + 31) / 32;
+  constexpr std::int64_t kMaxGrid = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGrid) {  // grid.x: up to 2^31-1 split rows
+    const std::int64_t nt = std::min(kMaxGrid, tiles - t0);
+    const dim3 grid(static_cast<unsigned>(d.long_rows), static_cast<unsigned>(nt));
+    if (vec) {
+      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
+                                                               d.long_ptr.data(), d.partial.data(), c,
+                                                               row_major, alpha, beta);
+    } else {
+      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
+                                                               d.long_ptr.data(), d.partial.data(), c,
+                                                               row_major, alpha, beta);
+    }
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_long_reduce_kernel");
   }
 }
 
@@ -420,7 +557,7 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
     tiled_rows_kernel<G, NV, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
         d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
-        d.values.data(), d.out_row.data(), b, c, store, d.partial.data(), alpha, beta);
+        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
   }
 }
@@ -435,7 +572,7 @@ void launch_rows_col(const TiledDevice<Value, Index>& d, const Value* b, Value* 
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
     tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
         d.work_rows, d.rows, d.cols, k, t0, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
-        d.values.data(), d.out_row.data(), b, c, store, d.partial.data(), alpha, beta);
+        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_col_kernel");
   }
 }
@@ -479,7 +616,7 @@ void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std
   }
   constexpr std::int64_t V = 16 / sizeof(Value);
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const bool vec = k % V == 0 && aligned(b) && aligned(c) && (store != tiled_gpu::partial || aligned(d.partial.data()));
+  const bool vec = k % V == 0 && aligned(b) && aligned(c) && (store != tiled_gpu::mapped || aligned(d.partial.data()));
   std::int64_t pk = 1;  // power of two >= k
   while (pk < k) pk *= 2;
   if (vec) {
@@ -506,15 +643,23 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
           DenseLayout layout, Value alpha, Value beta) {
   if (d.rows == 0 || k == 0 || d.work_rows == 0) return;
   const bool row_major = layout == DenseLayout::row_major;
+  if (!d.sell) {
+    // Whole rows straight to C (through dest when the order is not the identity); segments of
+    // split rows to their partial slots, then one block per split row sums them.
+    const int store = d.mapped ? tiled_gpu::mapped : tiled_gpu::direct;
+    const std::size_t need = static_cast<std::size_t>(d.long_slots) * static_cast<std::size_t>(k);
+    if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
+    spmm_rows(d, b, c, k, row_major, store, alpha, beta);
+    launch_long_reduce(d, c, k, row_major, alpha, beta);
+    return;
+  }
   int store = d.permuted ? tiled_gpu::permuted : tiled_gpu::direct;
   if (d.segmented) {
     store = tiled_gpu::partial;
     const std::size_t need = static_cast<std::size_t>(d.work_rows) * static_cast<std::size_t>(k);
     if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
   }
-  if (!d.sell) {
-    spmm_rows(d, b, c, k, row_major, store, alpha, beta);
-  } else {
+  {
   int re = 1;
   while (re < d.r && re < k) re *= 2;
   switch (re) {

@@ -234,14 +234,17 @@ void check_gpu_spmm() {
   }
 }
 
-/// Rows of 0..200 nonzeros (several > 32, so the 4-batch loop and its tail both run), empty
-/// rows, and a row of 40·μ: exercises the row kernel's group loop with G = 1..32.
+/// Rows of 0..200 nonzeros (several > 32, so the 8-batch loop and its tail both run), empty
+/// rows, and a row of 40·μ: exercises the row kernel's group loop with G = 1..32. Round 1 pushed
+/// a second leading 0 onto row_ptr (Csr starts with {0}): row_ptr is now assigned from scratch.
 template <class Value, class Index>
-void check_gpu_ragged() {
+Csr<Value, Index> ragged_csr() {
   Csr<Value, Index> a;
   a.rows = 333;
   a.cols = 257;
-  a.row_ptr.push_back(0);
+  a.row_ptr.assign(1, 0);
+  a.col_idx.clear();
+  a.values.clear();
   for (std::int64_t i = 0; i < a.rows; ++i) {
     const std::int64_t len = i == 5 ? 200 : (i % 7 == 3 ? 0 : (i * 37) % 41);
     for (std::int64_t j = 0; j < len; ++j) {
@@ -253,8 +256,39 @@ void check_gpu_ragged() {
     a.values.resize(a.col_idx.size());
     a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
   }
-  for (const char* cfg : {"kernel=rows,variant=baseline,reorder=off", "kernel=rows,variant=segmented,segsize=7,reorder=on",
-                          "kernel=rows,kt=32", "kernel=rows"}) {
+  return a;
+}
+
+// Row-kernel configurations of the ragged test: plain, segmented (short segments, so most rows
+// are split and reduced by the long-row reduction; one row of 200 = 29 segments), segmented with
+// the long-row path only for row 5 (segsize 64), reordered + segmented, fixed K-tile, the model.
+const char* kRaggedConfigs[] = {
+    "kernel=rows,variant=baseline,reorder=off",   "kernel=rows,variant=segmented,segsize=7,reorder=on",
+    "kernel=rows,variant=segmented,segsize=7,reorder=off", "kernel=rows,variant=segmented,segsize=64,reorder=off",
+    "kernel=rows,variant=segmented,segsize=1,reorder=off,kt=16", "kernel=rows,kt=32", "kernel=rows"};
+
+TEST(Tiled, RaggedTestMatrixIsValidAndCpuMatchesTheReference) {
+  const auto a = ragged_csr<double, std::int32_t>();
+  ASSERT_EQ(a.row_ptr.size(), static_cast<std::size_t>(a.rows) + 1);
+  EXPECT_NO_THROW(Matrix<double>::build(a, "csr", Backend::cpu));
+  for (const char* cfg : kRaggedConfigs) {
+    SCOPED_TRACE(cfg);
+    const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse(cfg));
+    ASSERT_EQ(s.to_csr(), a);
+    for (std::int64_t k : {5, 32}) {
+      const auto b = testing::random_vector<double>(a.cols * k, 3 + k, true);
+      std::vector<double> c = testing::poisoned<double>(a.rows * k);
+      spmm(s, b.data(), c.data(), k, DenseLayout::row_major, 1.0, 0.0);
+      const auto want = reference::spmm<double, std::int32_t, double, double>(a, b, k, DenseLayout::row_major);
+      EXPECT_LE(reference::relative_norm2_error<double>(c, want), testing::tolerance<double>());
+    }
+  }
+}
+
+template <class Value, class Index>
+void check_gpu_ragged() {
+  const auto a = ragged_csr<Value, Index>();
+  for (const char* cfg : kRaggedConfigs) {
     SCOPED_TRACE(cfg);
     const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
     for (std::int64_t k : {4, 8, 16, 32, 64, 128, 48, 5})
@@ -264,6 +298,10 @@ void check_gpu_ragged() {
         const auto c = testing::apply_spmm(m, b, k, layout);
         const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
         EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
+        const auto c0 = testing::random_vector<Value>(a.rows * k, 9 + k, true);
+        const auto c2 = testing::apply_spmm(m, b, k, layout, &c0, Value(0.5), Value(-2));
+        const auto want2 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
+        EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
       }
   }
 }

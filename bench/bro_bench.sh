@@ -5,7 +5,7 @@
 # "Which matrices have η >= 70 %"). Writes DIR/bro_<prec>.json (+ .log) per precision, and
 # DIR/bro_variants_fp64.json: the paper's settings (h=256, first=abs) and the classic kernel of
 # bro-ell, for the kernel comparison. Expects ./build/gpu/spmat (scripts/gpu-check builds it).
-# Takes about 6-8 minutes on an H200 (the builds of the 10M-row matrices dominate). Then:
+# Takes about 9-12 minutes on an H200 (the builds of the 10M-row matrices dominate). Then:
 #   python3 bench/bro_table.py DIR/bro_fp64.json DIR/bro_fp32.json DIR/bro_variants_fp64.json
 # SPDX-License-Identifier: MIT
 set -uo pipefail
@@ -48,4 +48,13 @@ run bro_variants_classic_fp64 --precision fp64 --formats bro-ell,cusparse-csr,cu
   --option bro-ell:kernel=classic "${targets[@]}"
 run bro_variants_unroll4_fp64 --precision fp64 --formats bro-ell,cusparse-csr,cusparse-coo \
   --option bro-ell:unroll=4 "${targets[@]}"
+# Round 2: the fit kernel (default) against the batched one, both precisions, every target and
+# η >= 70 % matrix (the batched kernel is what the fit kernel falls back to); bro-hyb with the
+# paper's CUSP split against the byte-cost split (default, in bro_<prec>.json).
+for prec in fp64 fp32; do
+  run "bro_variants_batched_$prec" --precision "$prec" --formats bro-ell,bro-hyb,ell \
+    --option bro-ell:kernel=batched --option bro-hyb:kernel=batched "${targets[@]}" "${eta70[@]}"
+done
+run bro_variants_cusp_split_fp64 --precision fp64 --formats bro-hyb,hyb \
+  --option bro-hyb:split=cusp "${targets[@]}"
 touch "$dir/done"

@@ -35,10 +35,10 @@ bool bro_option_first_slice(const FormatOptions& o) {
 
 template <class Value, class Index>
 void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o) {
-  const std::string k = o.get_string("kernel", "batched");
-  if (k != "batched" && k != "classic")
-    throw ParseError("BRO: kernel=" + k + " is not 'batched' or 'classic'");
-  e.kernel = k == "batched" ? 1 : 0;
+  const std::string k = o.get_string("kernel", "fit");
+  if (k != "fit" && k != "batched" && k != "classic")
+    throw ParseError("BRO: kernel=" + k + " is not 'fit', 'batched' or 'classic'");
+  e.kernel = k == "fit" ? 2 : (k == "batched" ? 1 : 0);
   const std::int64_t u = o.get_int("unroll", 8);
   if (u != 4 && u != 8) throw ParseError("BRO: unroll=" + std::to_string(u) + " is not 4 or 8");
   e.unroll = static_cast<int>(u);
@@ -228,7 +228,7 @@ std::vector<ParamInfo> bro_ell_params() {
   return {{"h", "32", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice; paper: 256)"},
           {"sym_len", "32", "symbol length in bits: 32 or 64"},
           {"first", "slice", "first-column coding: slice (relative to the slice's smallest first column) or abs (paper: column+1)"},
-          {"kernel", "batched", "CUDA spmv kernel: batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
+          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 64 bits decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
           {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
           {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},
           {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},

@@ -39,9 +39,11 @@ struct BroEll {
   /// the slice's smallest first column (first delta = column − col_base[s] + 1, "beyond the
   /// paper", issue item 6). The decoder is the same: the accumulator starts at col_base[s] − 1.
   bool first_slice = true;
-  /// CUDA spmv kernel (run-time choice, not part of the code): 1 = batched (decode U fields,
-  /// then U value/x loads at once; widths by warp shuffle), 0 = classic (spec §3.5 loop).
-  int kernel = 1;
+  /// CUDA spmv kernel (run-time choice, not part of the code): 2 = fit (default; every row's
+  /// stream in one 64-bit word, shift-only decode, see bro_ell_fit_eligible — matrices that do
+  /// not fit run the batched kernel), 1 = batched (decode U fields, then U value/x loads at
+  /// once; widths by warp shuffle), 0 = classic (spec §3.5 loop).
+  int kernel = 2;
   int unroll = 8;               ///< U of the batched kernel: 4 or 8
   std::vector<std::int64_t> width_off{0};  ///< slices+1: widths of slice s at [width_off[s], +l_s)
   std::vector<std::int64_t> sym_off{0};    ///< slices+1: symbols of slice s start here
@@ -75,6 +77,20 @@ struct BroEll {
   /// η of the column indices vs ELLPACK (rows·k·I) and vs nnz·I.
   bro::IndexSavings index_savings() const;
 };
+
+/// True when the exact-fit CUDA kernel (kernel=fit) can decode e: every slice has at most 32
+/// positions and at most 64 bits per row (sym_len 32: ≤ 2 symbols per row; 64: ≤ 1). Example:
+/// gen:lap2d:2000 with h = 32, first=slice (30 bits per interior row) fits; so do 7-point 3-D
+/// stencils (56 bits); random columns over a wide matrix with > 4 entries per row usually not.
+template <class Value, class Index>
+inline bool bro_ell_fit_eligible(const BroEll<Value, Index>& e) {
+  const std::int64_t max_words = e.sym_len == 32 ? 2 : (e.sym_len == 64 ? 1 : 0);
+  for (std::int64_t s = 0; s < e.slices(); ++s) {
+    if (e.width_off[s + 1] - e.width_off[s] > 32) return false;
+    if (e.sym_off[s + 1] - e.sym_off[s] > max_words * e.h) return false;
+  }
+  return max_words > 0;
+}
 
 /// Calls f(col, value) for each stored entry of stored row t of slice s, in column order, by
 /// running the kernels' decode loop on the host (padding skipped, explicit zeros kept).

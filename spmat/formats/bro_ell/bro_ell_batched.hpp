@@ -70,4 +70,54 @@ SPMAT_BRO_HD Value batched_row(Reader& rd, Widths& wd, std::int64_t len, const V
   return sum;
 }
 
+/// Exact-fit decode (kernel=fit): the row's whole bit stream is at most 64 bits (sym_len 32 with
+/// at most 2 symbols per row, or sym_len 64 with at most 1) and the slice has l ≤ 32 positions.
+/// fit_word loads it once, top-aligned (symbol 0 in the high half); fit_row then decodes with
+/// shifts only — no reader pointer, no refill branch, no bit counter — U fields at a time,
+/// followed by their U value loads and U x loads and the U multiply-adds in column order (the
+/// classic loop's sums in the classic loop's order). wd.get(k) = width of position k (0 past l:
+/// decodes as padding, consumes no bits; (buf >> 1) >> (63 − b) is 0 for b = 0, no shift by 64).
+template <class Sym>
+SPMAT_BRO_HD std::uint64_t fit_word(const Sym* p, std::int64_t h, std::int64_t nsym) {
+  if constexpr (sizeof(Sym) == 8) {
+    (void)h;
+    return nsym > 0 ? bro_load(p) : 0ull;
+  } else {
+    const std::uint64_t hi = nsym > 0 ? static_cast<std::uint64_t>(bro_load(p)) << 32 : 0ull;
+    return nsym > h ? hi | bro_load(p + h) : hi;
+  }
+}
+
+template <int U, class Index, class Widths, class Value>
+SPMAT_BRO_HD Value fit_row(std::uint64_t buf, const Widths& wd, int len, const Value* v,
+                           std::int64_t h, const Value* x, Index col) {
+  static_assert(U >= 1 && 32 % U == 0, "U must divide 32");
+  Value sum = 0;
+  for (int c0 = 0; c0 < len; c0 += U) {  // len <= 32, so c0 + u <= 31
+    Index cc[U];
+    SPMAT_BRO_UNROLL
+    for (int u = 0; u < U; ++u) {
+      const int b = wd.get(c0 + u);
+      const std::uint32_t d = static_cast<std::uint32_t>((buf >> 1) >> (63 - b));
+      buf <<= b;
+      col += static_cast<Index>(d);
+      cc[u] = d ? col : Index(-1);
+    }
+    Value a[U], xv[U];
+    SPMAT_BRO_UNROLL
+    for (int u = 0; u < U; ++u) {
+      a[u] = Value(0);
+      xv[u] = Value(0);
+      if (cc[u] >= 0) {
+        a[u] = bro_load(v + static_cast<std::int64_t>(c0 + u) * h);
+        xv[u] = bro_load(x + cc[u]);
+      }
+    }
+    SPMAT_BRO_UNROLL
+    for (int u = 0; u < U; ++u)
+      if (cc[u] >= 0) sum += a[u] * xv[u];
+  }
+  return sum;
+}
+
 }  // namespace spmat::bro

@@ -18,6 +18,16 @@
 // Values of position c sit at slot c·h + t: a warp's loads are 32 consecutive values
 // (coalesced). Same sums in the same order as the classic kernel (deterministic).
 //
+// spmv, kernel=fit (default; only when bro_ell_fit_eligible: every slice has l ≤ 32 and every
+// row ≤ 64 bits of stream; else the batched kernel runs): the same warp-per-32-rows mapping,
+// without a grid-stride loop (one warp = one group of 32 stored rows, like ELL's thread per
+// row), every row's stream loaded once into one 64-bit register (1 or 2 coalesced 128 B symbol
+// loads, issued with the width load), then bro::fit_row: shift-only decode of 4 fields (widths
+// by shuffle), 4 value + 4 x loads, 4 FMAs. No reader state (pointer, stride, bit count), no
+// refill branch, 32-bit loop counters: __launch_bounds__(256, 6) caps it at 40 registers, so
+// 48 warps per SM are resident (the batched kernel: 24) to hide the three dependent latencies
+// (offsets → symbols/widths/values → x).
+//
 // spmv, kernel=classic, and spmv_t (always): slice s is handled by h consecutive threads of one block (h a multiple of 32, so a warp never
 // straddles slices); blocks hold max(1, 256/h) slices and grid-stride over slice groups. Thread
 // t of slice s decodes stored row s·h+t with the spec §3.5 loop: widths are read from global
@@ -162,6 +172,58 @@ __global__ void __launch_bounds__(kBatchedBlock, 3)
   }
 }
 
+/// Width source of the fit kernel: lane k holds width k of the warp's slice (0 past l ≤ 32).
+struct FitWidths {
+  int mine;
+  __device__ __forceinline__ int get(int k) const { return __shfl_sync(0xffffffffu, mine, k); }
+};
+
+constexpr int kFitBlock = 256;
+constexpr int kFitU = 4;
+
+template <class Sym, class Value, class Index>
+__global__ void __launch_bounds__(kFitBlock, 6)
+    bro_ell_spmv_fit_kernel(std::int64_t warps, std::int64_t rows, int h,
+                            const std::int64_t* __restrict__ width_off,
+                            const std::uint8_t* __restrict__ widths,
+                            const std::int64_t* __restrict__ sym_off,
+                            const Sym* __restrict__ syms, const Value* __restrict__ values,
+                            const Index* __restrict__ row_id, const Index* __restrict__ col_base,
+                            const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
+                            Value beta) {
+  const std::int64_t gw =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  if (gw >= warps) return;  // warp-uniform: the 32 lanes of a warp stay together
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int wps = h >> 5;
+  const std::int64_t s = gw / wps;
+  const std::int64_t t = (gw - s * wps) * 32 + lane;
+  const std::int64_t wo = ldg(width_off + s), so = ldg(sym_off + s);
+  const int len = static_cast<int>(ldg(width_off + s + 1) - wo);
+  const std::int64_t nsym = ldg(sym_off + s + 1) - so;
+  const Index start = (col_base ? ldg(col_base + s) : Index(0)) - Index(1);
+  const FitWidths wd{lane < len ? static_cast<int>(ldg(widths + wo + lane)) : 0};
+  const std::uint64_t buf = bro::fit_word(syms + so + t, h, nsym);
+  const Value sum =
+      bro::fit_row<kFitU, Index>(buf, wd, len, values + wo * h + t, h, x, start);
+  const std::int64_t p = s * h + t;
+  if (p < rows) {
+    const std::int64_t r = row_id ? static_cast<std::int64_t>(ldg(row_id + p)) : p;
+    axpby_store(y + r, alpha, sum, beta);
+  }
+}
+
+template <class Sym, class Value, class Index>
+void launch_fit(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
+                Value alpha, Value beta) {
+  const std::int64_t warps = d.slices * (d.h / 32);
+  const std::int64_t blocks = (warps * 32 + kFitBlock - 1) / kFitBlock;
+  bro_ell_spmv_fit_kernel<Sym><<<static_cast<unsigned>(blocks), kFitBlock>>>(
+      warps, d.rows, d.h, d.width_off.data(), d.widths.data(), d.sym_off.data(), syms,
+      d.values.data(), d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_fit_kernel");
+}
+
 template <int U, class Sym, class Value, class Index>
 void launch_batched(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
                     Value alpha, Value beta) {
@@ -205,6 +267,7 @@ BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value
   d.sym_len = e.sym_len;
   d.kernel = e.kernel;
   d.unroll = e.unroll;
+  d.fits = bro_ell_fit_eligible(e);
   if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
     throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
                            "sym_len 32 or 64");
@@ -223,7 +286,12 @@ template <class Value, class Index>
 void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                          Value alpha, Value beta) {
   if (d.slices == 0 || d.rows == 0) return;
-  if (d.kernel == 1) {
+  if (d.kernel == 2 && d.fits) {
+    if (d.sym_len == 32)
+      launch_fit(d, d.sym32.data(), x, y, alpha, beta);
+    else
+      launch_fit(d, d.sym64.data(), x, y, alpha, beta);
+  } else if (d.kernel >= 1) {
     if (d.sym_len == 32) {
       if (d.unroll == 4)
         launch_batched<4>(d, d.sym32.data(), x, y, alpha, beta);

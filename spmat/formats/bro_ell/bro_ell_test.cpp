@@ -159,6 +159,87 @@ TEST(BroEll, BatchedKernelDecodeMatchesTheClassicLoopBitForBit) {
         }
 }
 
+// Host emulation of the fit kernel (bro_ell_cuda.cu, bro_ell_spmv_fit_kernel): one 64-bit word
+// per row from bro::fit_word, bro::fit_row with host widths; y in the original row order.
+template <class V, class I>
+std::vector<V> fit_host_spmv(const BroEll<V, I>& e, const std::vector<V>& x) {
+  std::vector<V> y(static_cast<std::size_t>(e.rows), std::numeric_limits<V>::quiet_NaN());
+  for (std::int64_t s = 0; s < e.slices(); ++s)
+    for (std::int64_t t = 0; t < e.h; ++t) {
+      const std::int64_t wo = e.width_off[s], len = e.width_off[s + 1] - wo;
+      const std::int64_t nsym = e.sym_off[s + 1] - e.sym_off[s];
+      const bro::HostWidths wd{e.widths.data() + wo, len};
+      const std::uint64_t buf = e.sym_len == 32
+          ? bro::fit_word(e.sym32.data() + e.sym_off[s] + t, e.h, nsym)
+          : bro::fit_word(e.sym64.data() + e.sym_off[s] + t, e.h, nsym);
+      const V sum = bro::fit_row<4, I>(buf, wd, static_cast<int>(len), e.values.data() + wo * e.h + t,
+                                       e.h, x.data(), static_cast<I>(e.start_col(s)));
+      const std::int64_t p = s * e.h + t;
+      if (p < e.rows) y[e.original_row(p)] = sum;
+    }
+  return y;
+}
+
+TEST(BroEll, FitKernelDecodeMatchesTheClassicLoopBitForBit) {
+  // Every matrix the fit kernel accepts: stencils (1 and 2 symbols per row), short random rows
+  // (up to 64 bits: 3 fields of ≤ 21 bits), empty rows, BAR-permuted rows, both codings.
+  const Csr64 mats[] = {bro_testing::lap2d(61, 67), bro_testing::lap2d(5, 300),
+                        bro_testing::random_csr(1500, 1 << 20, [](std::int64_t r) {
+                          return r % 9 == 0 ? 0 : 1 + r % 3;
+                        }, 23)};
+  int fitted = 0;
+  for (const auto& a64 : mats) {
+    const auto a = convert<double, std::int32_t>(a64);
+    const auto a64i = convert<float, std::int64_t>(a64);
+    const auto x = testing::random_vector<double>(a.cols, 4, true);
+    const auto xf = testing::random_vector<float>(a.cols, 4, true);
+    for (int h : {32, 64, 256})
+      for (int sym_len : {32, 64})
+        for (bool first : {false, true})
+          for (bool bar : {false, true}) {
+            SCOPED_TRACE("rows=" + std::to_string(a.rows) + " h=" + std::to_string(h) +
+                         " sym_len=" + std::to_string(sym_len) + " first_slice=" +
+                         std::to_string(first) + " bar=" + std::to_string(bar));
+            std::vector<std::int64_t> order;
+            if (bar)
+              for (std::int64_t p = 0; p < a.rows; ++p) order.push_back((p * 389) % a.rows);
+            const auto e = BroEll<double, std::int32_t>::encode(a, h, sym_len, order, -1, first);
+            const auto ef = BroEll<float, std::int64_t>::encode(a64i, h, sym_len, order, -1, first);
+            if (!bro_ell_fit_eligible(e)) continue;
+            ++fitted;
+            std::vector<double> want(static_cast<std::size_t>(a.rows));
+            spmv(e, x.data(), want.data(), 1.0, 0.0);
+            EXPECT_EQ(fit_host_spmv(e, x), want);
+            ASSERT_TRUE(bro_ell_fit_eligible(ef));
+            std::vector<float> wantf(static_cast<std::size_t>(a.rows));
+            spmv(ef, xf.data(), wantf.data(), 1.0f, 0.0f);
+            EXPECT_EQ(fit_host_spmv(ef, xf), wantf);
+          }
+  }
+  EXPECT_GE(fitted, 24);  // the stencils fit in every configuration but first=abs with h=256
+}
+
+TEST(BroEll, FitEligibilityFollowsTheSixtyFourBitRule) {
+  using E = BroEll<double, std::int64_t>;
+  const auto o = FormatOptions().set("h", "32");
+  // lap2d with the slice-relative first column: 30 bits per interior row, some slices 2 words.
+  const auto lap = E::build(bro_testing::lap2d(61, 67), o);
+  EXPECT_TRUE(bro_ell_fit_eligible(lap));
+  bool two_words = false;
+  for (std::int64_t s = 0; s < lap.slices(); ++s)
+    two_words |= lap.sym_off[s + 1] - lap.sym_off[s] == 2 * lap.h;
+  EXPECT_TRUE(two_words);
+  EXPECT_TRUE(bro_ell_fit_eligible(E::build(bro_testing::lap2d(61, 67), FormatOptions().set("sym_len", "64"))));
+  // 12 random columns of 777: ~10 bits each, > 64 bits per row.
+  EXPECT_FALSE(bro_ell_fit_eligible(E::build(bro_testing::scenarios()[0].a, o)));
+  // 70 positions per slice (> 32 widths: more than one shuffle chunk).
+  EXPECT_FALSE(bro_ell_fit_eligible(E::build(bro_testing::scenarios()[3].a, o)));
+  // Options: fit (default), batched, classic.
+  EXPECT_EQ(lap.kernel, 2);
+  EXPECT_EQ(E::build(bro_testing::lap2d(3, 3), FormatOptions().set("kernel", "batched")).kernel, 1);
+  EXPECT_EQ(E::build(bro_testing::lap2d(3, 3), FormatOptions().set("kernel", "classic")).kernel, 0);
+}
+
 TEST(BroEll, PrimedReadersDecodeAsUnprimedOnes) {
   std::vector<std::uint32_t> w32{0xdeadbeefu, 0x12345678u, 0xcafef00du};
   std::vector<std::uint64_t> w64{0xdeadbeef12345678ull, 0xcafef00d0badc0deull};

@@ -75,6 +75,28 @@ inline Csr64 shuffled_band(std::int64_t rows, std::int64_t w, std::uint64_t seed
   return a;
 }
 
+/// 5-point Laplacian of an n×m grid (rows n·m; 3..5 entries per row; values −1 and 4): the
+/// exact-fit case of the fit kernel (≤ 30 bits per interior row with h = 32, first=slice; slices
+/// that span a grid-row boundary take two 32-bit symbols).
+inline Csr64 lap2d(std::int64_t n, std::int64_t m) {
+  Csr64 a;
+  a.rows = a.cols = n * m;
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int64_t r = i * m + j;
+      const std::int64_t cs[] = {i > 0 ? r - m : -1, j > 0 ? r - 1 : -1, r, j + 1 < m ? r + 1 : -1,
+                                 i + 1 < n ? r + m : -1};
+      for (std::int64_t c : cs)
+        if (c >= 0) {
+          a.col_idx.push_back(c);
+          a.values.push_back(c == r ? 4.0 : -1.0);
+        }
+      a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+    }
+  return a;
+}
+
 struct Scenario {
   std::string name;
   Csr64 a;
@@ -98,6 +120,10 @@ inline const std::vector<Scenario>& scenarios() {
     v.push_back({"zero_rows_0x5", random_csr(0, 5, [](std::int64_t) { return 0; }, 8)});
     v.push_back({"zero_cols_6x0", random_csr(6, 0, [](std::int64_t) { return 0; }, 9)});
     v.push_back({"all_empty_40x41", random_csr(40, 41, [](std::int64_t) { return 0; }, 10)});
+    // Exact-fit kernel inputs (bro_ell_fit_eligible with the defaults, sym_len 32 and 64):
+    v.push_back({"lap2d_5pt_61x67", lap2d(61, 67)});
+    v.push_back({"short_rows_2011x9000",
+                 random_csr(2011, 9000, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 3; }, 11)});
     return v;
   }();
   return all;
@@ -110,18 +136,24 @@ struct Variant {
 };
 
 /// Every BRO registry name with the option sets worth covering (h = 32, 64, 256, 512; first =
-/// slice and abs; CUDA kernel = batched (unroll 8 and 4) and classic; sym_len 32 and 64; small
+/// slice and abs; CUDA kernel = fit, batched (unroll 8 and 4) and classic; sym_len 32 and 64; small
 /// COO intervals; forced HYB widths so that both parts are populated (K = 40 puts rows longer
 /// than 32 positions in the ELL part: the batched kernel's width chunks); BRO-CSR with 1, auto,
 /// 8 and 32 lanes per row).
 inline std::vector<Variant> variants() {
   std::vector<Variant> v;
-  // bro-ell defaults: h = 32, first = slice, CUDA kernel = batched (unroll 8).
+  // bro-ell defaults: h = 32, first = slice, CUDA kernel = fit (batched, unroll 8, where the
+  // matrix does not fit: most scenarios here; lap2d_5pt and short_rows fit).
   v.push_back({"bro-ell", {}, "defaults"});
   v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs"), "paper:h=256,first=abs"});
   v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs").set("kernel", "classic"),
                "paper,classic"});
   v.push_back({"bro-ell", FormatOptions().set("kernel", "classic"), "classic"});
+  v.push_back({"bro-ell", FormatOptions().set("kernel", "batched"), "batched"});
+  v.push_back({"bro-ell", FormatOptions().set("kernel", "fit").set("h", "64").set("sym_len", "64"),
+               "fit,h=64,sym_len=64"});
+  v.push_back({"bro-ell-bar", FormatOptions().set("kernel", "batched").set("unroll", "4"),
+               "batched,unroll=4"});
   v.push_back({"bro-ell", FormatOptions().set("h", "32").set("sym_len", "64"), "h=32,sym_len=64"});
   v.push_back({"bro-ell", FormatOptions().set("h", "64").set("unroll", "4").set("sym_len", "64"),
                "h=64,unroll=4,sym_len=64"});
@@ -132,6 +164,8 @@ inline std::vector<Variant> variants() {
   v.push_back({"bro-coo", {}, "defaults"});
   v.push_back({"bro-coo", FormatOptions().set("interval", "64").set("sym_len", "64"), "interval=64,sym_len=64"});
   v.push_back({"bro-hyb", {}, "defaults"});
+  v.push_back({"bro-hyb", FormatOptions().set("split", "cusp"), "split=cusp"});
+  v.push_back({"bro-hyb", FormatOptions().set("kernel", "batched").set("split", "cusp"), "batched,split=cusp"});
   v.push_back({"bro-hyb", FormatOptions().set("ell_width", "3").set("h", "32").set("interval", "96"), "K=3,h=32"});
   v.push_back({"bro-hyb", FormatOptions().set("ell_width", "3").set("h", "256").set("first", "abs")
                               .set("kernel", "classic"), "K=3,paper,classic"});

@@ -29,13 +29,64 @@ std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_s
   return maxlen;
 }
 
+template <class Index>
+std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int value_bytes,
+                                     int index_bytes, double coo_penalty) {
+  const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
+  if (rows <= 0 || h <= 0) return 0;
+  std::int64_t maxlen = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    maxlen = std::max<std::int64_t>(maxlen, row_ptr[r + 1] - row_ptr[r]);
+  // row_hist[i] = rows of length i; slice_hist[i] = slices whose longest row has length i.
+  std::vector<std::int64_t> row_hist(static_cast<std::size_t>(maxlen) + 1, 0);
+  std::vector<std::int64_t> slice_hist(static_cast<std::size_t>(maxlen) + 1, 0);
+  for (std::int64_t s0 = 0; s0 < rows; s0 += h) {
+    std::int64_t l = 0;
+    for (std::int64_t r = s0; r < std::min<std::int64_t>(rows, s0 + h); ++r) {
+      const std::int64_t len = row_ptr[r + 1] - row_ptr[r];
+      ++row_hist[static_cast<std::size_t>(len)];
+      l = std::max(l, len);
+    }
+    ++slice_hist[static_cast<std::size_t>(l)];
+  }
+  const double ell_slot = static_cast<double>(value_bytes + 1);
+  const double coo_entry = coo_penalty * static_cast<double>(value_bytes + index_bytes + 1);
+  // Going from K = i to i + 1 adds h slots to every slice with L_s > i and removes one COO
+  // entry from every row with len > i.
+  std::int64_t slices_longer = 0, rows_longer = 0;
+  for (std::int64_t i = 0; i <= maxlen; ++i) {
+    slices_longer += slice_hist[static_cast<std::size_t>(i)];
+    rows_longer += row_hist[static_cast<std::size_t>(i)];
+  }
+  double cost = 0, best_cost = 0;
+  std::int64_t best = 0;
+  for (std::int64_t i = 0; i < maxlen; ++i) {
+    slices_longer -= slice_hist[static_cast<std::size_t>(i)];  // now: L_s > i
+    rows_longer -= row_hist[static_cast<std::size_t>(i)];      // now: len > i
+    cost += static_cast<double>(h) * static_cast<double>(slices_longer) * ell_slot -
+            static_cast<double>(rows_longer) * coo_entry;
+    if (cost <= best_cost) {
+      best_cost = cost;
+      best = i + 1;
+    }
+  }
+  return best;
+}
+
 template <class Value, class Index>
 BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
   const std::int64_t interval = bro_option_interval(o);
   std::int64_t k = o.get_int("ell_width", -1);
   if (k < -1) throw ParseError("bro-hyb: ell_width=" + std::to_string(k) + " must be >= 0 or -1 (rule)");
-  if (k < 0) k = bro_hyb_ell_width<Index>(a.row_ptr);
+  const std::string split = o.get_string("split", "bytes");
+  if (split != "bytes" && split != "cusp")
+    throw ParseError("bro-hyb: split=" + split + " is not 'bytes' (sliced-ELL byte cost) or "
+                     "'cusp' (CUSP's HYB rule, the paper's)");
+  if (k < 0)
+    k = split == "cusp" ? bro_hyb_ell_width<Index>(a.row_ptr)
+                        : bro_hyb_ell_width_bytes<Index>(a.row_ptr, h, static_cast<int>(sizeof(Value)),
+                                                         static_cast<int>(sizeof(Index)));
   const std::int64_t bar = o.get_int("bar", 0);
   if (bar != 0 && bar != 1) throw ParseError("bro-hyb: bar=" + std::to_string(bar) + " is not 0 or 1");
   std::vector<std::int64_t> order;
@@ -112,6 +163,8 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 template std::int64_t bro_hyb_ell_width(std::span<const std::int32_t>, double, std::int64_t);
 template std::int64_t bro_hyb_ell_width(std::span<const std::int64_t>, double, std::int64_t);
+template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int32_t>, int, int, int, double);
+template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int64_t>, int, int, int, double);
 
 std::vector<FormatEntry> bro_hyb_entries() {
   const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
@@ -123,10 +176,11 @@ std::vector<FormatEntry> bro_hyb_entries() {
       {"h", "32", "slice height of the BRO-ELL part: a multiple of 32 in 32..1024 (paper: 256)"},
       {"sym_len", "32", "symbol length in bits: 32 or 64"},
       {"first", "slice", "first-column coding of the BRO-ELL part: slice or abs (paper)"},
-      {"kernel", "batched", "CUDA spmv kernel of the BRO-ELL part: batched or classic"},
+      {"kernel", "fit", "CUDA spmv kernel of the BRO-ELL part: fit, batched or classic"},
       {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
       {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
-      {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = CUSP's HYB rule)"},
+      {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = the split rule)"},
+      {"split", "bytes", "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"},
       {"bar", "0", "1 = BAR row reordering of the BRO-ELL part (y in original order)"},
       {"bar_algo", "auto", "BAR algorithm: greedy, fast, auto"},
       {"bar_window", "4", "fast BAR: candidate clusters on either side of the home cluster"}};

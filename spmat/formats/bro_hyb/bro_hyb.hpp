@@ -27,6 +27,17 @@ template <class Index>
 std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_speed = 3.0,
                                std::int64_t breakeven = 4096);
 
+/// The byte-cost split (`split=bytes`, the default): K minimising
+///   h·Σ_slices min(L_s, K)·(value_bytes + 1)  +  coo_penalty·Σ_rows max(0, len_r − K)·(value_bytes + index_bytes + 1)
+/// where L_s is the longest row of slice s (consecutive rows, h per slice). It prices the
+/// padding of a *sliced* ELL (CUSP's rule prices a global ELL, whose padding is per matrix, and
+/// so moves 5–20 % of a near-uniform matrix's entries into the slow atomic COO part), and the
+/// COO part at coo_penalty times its bytes (segmented scan + atomics; default 3). Ties go to the
+/// larger K. Example: rows of lengths {2,5,5,5} with h = 2, fp64/int32: K = 5 (no COO part).
+template <class Index>
+std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int value_bytes,
+                                     int index_bytes, double coo_penalty = 3.0);
+
 template <class Value, class Index>
 struct BroHyb {
   using value_type = Value;
@@ -38,7 +49,7 @@ struct BroHyb {
   BroEll<Value, Index> ell;    ///< rows × (≤ K), possibly BAR-permuted (row_id maps back)
   BroCoo<Value, Index> coo;    ///< the overflow, original row indices
 
-  /// Options: h, sym_len, first, kernel, unroll, interval, ell_width (-1 = CUSP rule), bar,
+  /// Options: h, sym_len, first, kernel, unroll, interval, ell_width (-1 = rule), split (bytes | cusp), bar,
   /// bar_algo, bar_window.
   static BroHyb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;

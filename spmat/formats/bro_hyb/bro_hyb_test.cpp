@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "spmat/core/error.hpp"
+#include "spmat/formats/bro_ell/bro_test_support.hpp"
 #include "spmat/formats/bro_hyb/bro_hyb.hpp"
 
 namespace spmat {
@@ -20,6 +22,29 @@ TEST(BroHybSplit, FollowsCuspsRule) {
   std::vector<std::int64_t> big{0};
   for (int r = 0; r < 10000; ++r) big.push_back(big.back() + (r % 10 == 0 ? 50 : 4));
   EXPECT_EQ(bro_hyb_ell_width<std::int64_t>(big), 4);
+}
+
+TEST(BroHybSplit, ByteRulePricesTheSlicedPadding) {
+  // The header's example: lengths {2,5,5,5}, h = 2, fp64/int32 → K = 5, no COO part.
+  const std::vector<std::int32_t> ptr{0, 2, 7, 12, 17};
+  EXPECT_EQ(bro_hyb_ell_width_bytes<std::int32_t>(ptr, 2, 8, 4), 5);
+  const std::vector<std::int32_t> empty{0};
+  EXPECT_EQ(bro_hyb_ell_width_bytes<std::int32_t>(empty, 32, 8, 4), 0);
+  // Near-uniform lengths 3..6 (a G3_circuit-like profile): all in ELL, where CUSP's rule cuts.
+  std::vector<std::int64_t> g{0};
+  for (std::int64_t r = 0; r < 100000; ++r) g.push_back(g.back() + 3 + (r * 7919) % 4);
+  EXPECT_EQ(bro_hyb_ell_width_bytes<std::int64_t>(g, 32, 8, 4), 6);
+  EXPECT_LT(bro_hyb_ell_width<std::int64_t>(g), 6);
+  // One row of 1000 in 64 slices of 4-entry rows: the long row goes to COO.
+  std::vector<std::int64_t> l{0};
+  for (std::int64_t r = 0; r < 2048; ++r) l.push_back(l.back() + (r == 100 ? 1000 : 4));
+  EXPECT_EQ(bro_hyb_ell_width_bytes<std::int64_t>(l, 32, 8, 4), 4);
+  // Option parsing.
+  const Csr<double, std::int64_t> a = bro_testing::lap2d(40, 40);
+  using H = BroHyb<double, std::int64_t>;
+  EXPECT_EQ(H::build(a, FormatOptions()).ell_width, 5);
+  EXPECT_EQ(H::build(a, FormatOptions().set("split", "cusp")).ell_width, 0);
+  EXPECT_THROW((void)H::build(a, FormatOptions().set("split", "x")), ParseError);
 }
 
 TEST(BroHyb, PutsTheFirstKEntriesInEllAndTheRestInCoo) {

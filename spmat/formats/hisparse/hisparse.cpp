@@ -279,8 +279,8 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   if (dense_opt != "auto" && dense_opt != "never")
     throw ParseError("hisparse: dense=" + dense_opt + " is not one of auto, never");
   const std::string spmv_opt = o.get_string("spmv", "plan");
-  if (spmv_opt != "plan" && spmv_opt != "levels")
-    throw ParseError("hisparse: spmv=" + spmv_opt + " is not one of plan, levels");
+  if (spmv_opt != "plan" && spmv_opt != "plan1" && spmv_opt != "levels")
+    throw ParseError("hisparse: spmv=" + spmv_opt + " is not one of plan, plan1, levels");
   const std::int64_t item_cost = o.get_int("item_cost", kPlanItemCost);
   if (item_cost < 1) throw ParseError("hisparse: item_cost must be >= 1");
   const std::string t_opt = o.get_string("transposed", "0");
@@ -362,6 +362,7 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   }
   HiSparse s = serialize<Value, Index>(t, dense_opt == "auto");
   s.gpu_levels = spmv_opt == "levels";
+  s.gpu_plan_block = spmv_opt == "plan1";
   s.plan_item_cost = item_cost;
   s.transposed = t_opt == "1";  // state only: the logical matrix is aᵀ, the pool stores a
   return s;

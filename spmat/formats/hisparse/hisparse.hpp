@@ -133,6 +133,7 @@ struct HiSparse {
   int depth = 1;
   bool allow_dense = true;
   bool gpu_levels = false;  ///< option spmv=levels: the CUDA backend traverses on every call
+  bool gpu_plan_block = false;  ///< option spmv=plan1: round-1 plan kernel (a block per item)
   std::int64_t plan_item_cost = 8192;  ///< option item_cost: cost bound of a CUDA plan item
   std::uint32_t root = hisparse::kNull;
   std::vector<hisparse::Chunk> pool;         ///< header + nodes

@@ -8,17 +8,29 @@
 // (session-1 measurement: 23.6 ms for random_k 2M×16, almost all of it in the per-level inner
 // kernels pushing ~32M one-entry leaves through a single atomic queue counter). The leaves are
 // bucketed by output block and cut into items of bounded cost; a product is then ONE kernel
-// launch (two when an output block is split over items: y = beta·y first), one 256-thread block
-// per item:
-//   * COO leaves with ≤ 4 entries: one thread per leaf (spec §5 "1 entry → 1 thread");
-//   * larger COO leaves: one warp per leaf, lanes over the entries;
-//   * dense leaves: the whole block, coalesced over the d² entries (row products reduce over a
-//     warp, column products keep one column per thread in a register);
-//   * every partial sum goes to the item's ≤ d accumulators in shared memory, and each output
-//     is written once: y = alpha·acc + beta·y (single owner) or one atomicAdd per output (split
-//     bucket). Global atomics: ≤ d per split item, none otherwise.
+// launch (two when an output block is split over items: y = beta·y first).
+//
+// Round 2 (plan_warp_kernel, the default): one WARP per item, 8 items per 256-thread block, no
+// block-wide barrier. Round 1 ran one 256-thread block per item and reached ~15 % of the H100's
+// bandwidth on lap2d (0.31 ms for 158 MB): an item there is one block row of ~640 entries in ~7
+// leaves, so each block did 2–3 entries per thread behind two __syncthreads, a dependent chain
+// item → leaf record → node header → bytes → x, one-byte coordinate loads and one warp per leaf
+// (the 382-entry diagonal leaf took 12 serial steps while 7 warps idled). Now:
+//   * COO leaves of every size go through one path: 32 leaf records and their headers are
+//     loaded at once (one per lane), a warp scan numbers their groups of 4 entries, and the lanes
+//     walk the groups flat (binary search over the scan with shuffles), two per lane per step.
+//     A group is one 8-byte load of 4 coordinate pairs and one 16-byte load of 4 entries (fp64:
+//     two, the second only when entries 2..3 exist; COO1/COO2 nodes hold 16 value bytes). Pads
+//     are masked by the count (x may hold Inf/NaN).
+//   * runs of one output index inside a group (row-major entries: a row's entries, for S·x) are
+//     summed in a register before the shared atomic.
+//   * dense leaves: the warp per leaf (rows: lanes over columns + shuffle sum; columns: lanes
+//     over columns, register sum down the rows).
+//   * item cost: min(item_cost, max(512, plan cost of the matrix / 8192)), so a small matrix
+//     still gives ≥ 8k warps (ideal: 3.4M entries → ~450 block items before, ~6.6k warp items).
+// spmv=plan1 keeps the round-1 kernel (plan_kernel, one block per item, item_cost as given).
 // The transposed product uses its own plan (bucketed by block column) built the same way, so
-// spmv and spmv_t cost the same; the state flag only picks which plan runs.
+// spmv and spmv_t do the same work; the state flag only picks which plan runs.
 // Leaves are plain 8-byte {pointer, input block} records (plan bytes: 8 per leaf + 24 per item
 // per direction; not part of storage_bytes, which is the pool as the spec defines it).
 //
@@ -35,6 +47,7 @@
 // global in the levels path): NOT deterministic (caps say so). Transposition (the op and the
 // state flag) swaps the roles of row and column at the leaves. Explicit zeros are multiplied
 // like any entry. Offsets into the pool and row/column indices are 64-bit.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -57,6 +70,14 @@ struct Item {
 constexpr int kInnerBlock = 128;  ///< 4 warps, one inner node per warp
 constexpr int kLeafBlock = 128;   ///< > 32-entry leaves: one block each (spec §5)
 constexpr int kPlanBlock = 256;   ///< plan path: threads per item (≥ d: one column per thread)
+constexpr int kWarpPlanBlock = 256;  ///< warp plan path: 8 warps per block, one item per warp
+constexpr int kWarpPlanWarps = kWarpPlanBlock / 32;
+/// Warp plan: the item cost is lowered to (plan cost of the matrix) / kTargetItems, but not
+/// below kMinItemCost, so that small matrices still give enough warps to fill the device
+/// (H100/H200: 132 SMs × 64 resident warps ≈ 8.4k). Not lower: a split bucket costs a y = beta·y
+/// pass and atomics on its outputs (G3_circuit's ~1.1k-cost block rows stay whole at 8192).
+constexpr std::int64_t kTargetItems = 8192;
+constexpr std::int64_t kMinItemCost = 512;
 
 __device__ __forceinline__ std::uint64_t offset_of(std::uint32_t p) {
   return static_cast<std::uint64_t>(p >> 2) << 4;
@@ -88,6 +109,7 @@ struct HiSparseDevice {
     bool has_split = false;
   };
   bool use_plan = true;
+  bool plan_block = false;  ///< spmv=plan1: the round-1 kernel, one 256-thread block per item
   std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)
 
   static HiSparseDevice upload(const HiSparse<Value, Index>& h) {
@@ -101,9 +123,17 @@ struct HiSparseDevice {
     dv.root = h.root;
     dv.pool = cuda::DeviceBuffer<hisparse::Chunk>(h.pool, "hisparse pool");
     dv.use_plan = !h.gpu_levels;
+    dv.plan_block = h.gpu_plan_block;
     if (dv.use_plan) {
+      std::int64_t cost = h.plan_item_cost;
+      if (!dv.plan_block && h.root != hisparse::kNull) {
+        // Plan cost of the whole matrix ≈ stored entries + 8 per leaf (dense leaves: their
+        // out-of-matrix positions are not counted; an estimate is enough here).
+        const std::int64_t total = h.nnz + 8 * h.levels[h.depth - 1].nodes();
+        cost = std::min(cost, std::max(hisparse_gpu::kMinItemCost, total / hisparse_gpu::kTargetItems));
+      }
       for (int dir = 0; dir < 2; ++dir) {
-        const hisparse::Plan p = hisparse::build_plan(h, dir == 1, h.plan_item_cost);
+        const hisparse::Plan p = hisparse::build_plan(h, dir == 1, cost);
         dv.plan[dir].leaves = cuda::DeviceBuffer<hisparse::PlanLeaf>(p.leaves, "hisparse plan leaves");
         dv.plan[dir].items = cuda::DeviceBuffer<hisparse::PlanItem>(p.items, "hisparse plan items");
         dv.plan[dir].has_split = p.has_split;
@@ -317,6 +347,223 @@ __global__ void __launch_bounds__(hisparse_gpu::kPlanBlock)
   }
 }
 
+/// Four consecutive entries of a COO node (16-byte aligned address).
+__device__ __forceinline__ void load4(const float* p, float v[4]) {
+  const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = t.x;
+  v[1] = t.y;
+  v[2] = t.z;
+  v[3] = t.w;
+}
+/// fp64: entries 2, 3 only when they exist (`upper`): a COO1/COO2 node holds 16 value bytes.
+__device__ __forceinline__ void load4(const double* p, double v[4], bool upper) {
+  const double2 a = __ldg(reinterpret_cast<const double2*>(p));
+  v[0] = a.x;
+  v[1] = a.y;
+  v[2] = 0;
+  v[3] = 0;
+  if (upper) {
+    const double2 b = __ldg(reinterpret_cast<const double2*>(p) + 1);
+    v[2] = b.x;
+    v[3] = b.y;
+  }
+}
+__device__ __forceinline__ void load4(const float* p, float v[4], bool) { load4(p, v); }
+
+/// One group of 4 entries of a COO leaf, fetched (coordinates, values; x not yet read).
+template <class Value>
+struct Group {
+  uint2 rc;         ///< 4 (row, col) byte pairs, little-endian: byte 2k = row k, 2k+1 = col k
+  Value v[4];
+  const Value* xin;  ///< x of the leaf's input block
+  int count;         ///< valid entries in the group, 0..4 (0: no group for this lane)
+};
+
+/// Group g of the COO leaf at pointer p with n entries: coordinates at node + 8 + 8g (8-byte
+/// aligned, inside the node for every X since the first 16 bytes hold up to 4 pairs), entries
+/// at node + coo_entries_offset(n) + 4g·sizeof(Value) (16-byte aligned). The pads of a node
+/// (coordinates (0,0), entry 0) are never used: count masks them.
+template <class Value>
+__device__ __forceinline__ Group<Value> fetch_group(const std::uint8_t* __restrict__ pool,
+                                                    std::uint32_t p, std::uint32_t n,
+                                                    std::uint32_t in_block, unsigned g,
+                                                    const Value* __restrict__ x, int log2d) {
+  Group<Value> G;
+  const std::uint8_t* node = pool + hisparse_gpu::offset_of(p);
+  G.rc = __ldg(reinterpret_cast<const uint2*>(node + 8 + 8 * g));
+  const Value* val =
+      reinterpret_cast<const Value*>(node + hisparse_gpu::coo_entries_offset(n)) + 4 * g;
+  const int rem = static_cast<int>(n - 4 * g);
+  G.count = rem < 4 ? rem : 4;
+  load4(val, G.v, G.count > 2);
+  G.xin = x + (static_cast<long long>(in_block) << log2d);
+  return G;
+}
+
+/// Adds a fetched group into the shared accumulators: runs of one output index (row-major
+/// entries: consecutive entries of a row, for y = S·x) are summed in a register first, so a
+/// row costs one shared atomic per lane instead of one per entry.
+template <class Value>
+__device__ __forceinline__ void apply_group(const Group<Value>& G, Value* acc, bool by_col) {
+  Value xv[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const unsigned w = k < 2 ? G.rc.x : G.rc.y;
+    const int sh = 16 * (k & 1);
+    const int r = (w >> sh) & 0xff, c = (w >> (sh + 8)) & 0xff;
+    xv[k] = k < G.count ? cuda::ldg(G.xin + (by_col ? r : c)) : Value(0);
+  }
+  int key = -1;
+  Value run = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if (k < G.count) {
+      const unsigned w = k < 2 ? G.rc.x : G.rc.y;
+      const int sh = 16 * (k & 1);
+      const int o = by_col ? (w >> (sh + 8)) & 0xff : (w >> sh) & 0xff;
+      const Value pr = G.v[k] * xv[k];
+      if (o != key) {
+        if (key >= 0) atomicAdd(acc + key, run);
+        key = o;
+        run = pr;
+      } else {
+        run += pr;
+      }
+    }
+  }
+  if (key >= 0) atomicAdd(acc + key, run);
+}
+
+/// Warp plan path (default): one WARP per item, no block-wide barriers. Each warp owns d ≤ 256
+/// shared accumulators.
+///  * COO leaves [begin, dense_begin), every size class alike, in batches of 32: lane l reads
+///    leaf record l and its node header (n), a warp scan gives each leaf's first group of 4
+///    entries, and the warp then walks the batch's groups flat (lane t → group t, found by a
+///    binary search over the scan with shuffles), two groups per lane per step. A group is one
+///    8-byte coordinate load and one 16-byte (fp64: two) entry load; every lane has work
+///    whatever the leaf sizes (1-entry leaves: 32 leaves per step; 92-entry leaves: 23 lanes
+///    per leaf).
+///  * dense leaves [dense_begin, end): the warp per leaf; y = S·x: per row, lanes over the
+///    columns and a shuffle sum; y = Sᵀ·x: lanes over the columns, a register sum down the rows.
+///  * then y = alpha·acc + beta·y (single owner) or one atomicAdd per output (split bucket).
+template <class Value>
+__global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, 4)
+    plan_warp_kernel(const std::uint8_t* __restrict__ pool,
+                     const hisparse::PlanLeaf* __restrict__ leaves,
+                     const hisparse::PlanItem* __restrict__ items, long long n_items,
+                     const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
+                     bool by_col, int log2d, long long rows, long long cols) {
+  constexpr unsigned kFull = 0xffffffffu;
+  __shared__ Value acc_all[hisparse_gpu::kWarpPlanWarps][256];
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  const long long w = static_cast<long long>(blockIdx.x) * hisparse_gpu::kWarpPlanWarps + warp;
+  if (w >= n_items) return;  // whole warps only; the kernel has no block-wide barrier
+  Value* acc = acc_all[warp];
+  const hisparse::PlanItem it = items[w];
+  const int d = 1 << log2d;
+  for (int o = lane; o < d; o += 32) acc[o] = Value(0);
+  __syncwarp();
+  const long long out0 = static_cast<long long>(it.out_block) << log2d;
+
+  // 1. COO leaves, 32 at a time. Software pipeline over the batches: while batch k is walked,
+  // the header loads of batch k + 1 (records already here) and the records of batch k + 2 are in
+  // flight, so a long item (random_k: ~900 one-entry leaves) does not wait on record → header
+  // → bytes for every batch.
+  const unsigned coo_end = it.dense_begin;
+  auto record = [&](unsigned base) {
+    const unsigned j = base + static_cast<unsigned>(lane);
+    return j < coo_end ? leaves[j] : hisparse::PlanLeaf{0, 0};
+  };
+  auto header = [&](const hisparse::PlanLeaf& lf) -> std::uint32_t {
+    return lf.ptr != 0
+               ? __ldg(reinterpret_cast<const std::uint32_t*>(pool + hisparse_gpu::offset_of(lf.ptr)))
+               : 0u;
+  };
+  hisparse::PlanLeaf rec = record(it.begin), rec1 = hisparse::PlanLeaf{0, 0};
+  std::uint32_t n_cur = header(rec);
+  if (it.begin + 32 < coo_end) rec1 = record(it.begin + 32);
+  for (unsigned base = it.begin; base < coo_end; base += 32) {
+    const std::uint32_t p = rec.ptr, in_block = rec.in_block, n = n_cur;
+    // Prefetch: header of batch + 1, records of batch + 2 (warp-uniform conditions).
+    std::uint32_t n_next = 0;
+    hisparse::PlanLeaf rec2{0, 0};
+    if (base + 32 < coo_end) n_next = header(rec1);
+    if (base + 64 < coo_end) rec2 = record(base + 64);
+    const unsigned groups = (n + 3) >> 2;
+    unsigned incl = groups;  // inclusive scan of the groups over the lanes
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const unsigned t = __shfl_up_sync(kFull, incl, off);
+      if (lane >= off) incl += t;
+    }
+    const unsigned total = __shfl_sync(kFull, incl, 31);
+    const unsigned excl = incl - groups;
+    // Leaf of flat group t: the first lane s with incl[s] > t (t < total), and its group index.
+    auto locate = [&](unsigned t, std::uint32_t& lp, std::uint32_t& ln, std::uint32_t& lin,
+                      unsigned& g) {
+      int s = 0;
+#pragma unroll
+      for (int b = 16; b > 0; b >>= 1)
+        if (__shfl_sync(kFull, incl, s + b - 1) <= t) s += b;
+      lp = __shfl_sync(kFull, p, s);
+      ln = __shfl_sync(kFull, n, s);
+      lin = __shfl_sync(kFull, in_block, s);
+      g = t - __shfl_sync(kFull, excl, s);
+    };
+    for (unsigned t0 = 0; t0 < total; t0 += 64) {  // warp-uniform trip count (shuffles inside)
+      const unsigned ta = t0 + static_cast<unsigned>(lane), tb = ta + 32;
+      std::uint32_t pa, na, ia, pb, nb, ib;
+      unsigned ga, gb;
+      locate(ta, pa, na, ia, ga);
+      locate(tb, pb, nb, ib, gb);
+      Group<Value> A, B;
+      A.count = 0;
+      B.count = 0;
+      if (ta < total) A = fetch_group(pool, pa, na, ia, ga, x, log2d);
+      if (tb < total) B = fetch_group(pool, pb, nb, ib, gb, x, log2d);
+      if (A.count > 0) apply_group(A, acc, by_col);
+      if (B.count > 0) apply_group(B, acc, by_col);
+    }
+    rec = rec1;
+    rec1 = rec2;
+    n_cur = n_next;
+  }
+
+  // 2. Dense leaves: the warp per leaf. Positions outside the matrix are skipped (x range).
+  const unsigned dense_begin = it.dense_begin > it.end ? it.end : it.dense_begin;
+  for (unsigned j = dense_begin; j < it.end; ++j) {
+    const hisparse::PlanLeaf lf = leaves[j];
+    const Value* val = reinterpret_cast<const Value*>(pool + hisparse_gpu::offset_of(lf.ptr));
+    const long long in0 = static_cast<long long>(lf.in_block) << log2d;
+    const long long r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
+    const int rin = static_cast<int>(rows - r0 < d ? rows - r0 : d);
+    const int cin = static_cast<int>(cols - c0 < d ? cols - c0 : d);
+    if (by_col) {
+      for (int c = lane; c < cin; c += 32) {
+        Value s = 0;
+#pragma unroll 4
+        for (int r = 0; r < rin; ++r) s += __ldg(val + (r << log2d) + c) * cuda::ldg(x + r0 + r);
+        atomicAdd(acc + c, s);
+      }
+    } else {
+      for (int r = 0; r < rin; ++r) {
+        Value s = 0;
+        for (int c = lane; c < cin; c += 32) s += __ldg(val + (r << log2d) + c) * cuda::ldg(x + c0 + c);
+        s = cuda::warp_sum(s);
+        if (lane == 0) atomicAdd(acc + r, s);
+      }
+    }
+  }
+  __syncwarp();
+  const long long n_out = by_col ? cols : rows;
+  for (int o = lane; o < d; o += 32) {
+    const long long g = out0 + o;
+    if (g >= n_out) break;
+    if (it.split) atomicAdd(y + g, alpha * acc[o]);
+    else cuda::axpby_store(y + g, alpha, acc[o], beta);
+  }
+}
+
 template <class Value, class Index>
 void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Value alpha,
               Value beta, bool by_col) {
@@ -328,6 +575,15 @@ void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, 
     beta = Value(1);
   }
   const auto* pool = reinterpret_cast<const std::uint8_t*>(dv.pool.data());
+  if (!dv.plan_block) {
+    const long long n_items = static_cast<long long>(p.items.size());
+    const long long grid = (n_items + hisparse_gpu::kWarpPlanWarps - 1) / hisparse_gpu::kWarpPlanWarps;
+    plan_warp_kernel<Value><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
+        pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
+        dv.log2d, dv.rows, dv.cols);
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse plan_warp_kernel");
+    return;
+  }
   plan_kernel<Value><<<static_cast<unsigned>(p.items.size()), hisparse_gpu::kPlanBlock>>>(
       pool, p.leaves.data(), p.items.data(), x, y, alpha * dv.scale, beta, by_col, dv.log2d,
       dv.rows, dv.cols);

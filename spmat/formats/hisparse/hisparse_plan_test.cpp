@@ -110,6 +110,90 @@ std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool 
   return y;
 }
 
+/// The host mirror of plan_warp_kernel (the default CUDA path): COO leaves in batches of 32,
+/// a scan of their groups of 4 entries, the flat walk over the groups with the kernel's binary
+/// search, and the kernel's exact loads (8 coordinate bytes at node + 8 + 8g; 16 entry bytes,
+/// fp64 32 only when entries 2..3 exist, at node + coo_entries_offset(n) + 4g·sizeof(Value)),
+/// each asserted to stay inside the node; register runs of one output index as in apply_group.
+template <class Value, class Index>
+std::vector<Value> emulate_warp(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                                const std::vector<Value>& x, std::vector<Value> y, Value alpha,
+                                Value beta) {
+  const std::int64_t d = a.d(), n_out = by_col ? a.cols : a.rows;
+  const std::uint8_t* pool = a.bytes();
+  if (p.has_split) {
+    for (auto& e : y) e = beta == Value(0) ? Value(0) : beta * e;
+    beta = 1;
+  }
+  for (const PlanItem& it : p.items) {
+    std::vector<Value> acc(static_cast<std::size_t>(d), Value(0));
+    const std::int64_t out0 = std::int64_t{it.out_block} * d;
+    for (std::uint32_t base = it.begin; base < it.dense_begin; base += 32) {
+      std::uint32_t lp[32] = {}, ln[32] = {}, lin[32] = {}, groups[32] = {}, incl[32] = {};
+      for (int l = 0; l < 32; ++l) {
+        if (base + l < it.dense_begin) {
+          lp[l] = p.leaves[base + l].ptr;
+          lin[l] = p.leaves[base + l].in_block;
+          ln[l] = load<std::uint32_t>(pool + offset_of(lp[l]));
+          EXPECT_NE(type_of(lp[l]), dense);
+        }
+        groups[l] = (ln[l] + 3) / 4;
+        incl[l] = groups[l] + (l > 0 ? incl[l - 1] : 0);
+      }
+      const std::uint32_t total = incl[31];
+      for (std::uint32_t t = 0; t < total; ++t) {
+        int s = 0;
+        for (int b = 16; b > 0; b >>= 1)
+          if (incl[s + b - 1] <= t) s += b;
+        EXPECT_TRUE(incl[s] > t && (s == 0 || incl[s - 1] <= t)) << "search";
+        const std::uint32_t g = t - (incl[s] - groups[s]), n = ln[s];
+        const std::uint8_t* node = pool + offset_of(lp[s]);
+        const std::uint64_t node_bytes = coo_bytes(n, sizeof(Value));
+        const int count = static_cast<int>(std::min<std::uint32_t>(4, n - 4 * g));
+        EXPECT_GE(count, 1);
+        EXPECT_LE(8 + 8 * g + 8, node_bytes) << "coordinate load inside the node";
+        const std::uint64_t voff = coo_entries_offset(n) + 4 * g * sizeof(Value);
+        EXPECT_EQ(voff % 16, 0u);
+        const std::uint64_t vbytes = sizeof(Value) == 4 ? 16 : (count > 2 ? 32 : 16);
+        EXPECT_LE(voff + vbytes, node_bytes) << "entry load inside the node";
+        const std::int64_t in0 = std::int64_t{lin[s]} * d;
+        int key = -1;
+        Value run = 0;
+        for (int k = 0; k < count; ++k) {
+          const int r = node[8 + 8 * g + 2 * k], c = node[9 + 8 * g + 2 * k];
+          const Value pr = load<Value>(node + voff + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
+          const int o = by_col ? c : r;
+          if (o != key) {
+            if (key >= 0) acc[key] += run;
+            key = o;
+            run = pr;
+          } else {
+            run += pr;
+          }
+        }
+        if (key >= 0) acc[key] += run;
+      }
+    }
+    for (std::uint32_t j = it.dense_begin; j < it.end; ++j) {
+      const PlanLeaf& lf = p.leaves[j];
+      const std::uint8_t* val = pool + offset_of(lf.ptr);
+      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
+      const std::int64_t r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
+      const std::int64_t rin = std::min(d, a.rows - r0), cin = std::min(d, a.cols - c0);
+      for (std::int64_t r = 0; r < rin; ++r)
+        for (std::int64_t c = 0; c < cin; ++c)
+          acc[by_col ? c : r] +=
+              load<Value>(val + (r * d + c) * sizeof(Value)) * x[by_col ? r0 + r : c0 + c];
+    }
+    for (std::int64_t o = 0; o < d && out0 + o < n_out; ++o) {
+      Value& t = y[out0 + o];
+      if (it.split) t += alpha * acc[o];
+      else t = beta == Value(0) ? alpha * acc[o] : alpha * acc[o] + beta * t;
+    }
+  }
+  return y;
+}
+
 /// Structure: every leaf exactly once, items ordered by output block with every block covered,
 /// each leaf in the range of its class, item costs bounded unless an item holds one leaf.
 template <class Value, class Index>
@@ -180,10 +264,14 @@ void plan_battery() {
                                    : reference::spmv<Value, Index, Value, Value>(a, x);
           const auto got = emulate(h, p, by_col, x, testing::poisoned<Value>(n_out), Value(1), Value(0));
           EXPECT_LE(reference::relative_norm2_error<Value>(got, want), tol) << by_col;
+          const auto gotw = emulate_warp(h, p, by_col, x, testing::poisoned<Value>(n_out), Value(1), Value(0));
+          EXPECT_LE(reference::relative_norm2_error<Value>(gotw, want), tol) << by_col << " warp";
           const auto want2 = by_col ? reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
                                     : reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
           const auto got2 = emulate(h, p, by_col, x, y0, Value(0.5), Value(-2));
           EXPECT_LE(reference::relative_norm2_error<Value>(got2, want2), tol) << by_col;
+          const auto gotw2 = emulate_warp(h, p, by_col, x, y0, Value(0.5), Value(-2));
+          EXPECT_LE(reference::relative_norm2_error<Value>(gotw2, want2), tol) << by_col << " warp";
         }
       }
   }
@@ -198,6 +286,7 @@ TEST(HiSparsePlan, SplitsLongBucketsAndKeepsShortOnesWhole) {
   EXPECT_FALSE(build_plan(h, false, std::int64_t{1} << 40).has_split);
   EXPECT_TRUE(build_plan(h, false, 20).has_split);  // row 3 alone costs more than 20
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "x"))), ParseError);
+  EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan1"))).gpu_plan_block);
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("item_cost", "0"))), ParseError);
 }
 
@@ -209,7 +298,7 @@ void gpu_battery() {
   const double tol = testing::tolerance<Value>();
   for (const auto& src : plan_cases(seed)) {
     const auto a = convert<Value, Index>(src);
-    for (const char* path : {"plan", "levels"})
+    for (const char* path : {"plan", "plan1", "levels"})
       for (int d : {16, 32, 128})
         for (const char* cost : {"8192", "20"}) {
           if (std::string(path) == "levels" && std::string(cost) == "20") continue;

@@ -418,8 +418,8 @@ std::vector<FormatEntry> hisparse_entries() {
   const std::vector<ParamInfo> params{
       {"d", "128", "node size d x d, a power of two in 2..256 (thesis setting 128)"},
       {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"},
-      {"spmv", "plan", "CUDA spmv/spmv_t: plan (leaf lists built at setup) or levels (traverse per call)"},
-      {"item_cost", "8192", "CUDA plan: cost bound (entries + 8 per leaf) of one thread block's work item"},
+      {"spmv", "plan", "CUDA spmv/spmv_t: plan (leaf lists built at setup, a warp per item), plan1 (the same lists, a thread block per item) or levels (traverse per call)"},
+      {"item_cost", "8192", "CUDA plan: upper bound of one work item's cost (entries + 8 per leaf); plan lowers it for small matrices"},
       {"build", "cpu", "construction: cpu (host key sort + two passes) or gpu (CUB radix sort + device serializer, same bytes)"},
       {"transposed", "0", "1: set the transposed state (the logical matrix is the input's transpose, free)"}};
   std::vector<FormatEntry> v;

@@ -69,6 +69,10 @@ inline int stream_threads(std::int64_t chunk) {
 }
 }  // namespace bccoo_gpu
 
+/// Grid of the persistent stream kernel for nb chunks (defined after the kernel).
+template <class Value, class Index>
+unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t blocks);
+
 template <class Value, class Index>
 struct BccooGpuDevice {
   std::int64_t rows = 0, cols = 0, nnz = 0, chunk = 1024, nb = 0;
@@ -76,8 +80,7 @@ struct BccooGpuDevice {
   /// SpMV kernel: stream (persistent), block (one block per chunk) or atomic; chunk >
   /// bccoo::kStreamMaxChunk (or more chunks than a grid holds, for block) uses atomic.
   BccooGpuKernel kernel = BccooGpuKernel::stream;
-  std::int64_t blocks = 0;           ///< option blocks (0: one wave of resident blocks)
-  mutable unsigned stream_grid = 0;  ///< persistent grid (resident blocks), set at first spmv
+  unsigned stream_grid = 0;  ///< blocks of the persistent stream kernel (set by upload)
   cuda::DeviceBuffer<Value> lut;
   cuda::DeviceBuffer<Index> row, column;
   cuda::DeviceBuffer<std::uint8_t> format;
@@ -97,7 +100,6 @@ struct BccooGpuDevice {
     d.nb = s.chunks();
     d.lut_used = s.lut_used;
     d.kernel = s.kernel;
-    d.blocks = s.blocks;
     if (s.chunk > bccoo::kStreamMaxChunk ||
         (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff))  // one block per chunk: grid.x
       d.kernel = BccooGpuKernel::atomic;
@@ -107,6 +109,8 @@ struct BccooGpuDevice {
     d.format = cuda::DeviceBuffer<std::uint8_t>(s.format, "bccoo-gpu chunk formats");
     d.offset = cuda::DeviceBuffer<std::int64_t>(s.offset, "bccoo-gpu chunk offsets");
     d.data = cuda::DeviceBuffer<std::uint8_t>(s.data, "bccoo-gpu chunk data");
+    if (d.kernel == BccooGpuKernel::stream && d.nb > 0)
+      d.stream_grid = stream_grid_for<Value, Index>(d.nb, d.chunk, s.blocks);
     if (d.kernel != BccooGpuKernel::atomic && d.nb > 0) {
       const auto nb = static_cast<std::size_t>(d.nb);
       d.head = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk head partials");
@@ -518,6 +522,19 @@ inline unsigned chunk_grid(std::int64_t nb) {
 
 }  // namespace
 
+/// One wave of resident blocks (occupancy × SMs), or `blocks` when > 0; at most nb.
+template <class Value, class Index>
+unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t blocks) {
+  std::int64_t g = blocks;
+  if (g <= 0) {
+    int per_sm = 0;
+    SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, bccoo_gpu_stream_kernel<Value, Index>, bccoo_gpu::stream_threads(chunk), 0));
+    g = static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
+  }
+  return static_cast<unsigned>(g < nb ? g : nb);
+}
+
 /// y = alpha*A*x + beta*y. Example: the 4×4 matrix of bccoo.hpp with x = {1,1,1,1}, alpha = 1,
 /// beta = 0 gives y = {3, 0, 12, 6}.
 template <class Value, class Index>
@@ -526,15 +543,6 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
   if (d.nb > 0 && d.kernel != BccooGpuKernel::atomic) {
     const int threads = bccoo_gpu::stream_threads(d.chunk);
     if (d.kernel == BccooGpuKernel::stream) {
-      if (d.stream_grid == 0) {  // one wave of resident blocks, at most one per chunk
-        int per_sm = 0;
-        SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, bccoo_gpu_stream_kernel<Value, Index>, threads, 0));
-        const std::int64_t g =
-            d.blocks > 0 ? d.blocks
-                         : static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
-        d.stream_grid = static_cast<unsigned>(g < d.nb ? g : d.nb);
-      }
       bccoo_gpu_stream_kernel<<<d.stream_grid, threads>>>(
           d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
           d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),

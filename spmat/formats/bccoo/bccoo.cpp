@@ -195,6 +195,10 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
   if (s.blocks < 0 || s.blocks > 0x7fffffff)
     throw ParseError("bccoo-gpu: blocks=" + std::to_string(s.blocks) +
                      " is out of range; use 0 (one wave of resident blocks) or 1..2^31-1");
+  s.prefetch = o.get_int("prefetch", 1);
+  if (s.prefetch < 0 || s.prefetch > 2)
+    throw ParseError("bccoo-gpu: prefetch=" + std::to_string(s.prefetch) +
+                     " is out of range; use 0 (none), 1 (next chunk) or 2 (two chunks ahead)");
   const auto lut = bccoo::build_lut(a.values);
   s.lut = lut.lut;
   s.lut_used = static_cast<std::int32_t>(lut.sorted.size());
@@ -288,6 +292,8 @@ std::vector<FormatEntry> bccoo_entries() {
                         "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"});
   gpu_params.push_back({"blocks", "0",
                         "CUDA stream kernel: persistent blocks (0 = one wave of resident blocks)"});
+  gpu_params.push_back({"prefetch", "1",
+                        "CUDA stream kernel: L2 prefetch distance in chunks (0, 1 or 2)"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",

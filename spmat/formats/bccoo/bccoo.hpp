@@ -225,9 +225,12 @@ struct BccooGpu {
   /// Blocks of the persistent stream kernel: 0 (default) = one wave of resident blocks (at most
   /// one per chunk); n > 0 caps the grid at n (tests force many chunks per block with it).
   std::int64_t blocks = 0;
+  /// L2 prefetch distance of the stream kernel, in chunks of the same block: 0 none, 1 (default)
+  /// the block's next chunk, 2 the one after it.
+  std::int64_t prefetch = 1;
 
   /// Options: chunk = b >= 1 (default 1024); kernel = stream | block | atomic (default stream);
-  /// blocks >= 0 (default 0, see above).
+  /// blocks >= 0 (default 0, see above); prefetch = 0 | 1 | 2 (default 1).
   static BccooGpu build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {

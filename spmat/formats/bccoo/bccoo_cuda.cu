@@ -81,6 +81,7 @@ struct BccooGpuDevice {
   /// bccoo::kStreamMaxChunk (or more chunks than a grid holds, for block) uses atomic.
   BccooGpuKernel kernel = BccooGpuKernel::stream;
   unsigned stream_grid = 0;  ///< blocks of the persistent stream kernel (set by upload)
+  int prefetch = 1;          ///< stream kernel: L2 prefetch distance in chunks per block (0–2)
   cuda::DeviceBuffer<Value> lut;
   cuda::DeviceBuffer<Index> row, column;
   cuda::DeviceBuffer<std::uint8_t> format;
@@ -100,6 +101,7 @@ struct BccooGpuDevice {
     d.nb = s.chunks();
     d.lut_used = s.lut_used;
     d.kernel = s.kernel;
+    d.prefetch = static_cast<int>(s.prefetch);
     if (s.chunk > bccoo::kStreamMaxChunk ||
         (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff))  // one block per chunk: grid.x
       d.kernel = BccooGpuKernel::atomic;
@@ -226,6 +228,14 @@ __device__ __forceinline__ ChunkHeader load_header(std::int64_t h, const Index* 
   return c;
 }
 
+/// Prefetches [p, p + bytes) into L2, one 32-B sector per prefetch, spread over the block (no
+/// registers held; no fault possible: callers pass ranges inside the chunk data).
+__device__ __forceinline__ void prefetch_l2(const std::uint8_t* p, std::int64_t bytes) {
+  for (std::int64_t k = static_cast<std::int64_t>(threadIdx.x) * 32; k < bytes;
+       k += static_cast<std::int64_t>(blockDim.x) * 32)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
+}
+
 /// Shared memory of one block-wide segmented scan: each warp's last key, first key, tail.
 template <class Value>
 struct ScanShared {
@@ -238,13 +248,13 @@ struct ScanShared {
 /// only when the chunk holds more than one row), tail[h] and tail_row[h] (last row and its
 /// partial). fill_lut (block-uniform): copy the table's lut_used entries to s_lut first (when
 /// the chunk uses it; the block kernel), else s_lut is already filled (the persistent kernel).
-/// [pf, pf + pf_bytes): bytes to prefetch into L2 once the x gathers are issued (the next
-/// chunk's data; pf_bytes = 0: none). Every thread of the block must call it (one barrier).
-template <class Value>
+/// after_gathers(): called once the x gathers are issued (the stream kernel prefetches there).
+/// Every thread of the block must call it (one barrier).
+template <class Value, class AfterGathers>
 __device__ __forceinline__ void stream_chunk(
     std::int64_t h, const ChunkHeader& hd, std::int64_t len, const std::uint8_t* __restrict__ data,
     const Value* __restrict__ lut, int lut_used, Value* s_lut, bool fill_lut, ScanShared<Value>& sh,
-    const std::uint8_t* pf, std::int64_t pf_bytes, const Value* __restrict__ x,
+    AfterGathers&& after_gathers, const Value* __restrict__ x,
     Value* __restrict__ y, Value alpha, Value beta, Value* __restrict__ head_out,
     Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
   constexpr int kE = bccoo_gpu::kE;
@@ -279,11 +289,7 @@ __device__ __forceinline__ void stream_chunk(
       prod[i] = v * cuda::ldg(x + c0 + static_cast<std::int64_t>(co[i]));
     }
   }
-  // While the gathers are in flight: pull the next chunk's data into L2 (one 32-B sector per
-  // prefetch; no registers held, no fault possible: the range lies inside `data`).
-  for (std::int64_t k = static_cast<std::int64_t>(t) * 32; k < pf_bytes;
-       k += static_cast<std::int64_t>(blockDim.x) * 32)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(pf + k)));
+  after_gathers();  // while the gathers are in flight
 
   // Sequential per-row sums over this thread's entries.
   std::int64_t first = kNone, cur = kNone;
@@ -369,8 +375,8 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
   const std::int64_t h = blockIdx.x;
   const std::int64_t len = min(chunk, nnz - h * chunk);
   const ChunkHeader hd = load_header(h, row, column, format, offset);
-  stream_chunk<Value>(h, hd, len, data, lut, lut_used, s_lut, true, sh, nullptr, 0, x, y, alpha,
-                      beta, head_out, tail_out, tail_row_out);
+  stream_chunk<Value>(h, hd, len, data, lut, lut_used, s_lut, true, sh, [] {}, x, y, alpha, beta,
+                      head_out, tail_out, tail_row_out);
 }
 
 /// kernel=stream (default): persistent blocks (one wave: grid = resident blocks, at most nb).
@@ -388,9 +394,10 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads, 2)  // <= 64 reg
                             const std::uint8_t* __restrict__ format,
                             const std::int64_t* __restrict__ offset,
                             const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
-                            int lut_used, const Value* __restrict__ x, Value* __restrict__ y,
-                            Value alpha, Value beta, Value* __restrict__ head_out,
-                            Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
+                            int lut_used, int prefetch, const Value* __restrict__ x,
+                            Value* __restrict__ y, Value alpha, Value beta,
+                            Value* __restrict__ head_out, Value* __restrict__ tail_out,
+                            std::int64_t* __restrict__ tail_row_out) {
   __shared__ Value s_lut[bccoo::kLutSize];
   __shared__ ScanShared<Value> sh[2];
   const std::int64_t G = gridDim.x;
@@ -399,14 +406,27 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads, 2)  // <= 64 reg
   if (h < nb) hd = load_header(h, row, column, format, offset);  // block-uniform
   for (int i = threadIdx.x; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
   __syncthreads();
-  for (int parity = 0; h < nb; h += G, parity ^= 1) {  // block-uniform loop
+  for (int parity = 0, first = 1; h < nb; h += G, parity ^= 1, first = 0) {  // block-uniform
     ChunkHeader next;
     const bool has_next = h + G < nb;
     if (has_next) next = load_header(h + G, row, column, format, offset);
+    // prefetch = 2: also the data range of chunk h + 2G (its offsets only).
+    std::int64_t far_begin = 0, far_end = 0;
+    if (prefetch == 2 && h + 2 * G < nb) {
+      far_begin = offset[h + 2 * G];
+      far_end = offset[h + 2 * G + 1];
+    }
     const std::int64_t len = min(chunk, nnz - h * chunk);
-    stream_chunk<Value>(h, hd, len, data, lut, lut_used, s_lut, false, sh[parity],
-                        has_next ? data + next.begin : data, has_next ? next.end - next.begin : 0,
-                        x, y, alpha, beta, head_out, tail_out, tail_row_out);
+    stream_chunk<Value>(
+        h, hd, len, data, lut, lut_used, s_lut, false, sh[parity],
+        [&] {
+          // Distance 1 prefetches chunk h + G every iteration; distance 2 prefetches h + 2G, and
+          // h + G only in the first iteration (later it was prefetched two iterations earlier).
+          if (has_next && (prefetch == 1 || (prefetch == 2 && first)))
+            prefetch_l2(data + next.begin, next.end - next.begin);
+          if (far_end > far_begin) prefetch_l2(data + far_begin, far_end - far_begin);
+        },
+        x, y, alpha, beta, head_out, tail_out, tail_row_out);
     hd = next;
   }
 }
@@ -545,7 +565,7 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
     if (d.kernel == BccooGpuKernel::stream) {
       bccoo_gpu_stream_kernel<<<d.stream_grid, threads>>>(
           d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-          d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),
+          d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
     } else {

@@ -373,15 +373,19 @@ void check_stream_equals_block(const Csr<Value, Index>& a, std::uint64_t seed, s
   const auto ref = testing::apply_spmv(
       Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, chunk(b).set("kernel", "block")),
       Op::spmv, x, &y0, Value(1.5), Value(0.25));
-  for (std::int64_t blocks : {0, 1, 3}) {
-    const auto m = Matrix<Value>::build(
-        a, "bccoo-gpu", Backend::cuda,
-        chunk(b).set("kernel", "stream").set("blocks", std::to_string(blocks)));
-    const auto y = testing::apply_spmv(m, Op::spmv, x, &y0, Value(1.5), Value(0.25));
-    ASSERT_EQ(y.size(), ref.size());
-    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * sizeof(Value)), 0)
-        << "blocks " << blocks << ": stream and block kernels differ bitwise";
-  }
+  for (std::int64_t blocks : {0, 1, 3})
+    for (int prefetch : {0, 1, 2}) {
+      const auto m = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda,
+                                          chunk(b)
+                                              .set("kernel", "stream")
+                                              .set("blocks", std::to_string(blocks))
+                                              .set("prefetch", std::to_string(prefetch)));
+      const auto y = testing::apply_spmv(m, Op::spmv, x, &y0, Value(1.5), Value(0.25));
+      ASSERT_EQ(y.size(), ref.size());
+      EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * sizeof(Value)), 0)
+          << "blocks " << blocks << ", prefetch " << prefetch
+          << ": stream and block kernels differ bitwise";
+    }
 }
 
 template <class Value, class Index>
@@ -455,6 +459,8 @@ TEST(BccooGpu, KernelOptionIsValidated) {
   EXPECT_EQ(G::build(a, {}).blocks, 0);
   EXPECT_EQ(G::build(a, FormatOptions().set("blocks", "5")).blocks, 5);
   EXPECT_THROW((void)G::build(a, FormatOptions().set("blocks", "-1")), ParseError);
+  EXPECT_EQ(G::build(a, {}).prefetch, 1);
+  EXPECT_THROW((void)G::build(a, FormatOptions().set("prefetch", "3")), ParseError);
   EXPECT_EQ(G::build(a, {}).lut_used, 6);
 }
 

@@ -7,8 +7,12 @@
 # Env: SPMAT (default ./build/gpu/spmat), SPMAT_MATRIX_DIR (default ./data: real matrices, missing
 # ones are skipped), BCCOO_CHUNKS (default "2048 4096": extra fp64 runs of bccoo-gpu with these
 # chunk sizes; "" for none), BCCOO_REPS (default 50).
-# Writes OUT_DIR/bccoo_gpu_main.json (all formats, fp64+fp32), bccoo_gpu_atomic.json (the
-# session-1 kernel, fp64), bccoo_gpu_chunk<b>.json (fp64). About 5–8 minutes on an H200, most of
+# Writes OUT_DIR/bccoo_gpu_main.json (all formats, fp64+fp32; bccoo-gpu with its default kernel
+# `stream`, persistent blocks), bccoo_gpu_block.json (the round-1 one-block-per-chunk kernel,
+# fp64), bccoo_gpu_atomic.json (the session-1 kernel, fp64), bccoo_gpu_prefetch{0,2}.json
+# (stream kernel without / with a 2-chunk L2 prefetch, fp64), bccoo_gpu_chunk<b>.json (fp64).
+# The default chunk stays 1024: at 2048 or 4096 a Laplacian chunk spans more than 255 rows, so
+# its row offsets need 2 bytes (4.0 -> 5.0 B/nnz on lap2d); the chunk runs show the trade. About 5–8 minutes on an H200, most of
 # it building the formats and checking results against the fp64 reference on the host.
 # bcoo is CPU-only (no CUDA kernel) and is measured by bench/bccoo_cpu.sh instead.
 set -euo pipefail
@@ -34,8 +38,14 @@ common=(--backend cuda --ops spmv --reps "$reps")
 "$spmat" bench "${common[@]}" --precision fp64,fp32 \
   --formats bccoo-gpu,csr,coo,cusparse-csr,cusparse-csr-alg2,cusparse-coo \
   --json "$out/bccoo_gpu_main.json" "${mats[@]}"
-"$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
-  --option bccoo-gpu:kernel=atomic --json "$out/bccoo_gpu_atomic.json" "${mats[@]}"
+for k in block atomic; do  # round-1 kernel (one block per chunk) and the session-1 kernel
+  "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
+    --option "bccoo-gpu:kernel=$k" --json "$out/bccoo_gpu_$k.json" "${mats[@]}"
+done
+for pf in 0 2; do  # L2 prefetch distance of the stream kernel (default 1)
+  "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
+    --option "bccoo-gpu:prefetch=$pf" --json "$out/bccoo_gpu_prefetch$pf.json" "${mats[@]}"
+done
 for b in $chunks; do
   "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
     --option "bccoo-gpu:chunk=$b" --json "$out/bccoo_gpu_chunk$b.json" "${mats[@]}"

@@ -184,10 +184,21 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
   const std::string kernel = o.get_string("kernel", "stream");
   if (kernel == "stream")
     s.kernel = BccooGpuKernel::stream;
+  else if (kernel == "block")
+    s.kernel = BccooGpuKernel::block;
   else if (kernel == "atomic")
     s.kernel = BccooGpuKernel::atomic;
   else
-    throw ParseError("bccoo-gpu: kernel=" + kernel + " is not a kernel; use stream or atomic");
+    throw ParseError("bccoo-gpu: kernel=" + kernel +
+                     " is not a kernel; use stream, block or atomic");
+  s.blocks = o.get_int("blocks", 0);
+  if (s.blocks < 0 || s.blocks > 0x7fffffff)
+    throw ParseError("bccoo-gpu: blocks=" + std::to_string(s.blocks) +
+                     " is out of range; use 0 (one wave of resident blocks) or 1..2^31-1");
+  s.prefetch = o.get_int("prefetch", 1);
+  if (s.prefetch < 0 || s.prefetch > 2)
+    throw ParseError("bccoo-gpu: prefetch=" + std::to_string(s.prefetch) +
+                     " is out of range; use 0 (none), 1 (next chunk) or 2 (two chunks ahead)");
   const auto lut = bccoo::build_lut(a.values);
   s.lut = lut.lut;
   s.lut_used = static_cast<std::int32_t>(lut.sorted.size());
@@ -276,8 +287,13 @@ std::vector<FormatEntry> bccoo_entries() {
   const std::vector<ParamInfo> params{{"chunk", "1024", "nonzeros per chunk (b)"}};
   std::vector<ParamInfo> gpu_params = params;
   gpu_params.push_back({"kernel", "stream",
-                        "CUDA spmv kernel: stream (8 entries per thread, deterministic) or "
-                        "atomic (warp segmented sum + atomicAdd)"});
+                        "CUDA spmv kernel: stream (persistent blocks, 8 entries per thread, "
+                        "L2 prefetch of the next chunk, deterministic), block (one block per "
+                        "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"});
+  gpu_params.push_back({"blocks", "0",
+                        "CUDA stream kernel: persistent blocks (0 = one wave of resident blocks)"});
+  gpu_params.push_back({"prefetch", "1",
+                        "CUDA stream kernel: L2 prefetch distance in chunks (0, 1 or 2)"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",
@@ -286,7 +302,7 @@ std::vector<FormatEntry> bccoo_entries() {
        .params = params}));
   v.push_back(make_entry<BccooGpu>(
       {.name = "bccoo-gpu",
-       .summary = "balanced compressed COO, per-chunk uniform encoding; one block per chunk (GPU)",
+       .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent blocks (GPU)",
        .caps = {cpu, gpu},
        .params = gpu_params}));
   return v;

@@ -125,7 +125,10 @@ inline std::uint64_t load_uint(const std::uint8_t* p, int w) {
 }  // namespace bccoo
 
 /// CUDA SpMV kernel of bccoo-gpu (option `kernel`); the CPU kernels ignore it.
-enum class BccooGpuKernel : std::uint8_t { stream, atomic };
+/// stream: persistent blocks, one chunk per block iteration, next chunk's header in registers and
+/// its data prefetched into L2 (default); block: one block per chunk (session 2, round 1);
+/// atomic: session 1. stream and block share the per-chunk decode and are deterministic.
+enum class BccooGpuKernel : std::uint8_t { stream, block, atomic };
 namespace bccoo {
 /// Entries per thread of the stream kernel (8: every per-thread slice of a 1/2/4/8-byte
 /// sub-array is a whole number of aligned 8-byte words).
@@ -214,12 +217,20 @@ struct BccooGpu {
   /// Table entries that hold real values (min(256, #distinct values)); the CUDA kernel copies
   /// only these to shared memory. Not part of the footprint (derived, one int).
   std::int32_t lut_used = 0;
-  /// CUDA SpMV kernel: stream (default; thread-sequential decode of 8 entries, deterministic,
-  /// bccoo_cuda.cu) or atomic (the session-1 kernel: warp segmented sum + atomicAdd).
+  /// CUDA SpMV kernel: stream (default; persistent blocks with prefetch, thread-sequential decode
+  /// of 8 entries, deterministic, bccoo_cuda.cu), block (same decode, one block per chunk) or
+  /// atomic (the session-1 kernel: warp segmented sum + atomicAdd).
   /// chunk > bccoo::kStreamMaxChunk always uses atomic.
   BccooGpuKernel kernel = BccooGpuKernel::stream;
+  /// Blocks of the persistent stream kernel: 0 (default) = one wave of resident blocks (at most
+  /// one per chunk); n > 0 caps the grid at n (tests force many chunks per block with it).
+  std::int64_t blocks = 0;
+  /// L2 prefetch distance of the stream kernel, in chunks of the same block: 0 none, 1 (default)
+  /// the block's next chunk, 2 the one after it.
+  std::int64_t prefetch = 1;
 
-  /// Options: chunk = b >= 1 (default 1024); kernel = stream | atomic (default stream).
+  /// Options: chunk = b >= 1 (default 1024); kernel = stream | block | atomic (default stream);
+  /// blocks >= 0 (default 0, see above); prefetch = 0 | 1 | 2 (default 1).
   static BccooGpu build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {

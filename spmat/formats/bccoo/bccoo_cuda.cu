@@ -1,5 +1,7 @@
-// spmat/formats/bccoo/bccoo_cuda.cu — CUDA kernels of bccoo-gpu: the stream SpMV (default: one
-// block per chunk, 8 consecutive entries per thread, deterministic two-kernel fix-up), the
+// spmat/formats/bccoo/bccoo_cuda.cu — CUDA kernels of bccoo-gpu: the stream SpMV (default:
+// persistent blocks, one chunk per block iteration with the next chunk's header in registers and
+// its data prefetched into L2), the block SpMV (round 1: one block per chunk; same per-chunk
+// decode), both with 8 consecutive entries per thread and a deterministic two-kernel fix-up, the
 // atomic SpMV (session 1: warp segmented sum + atomicAdd) and the atomic SpMV^T.
 // SPDX-License-Identifier: MIT
 //
@@ -10,8 +12,9 @@
 // zeros multiplied (0·Inf = NaN propagates); empty rows get beta·y. Offsets, rows and columns
 // are 64-bit inside the kernels. No launch of the chunk kernels when nb == 0 (y = beta·y only).
 //
-// stream spmv (kernel=stream, chunk <= bccoo::kStreamMaxChunk). Block h (T = 32·ceil(b/256)
-// threads) decodes chunk h; thread t owns entries [8t, 8t+8): it loads its slices of the three
+// Per-chunk decode of the stream and block kernels (stream_chunk; chunk <= kStreamMaxChunk).
+// A block (T = 32·ceil(b/256) threads) decodes chunk h; thread t owns entries [8t, 8t+8): it
+// loads its slices of the three
 // sub-arrays as aligned 8-byte words (w B per entry → w words) and unpacks them in registers,
 // reads the value table from shared memory (only its lut_used real entries are copied, and only
 // when the chunk uses the table), gathers x with __ldg and sums the 8 products sequentially per
@@ -26,8 +29,15 @@
 // kernel (one warp per chunk) sums them in chunk order and writes those rows plus the empty rows
 // between chunks and before the first / after the last chunk. Every row of y is written exactly
 // once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run).
-// Bytes: storage_bytes (LUT: lut_used values per chunk from L2) + x (gathered) + y (written
-// once; read once where beta != 0) + 24 B of scratch per chunk.
+// Bytes: storage_bytes (LUT: lut_used values per block (stream) or per chunk (block) from L2)
+// + x (gathered) + y (written once; read once where beta != 0) + 24 B of scratch per chunk.
+//
+// stream (default): grid = one wave of resident blocks (occupancy query, at most nb; option
+// `blocks` caps it). Block b decodes chunks b, b+G, ...; table copied to shared memory once per
+// block; while chunk h is decoded, chunk h+G's header is loaded into registers and its data bytes
+// are prefetched into L2 (prefetch.global.L2, one per 32-B sector), so the serial chain per chunk
+// is [data from L2] → [x gathers] instead of [header] → [data from DRAM] → [table + barrier] →
+// [x gathers]. block (round 1): one block per chunk, table copied per chunk (when used).
 //
 // atomic spmv (kernel=atomic, and any chunk > kStreamMaxChunk). y is first scaled by beta
 // (scale_async); then block h decodes chunk h (grid-stride over chunks): in each step the 256
@@ -59,11 +69,19 @@ inline int stream_threads(std::int64_t chunk) {
 }
 }  // namespace bccoo_gpu
 
+/// Grid of the persistent stream kernel for nb chunks (defined after the kernel).
+template <class Value, class Index>
+unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t blocks);
+
 template <class Value, class Index>
 struct BccooGpuDevice {
   std::int64_t rows = 0, cols = 0, nnz = 0, chunk = 1024, nb = 0;
   int lut_used = 0;
-  bool stream = true;  ///< run the stream kernel (else the atomic one)
+  /// SpMV kernel: stream (persistent), block (one block per chunk) or atomic; chunk >
+  /// bccoo::kStreamMaxChunk (or more chunks than a grid holds, for block) uses atomic.
+  BccooGpuKernel kernel = BccooGpuKernel::stream;
+  unsigned stream_grid = 0;  ///< blocks of the persistent stream kernel (set by upload)
+  int prefetch = 1;          ///< stream kernel: L2 prefetch distance in chunks per block (0–2)
   cuda::DeviceBuffer<Value> lut;
   cuda::DeviceBuffer<Index> row, column;
   cuda::DeviceBuffer<std::uint8_t> format;
@@ -82,15 +100,20 @@ struct BccooGpuDevice {
     d.chunk = s.chunk;
     d.nb = s.chunks();
     d.lut_used = s.lut_used;
-    d.stream = s.kernel == BccooGpuKernel::stream && s.chunk <= bccoo::kStreamMaxChunk &&
-               d.nb <= 0x7fffffff;  // one block per chunk: grid.x limit
+    d.kernel = s.kernel;
+    d.prefetch = static_cast<int>(s.prefetch);
+    if (s.chunk > bccoo::kStreamMaxChunk ||
+        (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff))  // one block per chunk: grid.x
+      d.kernel = BccooGpuKernel::atomic;
     d.lut = cuda::DeviceBuffer<Value>(s.lut, "bccoo-gpu value table");
     d.row = cuda::DeviceBuffer<Index>(s.row, "bccoo-gpu chunk rows");
     d.column = cuda::DeviceBuffer<Index>(s.column, "bccoo-gpu chunk columns");
     d.format = cuda::DeviceBuffer<std::uint8_t>(s.format, "bccoo-gpu chunk formats");
     d.offset = cuda::DeviceBuffer<std::int64_t>(s.offset, "bccoo-gpu chunk offsets");
     d.data = cuda::DeviceBuffer<std::uint8_t>(s.data, "bccoo-gpu chunk data");
-    if (d.stream && d.nb > 0) {
+    if (d.kernel == BccooGpuKernel::stream && d.nb > 0)
+      d.stream_grid = stream_grid_for<Value, Index>(d.nb, d.chunk, s.blocks);
+    if (d.kernel != BccooGpuKernel::atomic && d.nb > 0) {
       const auto nb = static_cast<std::size_t>(d.nb);
       d.head = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk head partials");
       d.tail = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk tail partials");
@@ -187,30 +210,58 @@ __device__ __forceinline__ Value warp_carry(std::int64_t key, int w, const std::
   return c;
 }
 
-/// Block h decodes chunk h (see the contract at the top). Writes y for rows wholly inside the
-/// chunk (and the empty rows between them), head[h] (first-row partial, only when the chunk
-/// holds more than one row), tail[h] and tail_row[h] (last row and its partial).
-template <class Value, class Index>
-__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
-    bccoo_gpu_stream_kernel(std::int64_t nnz, std::int64_t chunk, const Index* __restrict__ row,
-                            const Index* __restrict__ column,
-                            const std::uint8_t* __restrict__ format,
-                            const std::int64_t* __restrict__ offset,
-                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
-                            int lut_used, const Value* __restrict__ x, Value* __restrict__ y,
-                            Value alpha, Value beta, Value* __restrict__ head_out,
-                            Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
+/// Per-chunk metadata (block-uniform): data byte range, first row, smallest column, format.
+struct ChunkHeader {
+  std::int64_t begin = 0, end = 0, r0 = 0, c0 = 0;
+  std::uint8_t fmt = 0;
+};
+template <class Index>
+__device__ __forceinline__ ChunkHeader load_header(std::int64_t h, const Index* row,
+                                                   const Index* column, const std::uint8_t* format,
+                                                   const std::int64_t* offset) {
+  ChunkHeader c;
+  c.begin = offset[h];
+  c.end = offset[h + 1];
+  c.r0 = row[h];
+  c.c0 = column[h];
+  c.fmt = format[h];
+  return c;
+}
+
+/// Prefetches [p, p + bytes) into L2, one 32-B sector per prefetch, spread over the block (no
+/// registers held; no fault possible: callers pass ranges inside the chunk data).
+__device__ __forceinline__ void prefetch_l2(const std::uint8_t* p, std::int64_t bytes) {
+  for (std::int64_t k = static_cast<std::int64_t>(threadIdx.x) * 32; k < bytes;
+       k += static_cast<std::int64_t>(blockDim.x) * 32)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
+}
+
+/// Shared memory of one block-wide segmented scan: each warp's last key, first key, tail.
+template <class Value>
+struct ScanShared {
+  std::int64_t wkey[32], wfirst[32];
+  Value wval[32];
+};
+
+/// The block decodes chunk h (header hd, len entries; see the contract at the top). Writes y for
+/// rows wholly inside the chunk (and the empty rows between them), head[h] (first-row partial,
+/// only when the chunk holds more than one row), tail[h] and tail_row[h] (last row and its
+/// partial). fill_lut (block-uniform): copy the table's lut_used entries to s_lut first (when
+/// the chunk uses it; the block kernel), else s_lut is already filled (the persistent kernel).
+/// after_gathers(): called once the x gathers are issued (the stream kernel prefetches there).
+/// Every thread of the block must call it (one barrier).
+template <class Value, class AfterGathers>
+__device__ __forceinline__ void stream_chunk(
+    std::int64_t h, const ChunkHeader& hd, std::int64_t len, const std::uint8_t* __restrict__ data,
+    const Value* __restrict__ lut, int lut_used, Value* s_lut, bool fill_lut, ScanShared<Value>& sh,
+    AfterGathers&& after_gathers, const Value* __restrict__ x,
+    Value* __restrict__ y, Value alpha, Value beta, Value* __restrict__ head_out,
+    Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
   constexpr int kE = bccoo_gpu::kE;
   constexpr std::int64_t kNone = 0x7fffffffffffffffll;  // key of threads without entries
-  __shared__ Value s_lut[bccoo::kLutSize];
-  __shared__ std::int64_t s_wkey[32], s_wfirst[32];
-  __shared__ Value s_wval[32];
-
-  const std::int64_t h = blockIdx.x;
-  const std::int64_t len = min(chunk, nnz - h * chunk);
-  const bccoo::GpuChunk g = bccoo::gpu_chunk(format[h], len, sizeof(Value));
-  const std::uint8_t* base = data + offset[h];
-  const std::int64_t r0 = row[h], c0 = column[h];
+  const bccoo::GpuChunk g = bccoo::gpu_chunk(hd.fmt, len, sizeof(Value));
+  const std::uint8_t* base = data + hd.begin;
+  const std::int64_t r0 = hd.r0, c0 = hd.c0;
   const int t = threadIdx.x;
   const std::int64_t left = len - static_cast<std::int64_t>(t) * kE;
   const int n = left <= 0 ? 0 : (left >= kE ? kE : static_cast<int>(left));
@@ -223,7 +274,7 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
     load_slice<1>(base + g.val_at, t, n, vb);
   else
     load_slice<static_cast<int>(sizeof(Value))>(base + g.val_at, t, n, vb);
-  if (g.lut) {  // block-uniform branch
+  if (fill_lut && g.lut) {  // block-uniform branch
     for (int i = t; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
     __syncthreads();
   }
@@ -238,6 +289,7 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
       prod[i] = v * cuda::ldg(x + c0 + static_cast<std::int64_t>(co[i]));
     }
   }
+  after_gathers();  // while the gathers are in flight
 
   // Sequential per-row sums over this thread's entries.
   std::int64_t first = kNone, cur = kNone;
@@ -270,18 +322,18 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
   Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != cur, s);
   const std::int64_t lane0_key = __shfl_sync(cuda::kFullMask, cur, 0);
   if (lane == 31) {
-    s_wkey[warp] = cur;
-    s_wval[warp] = incl;
+    sh.wkey[warp] = cur;
+    sh.wval[warp] = incl;
   }
-  if (lane == 0) s_wfirst[warp] = cur;
+  if (lane == 0) sh.wfirst[warp] = cur;
   __syncthreads();
-  if (cur == lane0_key) incl += warp_carry(cur, warp - 1, s_wkey, s_wfirst, s_wval);
+  if (cur == lane0_key) incl += warp_carry(cur, warp - 1, sh.wkey, sh.wfirst, sh.wval);
   // The previous thread's last row and scanned tail.
   std::int64_t prev_key = __shfl_up_sync(cuda::kFullMask, cur, 1);
   Value prev_incl = __shfl_up_sync(cuda::kFullMask, incl, 1);
   if (lane == 0) {
-    prev_key = warp > 0 ? s_wkey[warp - 1] : kNone;
-    prev_incl = warp > 0 ? warp_carry(prev_key, warp - 1, s_wkey, s_wfirst, s_wval) : Value(0);
+    prev_key = warp > 0 ? sh.wkey[warp - 1] : kNone;
+    prev_incl = warp > 0 ? warp_carry(prev_key, warp - 1, sh.wkey, sh.wfirst, sh.wval) : Value(0);
   }
   if (n == 0) return;
 
@@ -304,6 +356,78 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
   if (static_cast<std::int64_t>(t) == (len - 1) / kE) {  // the chunk's last entry
     tail_out[h] = incl;
     tail_row_out[h] = cur;
+  }
+}
+
+/// kernel=block (round 1): block h decodes chunk h; the table is copied per chunk.
+template <class Value, class Index>
+__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
+    bccoo_gpu_block_kernel(std::int64_t nnz, std::int64_t chunk, const Index* __restrict__ row,
+                           const Index* __restrict__ column,
+                           const std::uint8_t* __restrict__ format,
+                           const std::int64_t* __restrict__ offset,
+                           const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
+                           int lut_used, const Value* __restrict__ x, Value* __restrict__ y,
+                           Value alpha, Value beta, Value* __restrict__ head_out,
+                           Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
+  __shared__ Value s_lut[bccoo::kLutSize];
+  __shared__ ScanShared<Value> sh;
+  const std::int64_t h = blockIdx.x;
+  const std::int64_t len = min(chunk, nnz - h * chunk);
+  const ChunkHeader hd = load_header(h, row, column, format, offset);
+  stream_chunk<Value>(h, hd, len, data, lut, lut_used, s_lut, true, sh, [] {}, x, y, alpha, beta,
+                      head_out, tail_out, tail_row_out);
+}
+
+/// kernel=stream (default): persistent blocks (one wave: grid = resident blocks, at most nb).
+/// Block b decodes chunks b, b + G, b + 2G, ... (G = gridDim.x) with the per-chunk code of the
+/// block kernel; the table is copied to shared memory once per block; while chunk h is decoded
+/// the header of chunk h + G is already in registers and its data is prefetched into L2, so a
+/// chunk costs one L2 round trip (its data) and one x gather instead of header → data → table
+/// (+ barrier) → x round trips in series. The scan's shared arrays alternate between two
+/// buffers, so one barrier per chunk suffices (a warp can reuse a buffer only after the next
+/// chunk's barrier, which every warp reaches after reading it).
+template <class Value, class Index>
+__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads, 2)  // <= 64 registers: 32 warps/SM
+    bccoo_gpu_stream_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
+                            const Index* __restrict__ row, const Index* __restrict__ column,
+                            const std::uint8_t* __restrict__ format,
+                            const std::int64_t* __restrict__ offset,
+                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
+                            int lut_used, int prefetch, const Value* __restrict__ x,
+                            Value* __restrict__ y, Value alpha, Value beta,
+                            Value* __restrict__ head_out, Value* __restrict__ tail_out,
+                            std::int64_t* __restrict__ tail_row_out) {
+  __shared__ Value s_lut[bccoo::kLutSize];
+  __shared__ ScanShared<Value> sh[2];
+  const std::int64_t G = gridDim.x;
+  std::int64_t h = blockIdx.x;
+  ChunkHeader hd;
+  if (h < nb) hd = load_header(h, row, column, format, offset);  // block-uniform
+  for (int i = threadIdx.x; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
+  __syncthreads();
+  for (int parity = 0, first = 1; h < nb; h += G, parity ^= 1, first = 0) {  // block-uniform
+    ChunkHeader next;
+    const bool has_next = h + G < nb;
+    if (has_next) next = load_header(h + G, row, column, format, offset);
+    // prefetch = 2: also the data range of chunk h + 2G (its offsets only).
+    std::int64_t far_begin = 0, far_end = 0;
+    if (prefetch == 2 && h + 2 * G < nb) {
+      far_begin = offset[h + 2 * G];
+      far_end = offset[h + 2 * G + 1];
+    }
+    const std::int64_t len = min(chunk, nnz - h * chunk);
+    stream_chunk<Value>(
+        h, hd, len, data, lut, lut_used, s_lut, false, sh[parity],
+        [&] {
+          // Distance 1 prefetches chunk h + G every iteration; distance 2 prefetches h + 2G, and
+          // h + G only in the first iteration (later it was prefetched two iterations earlier).
+          if (has_next && (prefetch == 1 || (prefetch == 2 && first)))
+            prefetch_l2(data + next.begin, next.end - next.begin);
+          if (far_end > far_begin) prefetch_l2(data + far_begin, far_end - far_begin);
+        },
+        x, y, alpha, beta, head_out, tail_out, tail_row_out);
+    hd = next;
   }
 }
 
@@ -418,17 +542,39 @@ inline unsigned chunk_grid(std::int64_t nb) {
 
 }  // namespace
 
+/// One wave of resident blocks (occupancy × SMs), or `blocks` when > 0; at most nb.
+template <class Value, class Index>
+unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t blocks) {
+  std::int64_t g = blocks;
+  if (g <= 0) {
+    int per_sm = 0;
+    SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, bccoo_gpu_stream_kernel<Value, Index>, bccoo_gpu::stream_threads(chunk), 0));
+    g = static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
+  }
+  return static_cast<unsigned>(g < nb ? g : nb);
+}
+
 /// y = alpha*A*x + beta*y. Example: the 4×4 matrix of bccoo.hpp with x = {1,1,1,1}, alpha = 1,
 /// beta = 0 gives y = {3, 0, 12, 6}.
 template <class Value, class Index>
 void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
           Value beta) {
-  if (d.nb > 0 && d.stream) {
-    bccoo_gpu_stream_kernel<<<static_cast<unsigned>(d.nb), bccoo_gpu::stream_threads(d.chunk)>>>(
-        d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-        d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(), d.tail.data(),
-        d.tail_row.data());
-    SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
+  if (d.nb > 0 && d.kernel != BccooGpuKernel::atomic) {
+    const int threads = bccoo_gpu::stream_threads(d.chunk);
+    if (d.kernel == BccooGpuKernel::stream) {
+      bccoo_gpu_stream_kernel<<<d.stream_grid, threads>>>(
+          d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
+          d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
+          d.tail.data(), d.tail_row.data());
+      SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
+    } else {
+      bccoo_gpu_block_kernel<<<static_cast<unsigned>(d.nb), threads>>>(
+          d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
+          d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),
+          d.tail.data(), d.tail_row.data());
+      SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_block_kernel");
+    }
     constexpr int kFixBlock = 128;  // 4 chunks per block
     const std::int64_t fix_blocks = (d.nb * cuda::kWarpSize + kFixBlock - 1) / kFixBlock;
     bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock>>>(

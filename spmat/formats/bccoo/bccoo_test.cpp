@@ -336,9 +336,10 @@ Csr<Value, Index> sparse_rows_matrix(std::int64_t step, std::uint64_t seed) {
 /// (beta = 0) and with beta != 0; the stream kernel must also be bitwise deterministic.
 template <class Value, class Index>
 void check_gpu_on(const Csr<Value, Index>& a, std::uint64_t seed, std::int64_t b,
-                  const std::string& kernel) {
-  SCOPED_TRACE("chunk " + std::to_string(b) + ", kernel " + kernel);
-  const auto opts = chunk(b).set("kernel", kernel);
+                  const std::string& kernel, std::int64_t blocks = 0) {
+  SCOPED_TRACE("chunk " + std::to_string(b) + ", kernel " + kernel + ", blocks " +
+               std::to_string(blocks));
+  const auto opts = chunk(b).set("kernel", kernel).set("blocks", std::to_string(blocks));
   const auto m = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, opts);
   for (Op op : {Op::spmv, Op::spmv_t}) {
     SCOPED_TRACE(std::string(to_string(op)));
@@ -354,12 +355,37 @@ void check_gpu_on(const Csr<Value, Index>& a, std::uint64_t seed, std::int64_t b
     const auto w2 = op == Op::spmv ? reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
                                    : reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
     EXPECT_LE(reference::relative_norm2_error<Value>(y2, w2), tol) << "beta -2";
-    if (op == Op::spmv && kernel == "stream" && b <= bccoo::kStreamMaxChunk) {
+    if (op == Op::spmv && kernel != "atomic" && b <= bccoo::kStreamMaxChunk) {
       const auto y3 = testing::apply_spmv(m, op, x);
       EXPECT_EQ(std::memcmp(y1.data(), y3.data(), y1.size() * sizeof(Value)), 0)
-          << "stream spmv is not bitwise deterministic";
+          << kernel << " spmv is not bitwise deterministic";
     }
   }
+}
+
+/// The persistent stream kernel (any grid) and the one-block-per-chunk kernel run the same
+/// per-chunk code and the same fix-up: their results must be bitwise equal.
+template <class Value, class Index>
+void check_stream_equals_block(const Csr<Value, Index>& a, std::uint64_t seed, std::int64_t b) {
+  SCOPED_TRACE("stream == block, chunk " + std::to_string(b));
+  const auto x = testing::random_vector<Value>(a.cols, seed + 3);
+  const auto y0 = testing::random_vector<Value>(a.rows, seed + 4);
+  const auto ref = testing::apply_spmv(
+      Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, chunk(b).set("kernel", "block")),
+      Op::spmv, x, &y0, Value(1.5), Value(0.25));
+  for (std::int64_t blocks : {0, 1, 3})
+    for (int prefetch : {0, 1, 2}) {
+      const auto m = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda,
+                                          chunk(b)
+                                              .set("kernel", "stream")
+                                              .set("blocks", std::to_string(blocks))
+                                              .set("prefetch", std::to_string(prefetch)));
+      const auto y = testing::apply_spmv(m, Op::spmv, x, &y0, Value(1.5), Value(0.25));
+      ASSERT_EQ(y.size(), ref.size());
+      EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * sizeof(Value)), 0)
+          << "blocks " << blocks << ", prefetch " << prefetch
+          << ": stream and block kernels differ bitwise";
+    }
 }
 
 template <class Value, class Index>
@@ -372,8 +398,13 @@ void check_gpu() {
     SCOPED_TRACE("random_matrix");
     const auto a = random_matrix<Value, Index>(5003, 4099, seed);
     for (std::int64_t b : {1024, 100, 1, 33, 4096})
-      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+      for (const char* k : {"stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
     check_gpu_on(a, seed, 5000, "stream");  // > kStreamMaxChunk: falls back to atomic
+    // Persistent kernel with few blocks: many chunks per block (header prefetch, L2 prefetch,
+    // alternating scan buffers), grids that do and do not divide the chunk count.
+    for (std::int64_t blocks : {1, 2, 7})
+      for (std::int64_t b : {1024, 100, 8}) check_gpu_on(a, seed, b, "stream", blocks);
+    for (std::int64_t b : {1024, 64, 1}) check_stream_equals_block(a, seed, b);
   }
   {  // every chunk uses the value table
     SCOPED_TRACE("table_matrix");
@@ -381,7 +412,9 @@ void check_gpu() {
     const auto host = BccooGpu<Value, Index>::build(a, {});
     for (std::uint8_t f : host.format) ASSERT_EQ(f & 1, 1) << "every chunk should use the table";
     for (std::int64_t b : {1024, 256, 37, 2048})
-      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+      for (const char* k : {"stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
+    for (std::int64_t b : {1024, 37}) check_gpu_on(a, seed, b, "stream", 3);  // table once/block
+    check_stream_equals_block(a, seed, 256);
   }
   for (int per_row : {8, 16, 4}) {  // rows ending exactly at thread (8-entry) boundaries
     SCOPED_TRACE("rows of " + std::to_string(per_row));
@@ -396,7 +429,7 @@ void check_gpu() {
       }
     const auto a = to_csr(c);
     for (std::int64_t b : {1024, 64, 8, 24})
-      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+      for (const char* k : {"stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
   }
   {  // chunks spanning thousands of rows (wide row offsets), wide column offsets
     SCOPED_TRACE("sparse_rows_matrix");
@@ -406,7 +439,8 @@ void check_gpu() {
     for (std::uint8_t f : host.format) max_wr = std::max(max_wr, (f >> 3) & 3);
     ASSERT_EQ(max_wr, 2) << "the 70000-row gap should need 4-byte row offsets";
     for (std::int64_t b : {1024, 8})
-      for (const char* k : {"stream", "atomic"}) check_gpu_on(a, seed, b, k);
+      for (const char* k : {"stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
+    check_gpu_on(a, seed, 8, "stream", 5);  // gaps of empty rows between a block's chunks
   }
 }
 
@@ -421,6 +455,12 @@ TEST(BccooGpu, KernelOptionIsValidated) {
   EXPECT_EQ(G::build(a, {}).kernel, BccooGpuKernel::stream);
   EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "atomic")).kernel, BccooGpuKernel::atomic);
   EXPECT_THROW((void)G::build(a, FormatOptions().set("kernel", "fast")), ParseError);
+  EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "block")).kernel, BccooGpuKernel::block);
+  EXPECT_EQ(G::build(a, {}).blocks, 0);
+  EXPECT_EQ(G::build(a, FormatOptions().set("blocks", "5")).blocks, 5);
+  EXPECT_THROW((void)G::build(a, FormatOptions().set("blocks", "-1")), ParseError);
+  EXPECT_EQ(G::build(a, {}).prefetch, 1);
+  EXPECT_THROW((void)G::build(a, FormatOptions().set("prefetch", "3")), ParseError);
   EXPECT_EQ(G::build(a, {}).lut_used, 6);
 }
 

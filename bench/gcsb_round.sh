@@ -14,7 +14,7 @@
 #   both32.json    fp64 only: gcsb dense=both beta=32
 # Then bench/gcsb_tables.py-style summary: bench/gcsb_round_summary.py DIR.
 # Environment: SPMAT_BIN [./build/gpu/spmat]  PRECISION [fp64,fp32]  REPS [20]  WARMUP [5]
-#   G3 [shared/matrices/G3_circuit.mtx.gz]  PARTS ["33 66 132"]  MATS [the list above]
+#   G3 [shared/matrices/G3_circuit.mtx.gz]  PARTS ["33 66 264"] (auto = SM count)  MATS [the list above]
 #   MAIN_FORMATS [the main.json list]. CPU dry run (storage only, no cuSPARSE):
 #   SPMAT_BIN=./build-cpu/spmat MAIN_FORMATS=csr,gcsb,gcsb-det REPS=1 WARMUP=0 \
 #     MATS="gen:random_p:512:0.05 gen:ideal:256" bench/gcsb_round.sh /tmp/r && bench/gcsb_round_summary.py /tmp/r
@@ -44,7 +44,7 @@ step main --formats "${MAIN_FORMATS:-gcsb,gcsb-det,gcsb-atomic,cusparse-csr,cusp
 step off --formats gcsb --option gcsb:dense=off
 step both --formats gcsb --option gcsb:dense=both
 step atomic --formats gcsb --option gcsb:dense=off --option gcsb:flush=atomic
-for p in ${PARTS:-33 66 132}; do step "parts$p" --formats gcsb --option "gcsb:dense_parts=$p"; done
+for p in ${PARTS:-33 66 264}; do step "parts$p" --formats gcsb --option "gcsb:dense_parts=$p"; done
 precision=fp64
 step beta32 --formats gcsb,gcsb-det --option gcsb:beta=32 --option gcsb-det:beta=32
 step both32 --formats gcsb --option gcsb:beta=32 --option gcsb:dense=both

@@ -271,8 +271,7 @@ std::vector<FormatEntry> gcsb_entries() {
                     "kernel (natural-order reads, y in shared memory, no plan) when n_out*sizeof(value) "
                     "<= 96 KB; off: window plans for both"});
   params.push_back({"dense_parts", "0",
-                    "kernel=fast: CTAs of the dense-output kernel (0 = min(SMs, matrix bytes / "
-                    "(8 * n_out * sizeof(value))))"});
+                    "kernel=fast: CTAs of the dense-output kernel (0 = min(SMs, n_sorted / 1024))"});
   params.push_back({"flush", "partial",
                     "kernel=fast, split windows: partial (work buffer + fixed-order pass) or atomic"});
   std::vector<FormatEntry> v;

@@ -29,9 +29,10 @@
 //   block_indices = 0 9 2 3 | 14 1 4 11 | 5 12 13 6 | 7 8 10 15,  group_offset = 0 16 28 32 32
 //   values = a p c e b q d f g s k l h t * * | x i m r y j n u z * * * | o v w *
 // Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I (2·n_sorted·I with split ids)
-// + (n_groups + 1)·I, plus for kernel=fast and kernel=deterministic the two window plans below
-// (counted in storage_bytes(): (n_nonempty + n_windows + 1)·I per operation, plus
-// (2·n_items − n_windows + 1)·I when long windows are split).
+// + (n_groups + 1)·I, plus the window plans below (counted in storage_bytes():
+// (n_nonempty + n_windows + 1)·I per operation, plus (2·n_items − n_windows + 1)·I when long
+// windows are split): kernel=deterministic stores both; kernel=fast only those of operations not
+// run by the dense-output kernel (option dense=: by default spmv_t whenever cols·V ≤ 96 KB).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -47,7 +48,9 @@ namespace spmat {
 ///                 (session-1 "fast"; no plan, so the storage is exactly the thesis arrays);
 ///   fast          window kernel: each output window (β rows for spmv, β columns for spmv_t)
 ///                 is owned by a few lanes that walk its blocks from the plan; y written once,
-///                 atomics only where a long window is split over several items;
+///                 split windows through a work buffer (flush=partial) or atomics (flush=atomic);
+///                 operations whose output fits 96 KB (dense=, default spmv_t only) run the
+///                 dense-output kernel instead: natural-order reads, y copy in shared memory;
 ///   deterministic the same window kernel, split windows reduced by a second pass in item order
 ///                 (no floating-point atomics: bitwise reproducible).
 enum class GcsbKernel { thesis, atomic, fast, deterministic };
@@ -108,8 +111,7 @@ struct Gcsb {
   /// prescale launch, no same-address atomics) or with atomicAdd into a pre-scaled y (flush=atomic).
   bool flush_partial = true;
   /// dense_parts= (kernel=fast, dense ops): CTAs of the dense-output kernel, each writing one
-  /// n_out copy to the work buffer; 0 (default) = auto on upload: min(n_SM, ⌈n_sorted/1024⌉,
-  /// matrix bytes / (8·n_out·V)), so the copies cost at most ~1/4 of the matrix traffic.
+  /// n_out copy to the work buffer; 0 (default) = auto on upload: min(n_SM, ⌈n_sorted/1024⌉).
   int dense_parts = 0;
 
   /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),

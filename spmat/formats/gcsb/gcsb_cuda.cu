@@ -104,13 +104,12 @@ struct GcsbDevice {
     d.flush_partial = s.flush_partial;
     if (d.dense_n || d.dense_t) {
       const std::int64_t n_out = std::max(d.dense_n ? d.rows : 0, d.dense_t ? d.cols : 0);
-      // Auto: one CTA per SM at most, no idle threads, and copies of at most ~1/4 of the
-      // bytes the kernel reads (each copy is written once and read once).
-      const std::int64_t matrix_bytes =
-          static_cast<std::int64_t>(s.values.size() * (sizeof(Value) + 4));
-      const std::int64_t by_bytes = matrix_bytes / (8 * n_out * static_cast<std::int64_t>(sizeof(Value)));
+      // Auto: one CTA per SM, fewer only when there are fewer sorted blocks than threads. Not
+      // fewer to save copies: a thread's blocks are a chain of dependent loads (block id, group
+      // offset, comb, x), so parallelism, not the copies (L2-resident, written and read once),
+      // bounds the kernel on sparse matrices.
       const std::int64_t cap = std::min<std::int64_t>(
-          cuda::sm_count(), std::min<std::int64_t>((d.n_sorted + kDenseThreads - 1) / kDenseThreads, by_bytes));
+          cuda::sm_count(), (d.n_sorted + kDenseThreads - 1) / kDenseThreads);
       d.dense_parts = s.dense_parts > 0 ? s.dense_parts
                                         : static_cast<int>(std::max<std::int64_t>(1, cap));
       d.dense_partial = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(d.dense_parts * n_out),

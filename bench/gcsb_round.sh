@@ -15,7 +15,8 @@
 # Then bench/gcsb_tables.py-style summary: bench/gcsb_round_summary.py DIR.
 # Environment: SPMAT_BIN [./build/gpu/spmat]  PRECISION [fp64,fp32]  REPS [20]  WARMUP [5]
 #   G3 [shared/matrices/G3_circuit.mtx.gz]  PARTS ["33 66 264"] (auto = SM count)  MATS [the list above]
-#   MAIN_FORMATS [the main.json list]. CPU dry run (storage only, no cuSPARSE):
+#   MAIN_FORMATS [the main.json list]  STEPS ["main off both atomic parts beta32 both32"]: a subset
+#   keeps one command short (e.g. STEPS=main first, then the rest). CPU dry run (storage only, no cuSPARSE):
 #   SPMAT_BIN=./build-cpu/spmat MAIN_FORMATS=csr,gcsb,gcsb-det REPS=1 WARMUP=0 \
 #     MATS="gen:random_p:512:0.05 gen:ideal:256" bench/gcsb_round.sh /tmp/r && bench/gcsb_round_summary.py /tmp/r
 set -uo pipefail
@@ -40,12 +41,16 @@ step() {
   echo "$name: exit $rc, $((SECONDS - t0)) s" | tee -a "$dir/steps.txt"
   [ "$rc" -eq 0 ] || status=1
 }
-step main --formats "${MAIN_FORMATS:-gcsb,gcsb-det,gcsb-atomic,cusparse-csr,cusparse-csr-alg2,cusparse-coo,csr}"
-step off --formats gcsb --option gcsb:dense=off
-step both --formats gcsb --option gcsb:dense=both
-step atomic --formats gcsb --option gcsb:dense=off --option gcsb:flush=atomic
-for p in ${PARTS:-33 66 264}; do step "parts$p" --formats gcsb --option "gcsb:dense_parts=$p"; done
+steps=" ${STEPS:-main off both atomic parts beta32 both32} "
+has() { [[ "$steps" == *" $1 "* ]]; }
+has main && step main --formats "${MAIN_FORMATS:-gcsb,gcsb-det,gcsb-atomic,cusparse-csr,cusparse-csr-alg2,cusparse-coo,csr}"
+has off && step off --formats gcsb --option gcsb:dense=off
+has both && step both --formats gcsb --option gcsb:dense=both
+has atomic && step atomic --formats gcsb --option gcsb:dense=off --option gcsb:flush=atomic
+if has parts; then
+  for p in ${PARTS:-33 66 264}; do step "parts$p" --formats gcsb --option "gcsb:dense_parts=$p"; done
+fi
 precision=fp64
-step beta32 --formats gcsb,gcsb-det --option gcsb:beta=32 --option gcsb-det:beta=32
-step both32 --formats gcsb --option gcsb:beta=32 --option gcsb:dense=both
+has beta32 && step beta32 --formats gcsb,gcsb-det --option gcsb:beta=32 --option gcsb-det:beta=32
+has both32 && step both32 --formats gcsb --option gcsb:beta=32 --option gcsb:dense=both
 exit $status

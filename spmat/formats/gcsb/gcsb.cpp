@@ -99,6 +99,24 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
   else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
   else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, atomic, fast, deterministic");
   const PlanShape shape = plan_shape_from_options(o);
+  const std::string dense = o.get_string("dense", "auto");
+  if (dense != "auto" && dense != "off" && dense != "both")
+    throw ParseError("gcsb: dense=" + dense + " is not one of auto, off, both");
+  const std::string flush = o.get_string("flush", "partial");
+  if (flush != "partial" && flush != "atomic")
+    throw ParseError("gcsb: flush=" + flush + " is not one of partial, atomic");
+  s.flush_partial = flush == "partial";
+  const std::int64_t parts = o.get_int("dense_parts", 0);
+  if (parts < 0 || parts > 4096)
+    throw ParseError("gcsb: dense_parts=" + std::to_string(parts) + " must be 0 (auto) … 4096");
+  s.dense_parts = static_cast<int>(parts);
+  if (s.kernel == GcsbKernel::fast && dense != "off") {
+    auto fits = [](std::int64_t n) {
+      return n > 0 && n * static_cast<std::int64_t>(sizeof(Value)) <= kDenseMaxBytes;
+    };
+    s.dense_t = fits(a.cols);
+    s.dense_n = dense == "both" && fits(a.rows);
+  }
   const auto empty = csb_detail::empty_blocks_from_options(o, "gcsb");
   s.rows = a.rows;
   s.cols = a.cols;
@@ -177,10 +195,8 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
       }
     }
     s.group_offset.assign(go.begin(), go.end());
-    if (s.has_plan()) {
-      s.row_plan = make_plan<Index>(n_nonempty, nbr, shape, br_at);
-      s.col_plan = make_plan<Index>(n_nonempty, nbc, shape, bc_at);
-    }
+    if (s.has_plan(Op::spmv)) s.row_plan = make_plan<Index>(n_nonempty, nbr, shape, br_at);
+    if (s.has_plan(Op::spmv_t)) s.col_plan = make_plan<Index>(n_nonempty, nbc, shape, bc_at);
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError("gcsb: out of host memory building the blocks of beta=" +
                            std::to_string(beta) + " (try a larger beta= or empty=drop)");
@@ -213,7 +229,7 @@ Csr<Value, Index> Gcsb<Value, Index>::to_csr() const {
 template <class Value, class Index>
 std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k) {
   std::size_t bytes = s.storage_bytes() - s.row_plan.bytes() - s.col_plan.bytes();
-  if (s.has_plan() && (op == Op::spmv || op == Op::spmv_t))
+  if ((op == Op::spmv || op == Op::spmv_t) && s.has_plan(op))
     bytes += (op == Op::spmv ? s.row_plan.bytes() : s.col_plan.bytes()) + 2 * s.det_workspace_bytes(op);
   return default_traffic(bytes, op, s.shape(), k, sizeof(Value));
 }
@@ -250,6 +266,14 @@ std::vector<FormatEntry> gcsb_entries() {
                          "item size cap = lanes * blocks_per_lane blocks (window plan)"});
   std::vector<ParamInfo> params = plan_params;
   params.push_back({"kernel", "fast", "GPU kernel: thesis, atomic, fast, deterministic"});
+  params.push_back({"dense", "auto",
+                    "kernel=fast: auto runs spmv_t, both runs spmv and spmv_t, with the dense-output "
+                    "kernel (natural-order reads, y in shared memory, no plan) when n_out*sizeof(value) "
+                    "<= 96 KB; off: window plans for both"});
+  params.push_back({"dense_parts", "0",
+                    "kernel=fast: CTAs of the dense-output kernel (0 = min(SMs, n_sorted / 1024))"});
+  params.push_back({"flush", "partial",
+                    "kernel=fast, split windows: partial (work buffer + fixed-order pass) or atomic"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb",

@@ -29,9 +29,10 @@
 //   block_indices = 0 9 2 3 | 14 1 4 11 | 5 12 13 6 | 7 8 10 15,  group_offset = 0 16 28 32 32
 //   values = a p c e b q d f g s k l h t * * | x i m r y j n u z * * * | o v w *
 // Memory (thesis Eq. 3.2 with pads): L·(V + 4) + n_sorted·I (2·n_sorted·I with split ids)
-// + (n_groups + 1)·I, plus for kernel=fast and kernel=deterministic the two window plans below
-// (counted in storage_bytes(): (n_nonempty + n_windows + 1)·I per operation, plus
-// (2·n_items − n_windows + 1)·I when long windows are split).
+// + (n_groups + 1)·I, plus the window plans below (counted in storage_bytes():
+// (n_nonempty + n_windows + 1)·I per operation, plus (2·n_items − n_windows + 1)·I when long
+// windows are split): kernel=deterministic stores both; kernel=fast only those of operations not
+// run by the dense-output kernel (option dense=: by default spmv_t whenever cols·V ≤ 96 KB).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -47,7 +48,9 @@ namespace spmat {
 ///                 (session-1 "fast"; no plan, so the storage is exactly the thesis arrays);
 ///   fast          window kernel: each output window (β rows for spmv, β columns for spmv_t)
 ///                 is owned by a few lanes that walk its blocks from the plan; y written once,
-///                 atomics only where a long window is split over several items;
+///                 split windows through a work buffer (flush=partial) or atomics (flush=atomic);
+///                 operations whose output fits 96 KB (dense=, default spmv_t only) run the
+///                 dense-output kernel instead: natural-order reads, y copy in shared memory;
 ///   deterministic the same window kernel, split windows reduced by a second pass in item order
 ///                 (no floating-point atomics: bitwise reproducible).
 enum class GcsbKernel { thesis, atomic, fast, deterministic };
@@ -102,12 +105,26 @@ struct Gcsb {
   std::vector<Index> block_row, block_col;  // n_sorted each, only when block_indices is empty
   std::vector<Index> group_offset;    // n_groups + 1
   GcsbPlan<Index> row_plan, col_plan;  // kernel=fast|deterministic only (else empty)
+  /// kernel=fast only: operations run by the dense-output GPU kernel (no plan stored for them).
+  bool dense_n = false, dense_t = false;
+  /// kernel=fast only: split windows are flushed through the work buffer (true, default: no
+  /// prescale launch, no same-address atomics) or with atomicAdd into a pre-scaled y (flush=atomic).
+  bool flush_partial = true;
+  /// dense_parts= (kernel=fast, dense ops): CTAs of the dense-output kernel, each writing one
+  /// n_out copy to the work buffer; 0 (default) = auto on upload: min(n_SM, ⌈n_sorted/1024⌉).
+  int dense_parts = 0;
 
   /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
   /// kernel=thesis|atomic|fast|deterministic (default fast), empty=keep|drop|auto (default auto),
   /// lanes= (1, 2, 4, …, 32; default: the largest power of two ≤ the mean number of blocks per
   /// non-empty window, at most 32) and blocks_per_lane= (1 … 4096; default ⌈n_nonempty / 2^17⌉
   /// clamped to 2 … 64) shape the plans.
+  /// dense=auto|off|both (kernel=fast only): an operation whose whole output fits
+  /// kDenseMaxBytes (n_out·V ≤ 96 KB: 8192 doubles, 24576 floats) is run by the dense-output
+  /// kernel, which reads the storage in its natural order (coalesced) into a CTA-private copy of
+  /// y in shared memory, and stores no plan for it. auto (default): spmv_t only; both: spmv too;
+  /// off: plans for both. flush=partial|atomic: see flush_partial.
+  static constexpr std::int64_t kDenseMaxBytes = 96 * 1024;
   static constexpr std::int64_t kKeepEmptyMaxBlocks = 4096;
   static Gcsb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
@@ -132,11 +149,16 @@ struct Gcsb {
   }
   std::int64_t n_groups() const { return static_cast<std::int64_t>(group_offset.size()) - 1; }
   bool has_plan() const { return kernel == GcsbKernel::fast || kernel == GcsbKernel::deterministic; }
-  /// Work buffer of the deterministic GPU kernel (not stored data, not in storage_bytes):
-  /// n_items·β values per operation whose plan splits a window, else none.
+  /// True when operation op (spmv or spmv_t) runs from a window plan (else: no plan stored).
+  bool has_plan(Op op) const { return has_plan() && !dense(op); }
+  bool dense(Op op) const { return op == Op::spmv_t ? dense_t : dense_n; }
+  /// Work buffer of the window kernel (deterministic, or fast with flush=partial; not stored data,
+  /// not in storage_bytes): n_items·β values per operation whose plan splits a window, else none.
+  /// The dense-output kernel's buffer (n_SM·n_out values) is not counted here either.
   std::size_t det_workspace_bytes(Op op) const {
     const auto& p = op == Op::spmv ? row_plan : col_plan;
-    return kernel == GcsbKernel::deterministic && p.has_split()
+    return (kernel == GcsbKernel::deterministic || (kernel == GcsbKernel::fast && flush_partial)) &&
+                   p.has_split()
                ? static_cast<std::size_t>(p.n_items()) * beta() * sizeof(Value)
                : 0;
   }

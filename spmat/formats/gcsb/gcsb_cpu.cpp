@@ -35,7 +35,7 @@ void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
   const int d = s.beta_log2;
   const std::int64_t bsz = std::int64_t{1} << d;
   const std::int64_t n_out = Transposed ? s.cols : s.rows;
-  if (!s.has_plan()) {
+  if (!s.has_plan(Transposed ? Op::spmv_t : Op::spmv)) {  // thesis, atomic, or fast's dense ops
     scatter_reduce<Value>(n_out, s.n_sorted(), y, alpha, beta, [&](std::int64_t i, Value* acc) {
       block_products<Transposed>(s, i, x,
                                  acc + ((Transposed ? s.block_col_at(i) : s.block_row_at(i)) << d));

@@ -9,6 +9,7 @@
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csb/csb_cuda_common.cuh"
 #include "spmat/formats/gcsb/gcsb.hpp"
 
@@ -17,6 +18,7 @@ namespace spmat {
 namespace {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kSmemBudget = 32 * 1024;  // bytes of shared memory per CTA (under the 48 KB default)
+constexpr int kDenseThreads = 1024;     // threads per CTA of the dense-output kernel (one CTA per SM)
 
 /// Threads per CTA of the atomic kernel: β·V bytes of accumulator per thread within the budget,
 /// a multiple of 32, at most 256; 0 when not even one warp fits (then the thesis kernel runs).
@@ -49,6 +51,9 @@ struct GcsbDevice {
   cuda::DeviceBuffer<Index> block_row, block_col;  // split ids (block_indices empty)
   bool split_ids = false;
   Plan row_plan, col_plan;
+  bool dense_n = false, dense_t = false, flush_partial = true;
+  int dense_parts = 0;                        // CTAs of the dense-output kernel
+  mutable cuda::DeviceBuffer<Value> dense_partial;  // dense_parts · n_out work buffer
 
   static Plan upload_plan(const GcsbPlan<Index>& p, int beta, bool det) {
     Plan d;
@@ -91,10 +96,24 @@ struct GcsbDevice {
       d.block_indices = cuda::DeviceBuffer<Index>(s.block_indices, "gcsb block_indices");
     }
     d.group_offset = cuda::DeviceBuffer<Index>(s.group_offset, "gcsb group_offset");
-    if (s.has_plan()) {
-      const bool det = s.kernel == GcsbKernel::deterministic;
-      d.row_plan = upload_plan(s.row_plan, s.beta(), det);
-      d.col_plan = upload_plan(s.col_plan, s.beta(), det);
+    const bool partial = s.kernel == GcsbKernel::deterministic || s.flush_partial;
+    if (s.has_plan(Op::spmv)) d.row_plan = upload_plan(s.row_plan, s.beta(), partial);
+    if (s.has_plan(Op::spmv_t)) d.col_plan = upload_plan(s.col_plan, s.beta(), partial);
+    d.dense_n = s.has_plan() && s.dense(Op::spmv);
+    d.dense_t = s.has_plan() && s.dense(Op::spmv_t);
+    d.flush_partial = s.flush_partial;
+    if (d.dense_n || d.dense_t) {
+      const std::int64_t n_out = std::max(d.dense_n ? d.rows : 0, d.dense_t ? d.cols : 0);
+      // Auto: one CTA per SM, fewer only when there are fewer sorted blocks than threads. Not
+      // fewer to save copies: a thread's blocks are a chain of dependent loads (block id, group
+      // offset, comb, x), so parallelism, not the copies (L2-resident, written and read once),
+      // bounds the kernel on sparse matrices.
+      const std::int64_t cap = std::min<std::int64_t>(
+          cuda::sm_count(), (d.n_sorted + kDenseThreads - 1) / kDenseThreads);
+      d.dense_parts = s.dense_parts > 0 ? s.dense_parts
+                                        : static_cast<int>(std::max<std::int64_t>(1, cap));
+      d.dense_partial = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(d.dense_parts * n_out),
+                                                  "gcsb dense-output work buffer");
     }
     return d;
   }
@@ -352,6 +371,99 @@ __global__ void gcsb_det_reduce_kernel(std::int64_t n_out, int d,
   }
 }
 
+
+// ---- dense-output kernel (fast, spmv_t by default) ------------------------------------------------
+// For outputs that fit shared memory (n_out·V ≤ Gcsb::kDenseMaxBytes). The window kernel gathers
+// a window's blocks from wherever the swizzle put them; for spmv_t of matrices whose block rows
+// have different counts (random_p) or one block per row per column (ideal), that is one 32-B
+// sector per lane per load. This kernel instead reads the storage in its natural order, as the
+// thesis kernel does (thread ↔ sorted block, a warp reads one slot of 32 consecutive sorted
+// blocks: 1–2 full 128-B lines of values and of comb), and adds each product into a CTA-private
+// copy of the whole output in shared memory (shared atomics; the blocks of a warp are mostly
+// neighbours in one block row, i.e. distinct block columns: distinct addresses for spmv_t).
+// One CTA per SM (grid-stride over sorted blocks, sorted by nnz so the load spreads evenly);
+// each CTA writes its copy to partial[cta·n_out + o] and gcsb_dense_reduce_kernel sums the
+// copies in CTA order. Not bitwise deterministic (shared-memory atomic order).
+template <class Value, class Index, bool Transposed>
+__global__ void __launch_bounds__(kDenseThreads)
+    gcsb_dense_kernel(View<Value, Index> v, const Value* __restrict__ x, Value* __restrict__ partial) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Value* ys = reinterpret_cast<Value*>(smem_raw);
+  const int n_out = static_cast<int>(v.n_out);
+  for (int o = threadIdx.x; o < n_out; o += blockDim.x) ys[o] = Value(0);
+  __syncthreads();
+  const std::int32_t mask = (1 << v.d) - 1;
+  const std::int64_t step = v.gs;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < v.n_sorted;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t g = i / v.gs;
+    std::int64_t br, bc;
+    v.block_at(i, br, bc);
+    const Value* xb = x + ((Transposed ? br : bc) << v.d);
+    Value* yb = ys + ((Transposed ? bc : br) << v.d);  // real entries stay below n_out
+    const std::int64_t end = v.group_offset[g + 1];
+    std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs);
+    for (; k + 3 * step < end; k += 4 * step) {
+      std::int32_t c[4];
+      Value val[4], xv[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        c[u] = __ldg(v.comb + k + u * step);
+        val[u] = __ldg(v.values + k + u * step);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int xi = Transposed ? (c[u] >> v.d) & mask : c[u] & mask;
+        xv[u] = (c[u] & csb_detail::kPad) ? Value(0) : __ldg(xb + xi);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (!(c[u] & csb_detail::kPad)) {
+          const int o = Transposed ? c[u] & mask : (c[u] >> v.d) & mask;
+          atomicAdd(yb + o, val[u] * xv[u]);
+        }
+    }
+    for (; k < end; k += step) {
+      const std::int32_t c = __ldg(v.comb + k);
+      if (c & csb_detail::kPad) break;  // a lane's pads trail its entries
+      const int r = (c >> v.d) & mask, cc = c & mask;
+      if constexpr (Transposed)
+        atomicAdd(yb + cc, __ldg(v.values + k) * __ldg(xb + r));
+      else
+        atomicAdd(yb + r, __ldg(v.values + k) * __ldg(xb + cc));
+    }
+  }
+  __syncthreads();
+  Value* out = partial + std::int64_t{blockIdx.x} * n_out;
+  for (int o = threadIdx.x; o < n_out; o += blockDim.x) out[o] = ys[o];
+}
+
+/// y[o] = alpha·Σ_p partial[p·n_out + o] + beta·y[o] (beta == 0: y not read). A CTA of 8 warps
+/// takes 32 outputs; warp w sums the copies p ≡ w (mod 8) in order, then warp 0 adds the eight
+/// sums in order: a fixed order.
+template <class Value>
+__global__ void __launch_bounds__(256)
+    gcsb_dense_reduce_kernel(std::int64_t n_out, int parts, const Value* __restrict__ partial,
+                             Value* __restrict__ y, Value alpha, Value beta) {
+  __shared__ Value sums[8][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (std::int64_t o0 = std::int64_t{blockIdx.x} * 32; o0 < n_out;
+       o0 += std::int64_t{gridDim.x} * 32) {
+    const std::int64_t o = o0 + lane;
+    Value s = 0;
+    if (o < n_out)
+      for (int p = warp; p < parts; p += 8) s += partial[p * n_out + o];
+    sums[warp][lane] = s;
+    __syncthreads();
+    if (warp == 0 && o < n_out) {
+      Value t = 0;
+      for (int w = 0; w < 8; ++w) t += sums[w][lane];
+      y[o] = beta == Value(0) ? alpha * t : alpha * t + beta * y[o];
+    }
+    __syncthreads();
+  }
+}
+
 // ---- dispatch -----------------------------------------------------------------------------------
 template <bool Transposed, class Value, class Index>
 void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
@@ -369,13 +481,34 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
                              d.block_row.data(),
                              d.block_col.data()};
   if (n_out == 0) return;
+  if (Transposed ? d.dense_t : d.dense_n) {
+    const std::size_t smem = static_cast<std::size_t>(n_out) * sizeof(Value);
+    if (smem > 48 * 1024) {  // once per instantiation (the build caps smem at kDenseMaxBytes)
+      static const bool raised = [] {
+        SPMAT_CUDA_CHECK(cudaFuncSetAttribute(gcsb_dense_kernel<Value, Index, Transposed>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(Gcsb<Value, Index>::kDenseMaxBytes)));
+        return true;
+      }();
+      (void)raised;
+    }
+    gcsb_dense_kernel<Value, Index, Transposed>
+        <<<d.dense_parts, kDenseThreads, smem>>>(v, x, d.dense_partial.data());
+    SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_kernel");
+    gcsb_dense_reduce_kernel<Value><<<csb_cuda::grid_for(n_out, 32), 256>>>(
+        n_out, d.dense_parts, d.dense_partial.data(), y, alpha, beta);
+    SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_reduce_kernel");
+    return;
+  }
   const int warps = window_block_warps(bsz, sizeof(Value));
   const bool window = (d.kernel == GcsbKernel::fast || d.kernel == GcsbKernel::deterministic) &&
                       warps >= 1;
   if (window) {
     const auto& plan = Transposed ? d.col_plan : d.row_plan;
-    const bool det = d.kernel == GcsbKernel::deterministic;
-    // fast with split windows: y is pre-scaled and the split windows add atomically.
+    // deterministic, and fast with flush=partial (default): split windows go through the work
+    // buffer and a fixed-order pass. fast with flush=atomic: y is pre-scaled and the split windows
+    // add atomically (session-2 round 1: slower on H100, same-address atomics of adjacent items).
+    const bool det = d.kernel == GcsbKernel::deterministic || d.flush_partial;
     const bool prescaled = !det && plan.split;
     if (prescaled) csb_cuda::scale(y, n_out, beta);
     const PlanView<Index> pv{plan.n_items, plan.lanes_log2, plan.list.data(), plan.item_ptr.data(),

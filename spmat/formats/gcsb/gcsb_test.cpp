@@ -32,12 +32,16 @@ TEST(Gcsb, EightByEightExampleMatchesTheThesisFigure35) {
                          0, 10, 1, 0, 10, 11, 11, 11, 11, kP, kP, kP,            //
                          11, 1, 1, kP}));
   EXPECT_EQ(s.nnz, 26);
-  // Eq. 3.2 with pads (the atomic kernel keeps no plan); the default fast kernel adds its two
-  // window plans: 11 listed blocks + 4 + 1 item bounds each.
+  // Eq. 3.2 with pads (the atomic kernel keeps no plan); the default fast kernel adds its spmv
+  // window plan (11 listed blocks + 4 + 1 item bounds; spmv_t runs the dense-output kernel, no
+  // plan), dense=off both plans.
   const auto t = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
                                                   toy().set("kernel", "atomic"));
   EXPECT_EQ(t.storage_bytes(), 32u * 4 + 32u * 4 + 16u * 4 + 5u * 4);
-  EXPECT_EQ(s.storage_bytes(), t.storage_bytes() + 2u * (11 + 5) * 4);
+  EXPECT_EQ(s.storage_bytes(), t.storage_bytes() + (11 + 5) * 4u);
+  const auto off = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
+                                                    toy().set("dense", "off"));
+  EXPECT_EQ(off.storage_bytes(), t.storage_bytes() + 2u * (11 + 5) * 4);
   EXPECT_EQ(s.to_csr(), (block_testing::example8<float, std::int32_t>()));
 }
 
@@ -82,8 +86,9 @@ TEST(Gcsb, LargeGridsKeepOnlyTheNonEmptyBlocksByDefault) {
   EXPECT_EQ(s.group_offset, (std::vector<std::int32_t>{0, 8}));
   EXPECT_EQ(letters(s.values), "adc*b***");
   EXPECT_EQ(s.comb, bin({0, 0, 11, kP, 1, kP, kP, kP}));
-  // 3 listed blocks + 66 item bounds per plan (65 windows, one item each).
-  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 3u * 4 + 2u * 4 + 2u * (3 + 66) * 4);
+  // 3 listed blocks + 66 item bounds (65 windows, one item each) for the spmv plan (spmv_t: the
+  // dense-output kernel, no plan).
+  EXPECT_EQ(s.storage_bytes(), 8u * 8 + 3u * 4 + 2u * 4 + (3 + 66) * 4u);
   EXPECT_EQ(s.to_csr(), sparse_grid_example());
   // empty=keep restores the thesis layout: all 4225 blocks listed.
   auto o = toy();
@@ -178,10 +183,22 @@ TEST(Gcsb, DeterministicPlanListsBlocksPerWindow) {
   EXPECT_EQ(s.row_plan.n_windows(), 4);
   EXPECT_EQ(s.storage_bytes(), 32u * 8 + 21u * 4 + 2u * (11 + 5) * 4);
   EXPECT_EQ(s.det_workspace_bytes(Op::spmv), 0u);
-  // The fast kernel keeps the same plans; thesis and atomic keep none (thesis storage).
+  // The fast kernel keeps the same row plan; its spmv_t output (8 values) fits shared memory, so
+  // spmv_t runs the dense-output kernel and no column plan is stored (dense=off keeps it).
   const auto f = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(), toy());
   EXPECT_EQ(f.row_plan.list, s.row_plan.list);
-  EXPECT_EQ(f.storage_bytes(), s.storage_bytes());
+  EXPECT_TRUE(f.dense_t);
+  EXPECT_FALSE(f.dense_n);
+  EXPECT_TRUE(f.col_plan.list.empty());
+  EXPECT_EQ(f.storage_bytes(), s.storage_bytes() - s.col_plan.bytes());
+  const auto off = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
+                                                    toy().set("dense", "off"));
+  EXPECT_EQ(off.col_plan.list, s.col_plan.list);
+  EXPECT_EQ(off.storage_bytes(), s.storage_bytes());
+  const auto both = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
+                                                     toy().set("dense", "both"));
+  EXPECT_TRUE(both.dense_n && both.dense_t);
+  EXPECT_EQ(both.storage_bytes(), 32u * 8 + 21u * 4);  // the thesis arrays alone
   for (const char* k : {"thesis", "atomic"}) {
     const auto t = Gcsb<float, std::int32_t>::build(block_testing::example8<float, std::int32_t>(),
                                                     toy().set("kernel", k));
@@ -233,6 +250,38 @@ TEST(Gcsb, EmptyWindowsGetOneEmptyItem) {
                                                                 0.5f, 6);
 }
 
+TEST(Gcsb, DenseOutputKernelIsChosenByOutputSize) {
+  // 96 KB of output: 12288 doubles, 24576 floats. Only kernel=fast uses it (det keeps plans).
+  using Gd = Gcsb<double, std::int32_t>;
+  using Gf = Gcsb<float, std::int32_t>;
+  auto shape = [](std::int32_t r, std::int32_t c) {
+    Csr<double, std::int32_t> a;
+    a.rows = r;
+    a.cols = c;
+    a.row_ptr.assign(static_cast<std::size_t>(r) + 1, 0);
+    return a;
+  };
+  const auto tall = shape(12289, 12288);  // spmv output just too large, spmv_t output just fits
+  const auto both = FormatOptions().set("dense", "both");
+  EXPECT_TRUE(Gd::build(tall, {}).dense_t);
+  EXPECT_FALSE(Gd::build(tall, {}).dense_n);
+  EXPECT_FALSE(Gd::build(tall, both).dense_n);
+  EXPECT_TRUE(Gd::build(shape(12288, 12288), both).dense_n);
+  EXPECT_FALSE(Gd::build(shape(5, 12289), both).dense_t);
+  EXPECT_TRUE(Gf::build(convert<float, std::int32_t>(shape(24576, 24577)), both).dense_n);
+  EXPECT_FALSE(Gf::build(convert<float, std::int32_t>(shape(24576, 24577)), both).dense_t);
+  EXPECT_FALSE(Gd::build(tall, FormatOptions().set("dense", "off")).dense_t);
+  EXPECT_FALSE(Gd::build(tall, FormatOptions().set("kernel", "deterministic")).dense_t);
+  EXPECT_FALSE(Gd::build(tall, FormatOptions().set("kernel", "atomic")).dense_t);
+  EXPECT_FALSE(Gd::build(shape(0, 0), {}).dense_t);
+  EXPECT_EQ(Gd::build(tall, FormatOptions().set("dense_parts", "7")).dense_parts, 7);
+  // Split windows of the fast kernel use the work buffer by default, flush=atomic does not.
+  const auto split = FormatOptions().set("lanes", "1").set("blocks_per_lane", "1").set("beta", "2");
+  const auto e8 = block_testing::example8<double, std::int32_t>();
+  EXPECT_GT(Gd::build(e8, FormatOptions(split).set("dense", "off")).det_workspace_bytes(Op::spmv_t), 0u);
+  EXPECT_EQ(Gd::build(e8, FormatOptions(split).set("flush", "atomic")).det_workspace_bytes(Op::spmv), 0u);
+}
+
 TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
   const auto a = block_testing::example6<double, std::int32_t>();
   using G = Gcsb<double, std::int32_t>;
@@ -241,6 +290,11 @@ TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
   EXPECT_THROW(G::build(a, FormatOptions().set("lanes", "3")), ParseError);
   EXPECT_THROW(G::build(a, FormatOptions().set("lanes", "64")), ParseError);
   EXPECT_THROW(G::build(a, FormatOptions().set("blocks_per_lane", "0")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("dense", "yes")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("flush", "never")), ParseError);
+  EXPECT_THROW(G::build(a, FormatOptions().set("dense_parts", "-1")), ParseError);
+  EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cpu, FormatOptions().set("dense", "both")),
+               ParseError);  // gcsb-det is deterministic: no dense-output kernel
   EXPECT_THROW(Matrix<double>::build(a, "gcsb-det", Backend::cpu, FormatOptions().set("kernel", "x")),
                ParseError);  // kernel is not an option of the preset entries
 }
@@ -262,8 +316,16 @@ std::vector<FormatOptions> option_sets() {
           FormatOptions().set("beta", "2").set("lanes", "32").set("blocks_per_lane", "1"),
           FormatOptions().set("beta", "8").set("group_size", "5").set("lanes", "4").set("blocks_per_lane", "3"),
           FormatOptions().set("beta", "4").set("lanes", "8").set("blocks_per_lane", "4096"),
-          FormatOptions().set("beta", "1").set("lanes", "16")};
+          FormatOptions().set("beta", "1").set("lanes", "16"),
+          // gcsb only: dense-output kernel for both ops / for none; atomic flush of split windows.
+          FormatOptions().set("dense", "both"),
+          FormatOptions().set("dense", "both").set("beta", "4").set("group_size", "3"),
+          FormatOptions().set("dense", "off").set("beta", "8"),
+          FormatOptions().set("dense", "off").set("flush", "atomic").set("lanes", "1").set("blocks_per_lane", "1")};
 }
+
+/// Options that only the gcsb entry (kernel=fast) knows.
+bool gcsb_only(const FormatOptions& o) { return o.has("empty") || o.has("dense") || o.has("flush"); }
 
 TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
   using V = typename TypeParam::first_type;
@@ -276,9 +338,13 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
       EXPECT_EQ(s.storage_bytes(), s.values.size() * (sizeof(V) + 4) +
                                        (s.block_indices.size() + s.group_offset.size()) * sizeof(I) +
                                        s.row_plan.bytes() + s.col_plan.bytes());
-      EXPECT_EQ(s.row_plan.list.size(), s.col_plan.list.size());
-      EXPECT_EQ(s.row_plan.n_windows(), (r + s.beta() - 1) / s.beta());
-      EXPECT_EQ(s.col_plan.n_windows(), (c + s.beta() - 1) / s.beta());
+      if (s.has_plan(Op::spmv) && s.has_plan(Op::spmv_t))
+        EXPECT_EQ(s.row_plan.list.size(), s.col_plan.list.size());
+      if (s.has_plan(Op::spmv)) EXPECT_EQ(s.row_plan.n_windows(), (r + s.beta() - 1) / s.beta());
+      else EXPECT_TRUE(s.row_plan.list.empty() && s.row_plan.item_ptr.empty());
+      if (s.has_plan(Op::spmv_t)) EXPECT_EQ(s.col_plan.n_windows(), (c + s.beta() - 1) / s.beta());
+      else EXPECT_TRUE(s.col_plan.list.empty() && s.col_plan.item_ptr.empty());
+      EXPECT_EQ(s.dense_t, o.get_string("dense", "auto") != "off" && c > 0);
       if (!s.keep_empty) EXPECT_LE(s.n_sorted(), static_cast<std::int64_t>(a.values.size()));
       // Padding: each group is group_size × (nnz of its first block); pads are marked.
       std::size_t pads = 0;
@@ -293,7 +359,7 @@ TYPED_TEST(GcsbTyped, CpuKernelsMatchTheReference) {
   for (const char* name : {"gcsb", "gcsb-det", "gcsb-atomic"})
     for (auto [r, c] : {std::pair{45, 70}, std::pair{100, 33}, std::pair{1, 50}, std::pair{70, 1}})
       for (const auto& o : option_sets()) {
-        if (std::string(name) != "gcsb" && o.has("empty")) continue;
+        if (std::string(name) != "gcsb" && gcsb_only(o)) continue;
         if (std::string(name) == "gcsb-atomic" && o.has("lanes")) continue;
         const auto seed = testing::fresh_seed();
         const auto a = block_testing::random_csr<V, I>(r, c, 0.15, seed);
@@ -329,7 +395,7 @@ TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
     for (auto [r, c] : {std::pair{45, 70}, std::pair{300, 257}, std::pair{1, 50}, std::pair{70, 1},
                         std::pair{0, 5}})
       for (const auto& o : sets) {
-        if (std::string(name) != "gcsb" && o.has("empty")) continue;
+        if (std::string(name) != "gcsb" && gcsb_only(o)) continue;
         if ((std::string(name) == "gcsb-thesis" || std::string(name) == "gcsb-atomic") &&
             o.has("lanes"))
           continue;
@@ -350,6 +416,32 @@ TEST(Gcsb, GpuKernelsReadSplitBlockIds) {
     for (bool t : {false, true})
       block_testing::check_against_reference<float, std::int32_t>(
           a, name, FormatOptions().set("beta", "4"), Backend::cuda, t, 1, 0, 13);
+}
+
+TEST(Gcsb, GpuDenseOutputKernelUpToTheSharedMemoryLimit) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  // Outputs of 64 KB and 96 KB (past the 48 KB default: the kernel attribute is raised), 12289
+  // doubles (just too large: window plan), fp32 at 24576, the ideal-matrix size 8192, and
+  // split block ids; dense=both runs spmv through it too.
+  const auto both = FormatOptions().set("dense", "both");
+  const auto a = block_testing::random_csr<double, std::int32_t>(8192, 8192, 0.003, 17);
+  const auto w = block_testing::random_csr<double, std::int32_t>(12289, 12288, 0.0005, 18);
+  const auto f = block_testing::random_csr<float, std::int32_t>(24576, 24577, 0.0003, 19);
+  for (bool t : {false, true}) {
+    for (const auto& o : {FormatOptions(), both, FormatOptions().set("beta", "32").set("group_size", "7"),
+                          FormatOptions(both).set("dense_parts", "1"), FormatOptions(both).set("dense_parts", "300")}) {
+      block_testing::check_against_reference<double, std::int32_t>(a, "gcsb", o, Backend::cuda, t, 1, 0, 17);
+      block_testing::check_against_reference<double, std::int32_t>(w, "gcsb", o, Backend::cuda, t, -2, 0.5, 18);
+    }
+    block_testing::check_against_reference<float, std::int32_t>(f, "gcsb", both, Backend::cuda, t, 1, 0, 19);
+    block_testing::check_against_reference<float, std::int32_t>(f, "gcsb", both, Backend::cuda, t, 0.5f, -1, 19);
+  }
+  ScopedInt32Limit limit(100000);  // 3000×2000 at β = 4: split block ids
+  const auto s = block_testing::random_csr<float, std::int32_t>(3000, 2000, 0.002, 13);
+  for (bool t : {false, true})
+    block_testing::check_against_reference<float, std::int32_t>(
+        s, "gcsb", FormatOptions(both).set("beta", "4"), Backend::cuda, t, 1, 0, 13);
 }
 
 TEST(Gcsb, GpuFastKernelFallsBackForHugeBlocksAndDetRefusesThem) {

@@ -8,7 +8,8 @@
 # ones are skipped), BCCOO_CHUNKS (default "2048 4096": extra fp64 runs of bccoo-gpu with these
 # chunk sizes; "" for none), BCCOO_REPS (default 50).
 # Writes OUT_DIR/bccoo_gpu_main.json (all formats, fp64+fp32; bccoo-gpu with its default kernel
-# `stream`, persistent blocks), bccoo_gpu_block.json (the round-1 one-block-per-chunk kernel,
+# `auto`: block or stream picked per matrix, bccoo::auto_kernel), bccoo_gpu_stream.json (the
+# persistent kernel, forced), bccoo_gpu_block.json (the round-1 one-block-per-chunk kernel,
 # fp64), bccoo_gpu_atomic.json (the session-1 kernel, fp64), bccoo_gpu_prefetch{0,2}.json
 # (stream kernel without / with a 2-chunk L2 prefetch, fp64), bccoo_gpu_chunk<b>.json (fp64).
 # The default chunk stays 1024: at 2048 or 4096 a Laplacian chunk spans more than 255 rows, so
@@ -38,13 +39,13 @@ common=(--backend cuda --ops spmv --reps "$reps")
 "$spmat" bench "${common[@]}" --precision fp64,fp32 \
   --formats bccoo-gpu,csr,coo,cusparse-csr,cusparse-csr-alg2,cusparse-coo \
   --json "$out/bccoo_gpu_main.json" "${mats[@]}"
-for k in block atomic; do  # round-1 kernel (one block per chunk) and the session-1 kernel
+for k in stream block atomic; do  # persistent, round-1 (one block per chunk), session-1 kernels
   "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
     --option "bccoo-gpu:kernel=$k" --json "$out/bccoo_gpu_$k.json" "${mats[@]}"
 done
 for pf in 0 2; do  # L2 prefetch distance of the stream kernel (default 1)
   "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
-    --option "bccoo-gpu:prefetch=$pf" --json "$out/bccoo_gpu_prefetch$pf.json" "${mats[@]}"
+    --option "bccoo-gpu:kernel=stream" --option "bccoo-gpu:prefetch=$pf" --json "$out/bccoo_gpu_prefetch$pf.json" "${mats[@]}"
 done
 for b in $chunks; do
   "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \

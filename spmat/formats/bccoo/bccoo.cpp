@@ -181,8 +181,9 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
   s.cols = a.cols;
   s.nnz = a.nnz();
   s.chunk = parse_chunk_option(o, "bccoo-gpu");
-  const std::string kernel = o.get_string("kernel", "stream");
-  if (kernel == "stream")
+  const std::string kernel = o.get_string("kernel", "auto");
+  const bool kernel_auto = kernel == "auto";
+  if (kernel_auto || kernel == "stream")
     s.kernel = BccooGpuKernel::stream;
   else if (kernel == "block")
     s.kernel = BccooGpuKernel::block;
@@ -190,7 +191,7 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
     s.kernel = BccooGpuKernel::atomic;
   else
     throw ParseError("bccoo-gpu: kernel=" + kernel +
-                     " is not a kernel; use stream, block or atomic");
+                     " is not a kernel; use auto, stream, block or atomic");
   s.blocks = o.get_int("blocks", 0);
   if (s.blocks < 0 || s.blocks > 0x7fffffff)
     throw ParseError("bccoo-gpu: blocks=" + std::to_string(s.blocks) +
@@ -228,6 +229,7 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
     s.offset[h + 1] = bccoo::gpu_chunk(s.format[h], p1 - p0, sizeof(Value)).bytes;
   }
   for (std::int64_t h = 0; h < nb; ++h) s.offset[h + 1] += s.offset[h];
+  if (kernel_auto) s.kernel = bccoo::auto_kernel(s.format);
   s.data.assign(static_cast<std::size_t>(s.offset[nb]), 0);  // padding bytes are zero
   // Pass 2: fill the sub-arrays.
 #pragma omp parallel for schedule(static)
@@ -286,8 +288,10 @@ std::vector<FormatEntry> bccoo_entries() {
   const BackendCaps none{};
   const std::vector<ParamInfo> params{{"chunk", "1024", "nonzeros per chunk (b)"}};
   std::vector<ParamInfo> gpu_params = params;
-  gpu_params.push_back({"kernel", "stream",
-                        "CUDA spmv kernel: stream (persistent blocks, 8 entries per thread, "
+  gpu_params.push_back({"kernel", "auto",
+                        "CUDA spmv kernel: auto (block when more than half of the chunks have "
+                        "4- or 8-byte column offsets, i.e. scattered x gathers; else stream), "
+                        "stream (persistent blocks, 8 entries per thread, "
                         "L2 prefetch of the next chunk, deterministic), block (one block per "
                         "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"});
   gpu_params.push_back({"blocks", "0",

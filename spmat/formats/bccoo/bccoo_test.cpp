@@ -332,6 +332,37 @@ Csr<Value, Index> sparse_rows_matrix(std::int64_t step, std::uint64_t seed) {
   return to_csr(c);
 }
 
+/// Power-law shape (round 3): runs of up to 300 empty rows, rows of 1–2 entries, and a few very
+/// long rows (1500, 4000 and 9001 entries: with chunk 8 the longest spans > 1,000 chunks, so the
+/// fix-up's warp-parallel carry walk takes several 128-chunk steps), columns over 100,000 (4-byte
+/// column offsets: kernel=auto picks block), random values.
+template <class Value, class Index>
+Csr<Value, Index> powerlaw_like_matrix(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Coo<Value, Index> c;
+  c.rows = 40000;
+  c.cols = 100000;
+  std::uniform_int_distribution<std::int64_t> col(0, c.cols - 1);
+  std::uniform_int_distribution<int> len(0, 2), gap(0, 99);
+  std::uniform_real_distribution<double> real(-1, 1);
+  std::vector<std::int64_t> cols;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    if (gap(rng) == 0) r += 300;  // a run of 300 empty rows
+    if (r >= c.rows) break;
+    const std::int64_t n = r == 1000 ? 1500 : r == 20011 ? 4000 : r == 30333 ? 9001 : len(rng);
+    cols.clear();
+    for (std::int64_t k = 0; k < n; ++k) cols.push_back(col(rng));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (std::int64_t q : cols) {
+      c.row_idx.push_back(static_cast<Index>(r));
+      c.col_idx.push_back(static_cast<Index>(q));
+      c.values.push_back(static_cast<Value>(real(rng)));
+    }
+  }
+  return to_csr(c);
+}
+
 /// spmv and spmv_t of bccoo-gpu on the GPU against the reference, with NaN-poisoned output
 /// (beta = 0) and with beta != 0; the stream kernel must also be bitwise deterministic.
 template <class Value, class Index>
@@ -431,6 +462,16 @@ void check_gpu() {
     for (std::int64_t b : {1024, 64, 8, 24})
       for (const char* k : {"stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
   }
+  {  // power-law shape: empty-row runs, very long rows spanning up to > 1,000 chunks
+    SCOPED_TRACE("powerlaw_like_matrix");
+    const auto a = powerlaw_like_matrix<Value, Index>(seed);
+    ASSERT_EQ((BccooGpu<Value, Index>::build(a, {}).kernel), BccooGpuKernel::block)
+        << "4-byte column offsets: kernel=auto should pick block";
+    for (std::int64_t b : {1024, 8, 1, 33})
+      for (const char* k : {"auto", "stream", "block", "atomic"}) check_gpu_on(a, seed, b, k);
+    for (std::int64_t b : {8, 100}) check_gpu_on(a, seed, b, "stream", 3);
+    for (std::int64_t b : {1024, 8, 1}) check_stream_equals_block(a, seed, b);
+  }
   {  // chunks spanning thousands of rows (wide row offsets), wide column offsets
     SCOPED_TRACE("sparse_rows_matrix");
     const auto a = sparse_rows_matrix<Value, Index>(13, seed);
@@ -452,7 +493,9 @@ TEST(BccooGpuCuda, KernelsMatchReferenceFp32Int64) { check_gpu<float, std::int64
 TEST(BccooGpu, KernelOptionIsValidated) {
   using G = BccooGpu<double, std::int32_t>;
   const auto a = example<double, std::int32_t>();
-  EXPECT_EQ(G::build(a, {}).kernel, BccooGpuKernel::stream);
+  EXPECT_EQ(G::build(a, {}).kernel, BccooGpuKernel::stream);  // auto, narrow columns
+  EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "stream")).kernel, BccooGpuKernel::stream);
+  EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "auto")).kernel, BccooGpuKernel::stream);
   EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "atomic")).kernel, BccooGpuKernel::atomic);
   EXPECT_THROW((void)G::build(a, FormatOptions().set("kernel", "fast")), ParseError);
   EXPECT_EQ(G::build(a, FormatOptions().set("kernel", "block")).kernel, BccooGpuKernel::block);
@@ -462,6 +505,29 @@ TEST(BccooGpu, KernelOptionIsValidated) {
   EXPECT_EQ(G::build(a, {}).prefetch, 1);
   EXPECT_THROW((void)G::build(a, FormatOptions().set("prefetch", "3")), ParseError);
   EXPECT_EQ(G::build(a, {}).lut_used, 6);
+}
+
+TEST(BccooGpu, AutoKernelPicksBlockForScatteredColumns) {
+  using bccoo::auto_kernel;
+  EXPECT_EQ(auto_kernel({}), BccooGpuKernel::stream);
+  EXPECT_EQ(auto_kernel({0x04, 0x04, 0x02}), BccooGpuKernel::block);  // 2 of 3 with w_c = 4
+  EXPECT_EQ(auto_kernel({0x07, 0x02}), BccooGpuKernel::stream);       // half is not more
+  EXPECT_EQ(auto_kernel({0x06, 0x0D, 0x02}), BccooGpuKernel::block);  // w_c = 8 counts too
+  // Built matrices: a random 2-D stencil-like band stays stream; uniform columns → block.
+  using G = BccooGpu<double, std::int32_t>;
+  const auto wide = powerlaw_like_matrix<double, std::int32_t>(7);
+  EXPECT_EQ(G::build(wide, {}).kernel, BccooGpuKernel::block);
+  EXPECT_EQ(G::build(wide, FormatOptions().set("kernel", "stream")).kernel,
+            BccooGpuKernel::stream);
+  Coo<double, std::int32_t> band;
+  band.rows = band.cols = 5000;
+  for (std::int32_t r = 0; r < band.rows; ++r)
+    for (std::int32_t q = std::max(0, r - 2); q <= std::min(band.cols - 1, r + 2); ++q) {
+      band.row_idx.push_back(r);
+      band.col_idx.push_back(q);
+      band.values.push_back(1.0 + r % 5);
+    }
+  EXPECT_EQ(G::build(to_csr(band), {}).kernel, BccooGpuKernel::stream);
 }
 
 }  // namespace

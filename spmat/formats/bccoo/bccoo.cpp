@@ -306,7 +306,7 @@ std::vector<FormatEntry> bccoo_entries() {
        .params = params}));
   v.push_back(make_entry<BccooGpu>(
       {.name = "bccoo-gpu",
-       .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent blocks (GPU)",
+       .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent or per-chunk blocks chosen per matrix (GPU)",
        .caps = {cpu, gpu},
        .params = gpu_params}));
   return v;

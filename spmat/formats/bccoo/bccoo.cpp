@@ -289,8 +289,9 @@ std::vector<FormatEntry> bccoo_entries() {
   const std::vector<ParamInfo> params{{"chunk", "1024", "nonzeros per chunk (b)"}};
   std::vector<ParamInfo> gpu_params = params;
   gpu_params.push_back({"kernel", "auto",
-                        "CUDA spmv kernel: auto (block when more than half of the chunks have "
-                        "4- or 8-byte column offsets, i.e. scattered x gathers; else stream), "
+                        "CUDA spmv kernel: auto (block when more than half of the chunks are raw "
+                        "(no value table) with 4- or 8-byte column offsets, i.e. scattered x "
+                        "gathers; else stream), "
                         "stream (persistent blocks, 8 entries per thread, "
                         "L2 prefetch of the next chunk, deterministic), block (one block per "
                         "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"});

@@ -136,16 +136,19 @@ inline constexpr int kStreamPerThread = 8;
 /// Largest chunk the stream kernel takes: one block of at most 512 threads × 8 entries.
 inline constexpr std::int64_t kStreamMaxChunk = 512 * kStreamPerThread;
 /// The SpMV kernel that option kernel=auto (the default) picks from the per-chunk formats
-/// (LUT | log2 w_c << 1 | log2 w_r << 3): `block` when more than half of the chunks have column
-/// offsets of 4 or 8 bytes (a chunk's columns span >= 65,536: the x gathers are scattered and
-/// their latency bounds the kernel — H100, round 2: random_k:2000000:16 block 0.345 ms vs stream
-/// 0.384, rmat:21:16 0.337 vs 0.384), else `stream` (local columns: bandwidth-bound — lap2d 0.110
-/// vs 0.116, lap3d 0.125 vs 0.138, G3_circuit 0.055 vs 0.059, banded 0.110 vs 0.117).
-/// No chunks: stream. Example: formats {0x04, 0x04, 0x02} (two chunks with w_c = 4) → block.
+/// (LUT | log2 w_c << 1 | log2 w_r << 3): `block` when more than half of the chunks are raw
+/// (no value table) with column offsets of 4 or 8 bytes (a chunk's columns span >= 65,536: the
+/// x gathers are scattered and their latency bounds the kernel — H100, round 2:
+/// random_k:2000000:16 block 0.345 ms vs stream 0.384, rmat:21:16 0.337 vs 0.384), else `stream`
+/// (local columns or table-compressed chunks: bandwidth-bound — lap2d 0.110 vs 0.116, lap3d
+/// 0.125 vs 0.138, banded 0.110 vs 0.117, G3_circuit 0.055 vs 0.059: G3 has 52% wide chunks,
+/// but all use the table). No chunks: stream.
+/// Example: formats {0x04, 0x04, 0x02} (two raw chunks with w_c = 4) → block; {0x05, 0x05, 0x04}
+/// (two of them use the table) → stream.
 inline BccooGpuKernel auto_kernel(const std::vector<std::uint8_t>& format) {
-  std::size_t wide = 0;
-  for (std::uint8_t f : format) wide += ((f >> 1) & 3) >= 2 ? 1 : 0;
-  return 2 * wide > format.size() ? BccooGpuKernel::block : BccooGpuKernel::stream;
+  std::size_t wide_raw = 0;
+  for (std::uint8_t f : format) wide_raw += ((f & 1) == 0 && ((f >> 1) & 3) >= 2) ? 1 : 0;
+  return 2 * wide_raw > format.size() ? BccooGpuKernel::block : BccooGpuKernel::stream;
 }
 }  // namespace bccoo
 

@@ -512,8 +512,10 @@ TEST(BccooGpu, AutoKernelPicksBlockForScatteredColumns) {
   EXPECT_EQ(auto_kernel({}), BccooGpuKernel::stream);
   EXPECT_EQ(auto_kernel({0x04, 0x04, 0x02}), BccooGpuKernel::block);  // 2 of 3 with w_c = 4
   EXPECT_EQ(auto_kernel({0x07, 0x02}), BccooGpuKernel::stream);       // half is not more
-  EXPECT_EQ(auto_kernel({0x06, 0x0D, 0x02}), BccooGpuKernel::block);  // w_c = 8 counts too
-  // Built matrices: a random 2-D stencil-like band stays stream; uniform columns → block.
+  EXPECT_EQ(auto_kernel({0x06, 0x0C, 0x02}), BccooGpuKernel::block);  // w_c = 8 counts too
+  EXPECT_EQ(auto_kernel({0x05, 0x05, 0x04}), BccooGpuKernel::stream);  // table chunks do not
+  EXPECT_EQ(auto_kernel({0x0D, 0x0D}), BccooGpuKernel::stream);
+  // Built matrices: a narrow band stays stream; uniform columns, random values → block.
   using G = BccooGpu<double, std::int32_t>;
   const auto wide = powerlaw_like_matrix<double, std::int32_t>(7);
   EXPECT_EQ(G::build(wide, {}).kernel, BccooGpuKernel::block);

@@ -9,6 +9,7 @@
 #        SPMAT_MATRIX_DIR (default ./data): real matrices <name>.mtx.gz, skipped when missing
 #        PRECISIONS="fp32 fp64"  KS="16,32,64,128"  LAYOUTS="row col"  REPS=30  WARMUP=5
 #        PARTS="cusparse plain balanced reordered model"  SKIP_MODEL=1 (no predictions)
+#        (extra parts: sell = the paper's kernel; loops = batch 4/8 × cstore plain/stream, kt 64/32)
 # Without matrix arguments the suite is the generated large matrices below + the real ones.
 # Time: ~1 min per generated matrix and part on an H200; split the suite over several calls
 # (e.g. two or three matrices per call) to stay under 8 minutes per device command.
@@ -65,6 +66,15 @@ for m in "${MATRICES[@]}"; do
             esac
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
               --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
+          loops)
+            # Round-3 attribution of the row kernel's inner loop: batch 4 (+ tail) vs predicated 8,
+            # plain vs streaming C stores, and K-tile 64 (two rows per warp at K = 128, fp32).
+            for opt in batch=4,cstore=plain batch=4,cstore=stream batch=8,cstore=plain batch=8,cstore=stream \
+                       kt=64,batch=4 kt=32,batch=4; do
+              "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
+                --json "$DIR/bench/${tag}_${layout}_${prec}_loops_${opt//[=,]/_}.json" "$m" ||
+                echo "tiled_bench: $m loops $opt failed ($?)" >&2
+            done ;;
           sell)
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:kernel=sell" \
               --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;

@@ -70,6 +70,14 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.kt = o.get_int("kt", 0);
   if (s.kt != 0 && (s.kt < 1 || s.kt > 256 || (s.kt & (s.kt - 1)) != 0))
     throw ParseError("tiled: kt=" + std::to_string(s.kt) + " is not 0 (model) or a power of two in [1, 256]");
+  s.batch = static_cast<int>(o.get_int("batch", 0));
+  if (s.batch != 0 && s.batch != 4 && s.batch != 8)
+    throw ParseError("tiled: batch=" + std::to_string(s.batch) + " is not 0 (auto: 4 when the mean work row is "
+                     "shorter than 8 nonzeros, else 8), 4 or 8");
+  const std::string cstore = o.get_string("cstore", "auto");
+  if (cstore != "auto" && cstore != "plain" && cstore != "stream")
+    throw ParseError("tiled: cstore=" + cstore + " is not one of auto, plain, stream");
+  s.cstore = cstore == "auto" ? 0 : (cstore == "plain" ? 1 : 2);
   s.device = o.get_string("device", "h200");
   device_from(s.device);
   const std::string variant = o.get_string("variant", "auto");
@@ -285,6 +293,8 @@ std::vector<FormatEntry> tiled_entries() {
   const std::vector<ParamInfo> params{
       {"kernel", "rows", "GPU kernel: rows (row-wise, vector loads along K, K-tiled for L2), sell (the paper's staged 16-bit S-ELL)"},
       {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
+      {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail; round 1), 8 (predicated; round 2), 0 = auto (4 if mean work row < 8 nonzeros)"},
+      {"cstore", "auto", "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"},
       {"variant", "auto", "auto (model decides), baseline, segmented (load balancing, §5.1)"},
       {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},
       {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},

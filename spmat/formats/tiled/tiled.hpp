@@ -57,6 +57,8 @@ struct TiledStorage {
   bool sell = false;                    ///< kernel=sell: the paper's staged S-ELL kernel
   std::int64_t kt = 0;                  ///< kernel=rows: K-tile (0 = the model's, per spmm call)
   std::string device = "h200";          ///< device numbers of the model (kt choice)
+  int batch = 0;   ///< kernel=rows: B loads per batch, 4 (+ dependent tail) or 8 (predicated); 0 = auto
+  int cstore = 0;  ///< kernel=rows: C stores 0 = auto (streaming iff batch 8), 1 = plain, 2 = streaming
 
   // kernel=rows: work rows as ranges of A's arrays (work_rows each), and the reuse profile.
   std::vector<Index> wr_begin, wr_end, col_idx;

@@ -7,9 +7,10 @@
 //     work row; lane `sub` of the group owns the columns k0 + (v·G + sub)·V .. +V (V = 4 fp32 /
 //     2 fp64 with 16-byte float4/double2 loads when k % V == 0 and B, C are 16-byte aligned; V = 1
 //     otherwise), v < NV. The group loads G nonzeros (column id, value) coalesced, broadcasts them
-//     with __shfl_sync, and gathers the B rows in batches of 4 (4·NV independent loads in flight
-//     per lane); C is written once, vectorized. K is cut into tiles of kt columns (grid.y, the
-//     model's choice per call): all row blocks of tile 0 run before tile 1, so a tile's slice of B
+//     with __shfl_sync, and gathers the B rows in batches of B (template: 4 = full batches of 4
+//     then a dependent tail, 8 = predicated batches of min(G, 8); option batch, auto by the mean
+//     work-row length); C is written once, vectorized, plain or streaming (option cstore).
+//     K is cut into tiles of kt columns (grid.y, the model's choice per call): all row blocks of tile 0 run before tile 1, so a tile's slice of B
 //     (touched rows × kt) stays in L2 — the "register tile R" of the paper, applied to L2.
 //     Column-major B/C: tiled_rows_col_kernel, one thread per work row (lanes along rows, so the
 //     C stores are coalesced), R = min(16, pow2 >= k) columns in registers per grid.y tile.
@@ -58,6 +59,8 @@ struct TiledDevice {
   // kernel=rows
   bool sell = false;
   std::int64_t kt = 0;
+  int batch = 8;        ///< B-row loads per batch of the rows kernel (4: round-1 loop, 8: predicated)
+  bool stream = true;   ///< C stores st.global.cs
   std::string device = "h200";
   model::ReuseProfile reuse;
   cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
@@ -94,6 +97,12 @@ struct TiledDevice {
     d.ell_val = cuda::DeviceBuffer<Value>(h.ell_val, "tiled ell_val");
     d.sell = h.sell;
     d.kt = h.kt;
+    // Short work rows (lap2d, G3_circuit: ~5 nonzeros) ran ~20 % slower on the H100 with the
+    // predicated batch of 8 + streaming C stores (round 2) than with batches of 4 + a dependent
+    // tail and plain stores (round 1); long rows (random_k: 16) ran 25 % faster. Auto follows that.
+    const double mean_row = h.work_rows() > 0 ? static_cast<double>(h.nnz) / static_cast<double>(h.work_rows()) : 0.0;
+    d.batch = h.batch != 0 ? h.batch : (mean_row < 8.0 ? 4 : 8);
+    d.stream = h.cstore != 0 ? h.cstore == 2 : d.batch == 8;
     d.device = h.device;
     d.reuse = h.reuse;
     d.wr_begin = cuda::DeviceBuffer<Index>(h.wr_begin, "tiled wr_begin");
@@ -252,16 +261,17 @@ __device__ __forceinline__ void store_stream(Value* p, const Value (&x)[V]) {
 
 // Row-major B and C. Block = 256 threads = 8 warps = 8·(32/G) work rows; grid = (row blocks,
 // K-tiles). See the file header for the mapping.
-template <int G, int NV, int V, class Value, class Index>
+template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
     tiled_rows_kernel(std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,
                       const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
                       const Index* __restrict__ col, const Value* __restrict__ val,
                       const Index* __restrict__ dest, const Value* __restrict__ b,
                       Value* __restrict__ c, int store, Value* __restrict__ partial, Value alpha,
-                      Value beta) {
+                      Value beta, bool stream) {
+  static_assert(B == 4 || B == 8, "batch of 4 (round-1 loop) or 8 (predicated)");
   constexpr int kRowsPerWarp = 32 / G;
-  constexpr int kBatch = G < 8 ? G : 8;
+  constexpr int kBatch = G < B ? G : B;
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
   const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t w = warp_id * kRowsPerWarp + grp;
@@ -292,6 +302,53 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
       vj = __ldg(val + q);
     }
     const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
+    if constexpr (B == 4) {
+      // Round-1 loop: full batches of 4 (4·NV independent loads in flight), then a dependent
+      // tail one nonzero at a time. Fewer registers than the predicated batch of 8: the faster
+      // one for short rows (H100 round 2 vs round 1: lap2d, G3_circuit).
+      int t = 0;
+      if constexpr (G >= 4) {
+        for (; t + 4 <= n; t += 4) {
+          Value vv[4];
+          Value x[4][NV][V];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const Index cc = __shfl_sync(gmask, cj, t + u, G);
+            vv[u] = __shfl_sync(gmask, vj, t + u, G);
+            const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+#pragma unroll
+            for (int v = 0; v < NV; ++v) {
+              if (ok[v]) {
+                tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
+              } else {
+#pragma unroll
+                for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
+              }
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+#pragma unroll
+            for (int v = 0; v < NV; ++v)
+#pragma unroll
+              for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
+        }
+      }
+      for (; t < n; ++t) {
+        const Index cc = __shfl_sync(gmask, cj, t, G);
+        const Value vt = __shfl_sync(gmask, vj, t, G);
+        const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+          if (!ok[v]) continue;
+          Value x[V];
+          tiled_gpu::load_pack<V>(brow + cv[v], x);
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
+        }
+      }
+      continue;
+    }
     // Batches of kBatch nonzeros, predicated: a row of 5 issues its 5 B loads at once (one
     // round trip), not a batch of 4 and a dependent tail. kBatch divides G, so t + u < G.
     for (int t = 0; t < n; t += kBatch) {
@@ -348,7 +405,11 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e] + beta * o[e];
     }
-    tiled_gpu::store_stream<V>(dst + cv[v], o);
+    if (stream) {
+      tiled_gpu::store_stream<V>(dst + cv[v], o);
+    } else {
+      tiled_gpu::store_pack<V>(dst + cv[v], o);
+    }
   }
 }
 // Column-major B and C: one thread per work row, R columns k0..k0+R-1 of the grid.y tile.
@@ -546,7 +607,7 @@ inline double device_l2_bytes() {
   return cached;
 }
 
-template <int G, int NV, int V, class Value, class Index>
+template <int G, int NV, int V, int B, class Value, class Index>
 void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                  std::int64_t kt, int store, Value alpha, Value beta) {
   constexpr std::int64_t rows_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
@@ -555,9 +616,9 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_kernel<G, NV, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
         d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
-        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
+        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta, d.stream);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
   }
 }
@@ -582,7 +643,9 @@ template <int V, class Value, class Index>
 void dispatch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                    std::int64_t kt, int store, Value alpha, Value beta) {
   const std::int64_t lanes = std::max<std::int64_t>(1, kt / V);  // packs per row per tile
-#define SPMAT_TILED_ROWS(g, nv) return launch_rows<g, nv, V>(d, b, c, k, kt, store, alpha, beta)
+#define SPMAT_TILED_ROWS(g, nv)                                                  \
+  return d.batch == 4 ? launch_rows<g, nv, V, 4>(d, b, c, k, kt, store, alpha, beta) \
+                      : launch_rows<g, nv, V, 8>(d, b, c, k, kt, store, alpha, beta)
   switch (lanes) {
     case 1: SPMAT_TILED_ROWS(1, 1);
     case 2: SPMAT_TILED_ROWS(2, 1);

@@ -156,6 +156,10 @@ TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
   EXPECT_THROW(S::build(a, FormatOptions::parse("kt=24")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("kt=512")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("device=v100")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("batch=6")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("cstore=cached")), ParseError);
+  EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).batch, 4);
+  EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).cstore, 2);
 }
 
 // Every kernel × variant: kernel=rows (default) plain, reordered, balanced (segmented), both,
@@ -170,6 +174,8 @@ const char* kConfigs[] = {
     "kernel=rows,variant=baseline,reorder=off,kt=16",
     "kernel=rows,variant=segmented,segsize=5,reorder=off,kt=256",
     "variant=auto,reorder=auto,k=8",
+    "kernel=rows,variant=baseline,reorder=off,batch=4",
+    "kernel=rows,variant=baseline,reorder=off,batch=8,kt=16",
     "kernel=sell,variant=baseline,reorder=off",
     "kernel=sell,variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
     "kernel=sell,variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
@@ -265,7 +271,12 @@ Csr<Value, Index> ragged_csr() {
 const char* kRaggedConfigs[] = {
     "kernel=rows,variant=baseline,reorder=off",   "kernel=rows,variant=segmented,segsize=7,reorder=on",
     "kernel=rows,variant=segmented,segsize=7,reorder=off", "kernel=rows,variant=segmented,segsize=64,reorder=off",
-    "kernel=rows,variant=segmented,segsize=1,reorder=off,kt=16", "kernel=rows,kt=32", "kernel=rows"};
+    "kernel=rows,variant=segmented,segsize=1,reorder=off,kt=16", "kernel=rows,kt=32", "kernel=rows",
+    // Both batch loops (4 + dependent tail / predicated 8) with both C stores, every K-tile.
+    "kernel=rows,variant=baseline,reorder=off,batch=4,cstore=plain",
+    "kernel=rows,variant=segmented,segsize=7,reorder=on,batch=4,cstore=stream",
+    "kernel=rows,variant=baseline,reorder=on,batch=8,cstore=plain",
+    "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream"};
 
 TEST(Tiled, RaggedTestMatrixIsValidAndCpuMatchesTheReference) {
   const auto a = ragged_csr<double, std::int32_t>();

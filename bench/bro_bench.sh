@@ -55,6 +55,10 @@ for prec in fp64 fp32; do
   run "bro_variants_batched_$prec" --precision "$prec" --formats bro-ell,bro-hyb,ell \
     --option bro-ell:kernel=batched --option bro-hyb:kernel=batched "${targets[@]}" "${eta70[@]}"
 done
+# Round 3: the 64-bit-only fit kernel (round 2's; 128-bit rows such as G3_circuit and lap3d run
+# batched) against the default 128-bit fit kernel (in bro_<prec>.json).
+run bro_variants_fit64_fp64 --precision fp64 --formats bro-ell,bro-hyb,ell \
+  --option bro-ell:fit_bits=64 --option bro-hyb:fit_bits=64 "${targets[@]}"
 run bro_variants_cusp_split_fp64 --precision fp64 --formats bro-hyb,hyb \
   --option bro-hyb:split=cusp "${targets[@]}"
 touch "$dir/done"

@@ -42,6 +42,10 @@ void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o) {
   const std::int64_t u = o.get_int("unroll", 8);
   if (u != 4 && u != 8) throw ParseError("BRO: unroll=" + std::to_string(u) + " is not 4 or 8");
   e.unroll = static_cast<int>(u);
+  const std::int64_t fb = o.get_int("fit_bits", 128);
+  if (fb != 64 && fb != 128)
+    throw ParseError("BRO: fit_bits=" + std::to_string(fb) + " is not 64 or 128");
+  e.fit_max_words = static_cast<int>(fb / 64);
 }
 
 namespace {
@@ -228,8 +232,9 @@ std::vector<ParamInfo> bro_ell_params() {
   return {{"h", "32", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice; paper: 256)"},
           {"sym_len", "32", "symbol length in bits: 32 or 64"},
           {"first", "slice", "first-column coding: slice (relative to the slice's smallest first column) or abs (paper: column+1)"},
-          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 64 bits decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
+          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
           {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
+          {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one word, the round-2 kernel)"},
           {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},
           {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
           {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},

@@ -14,6 +14,7 @@
 //     {3,2, 2,6, 0,5, 0,4, 0,1,  1,8, 9,3, 7,0}
 // Traffic (spmv): storage_bytes (streams + widths + offsets + values + row map) + x + y.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -45,6 +46,10 @@ struct BroEll {
   /// once; widths by warp shuffle), 0 = classic (spec §3.5 loop).
   int kernel = 2;
   int unroll = 8;               ///< U of the batched kernel: 4 or 8
+  /// Largest row stream the fit kernel takes, in 64-bit words: 2 (default, option fit_bits=128:
+  /// rows of up to 128 bits, e.g. G3_circuit and 7-point 3-D stencils) or 1 (fit_bits=64, the
+  /// round-2 kernel only). See bro_ell_fit_words.
+  int fit_max_words = 2;
   std::vector<std::int64_t> width_off{0};  ///< slices+1: widths of slice s at [width_off[s], +l_s)
   std::vector<std::int64_t> sym_off{0};    ///< slices+1: symbols of slice s start here
   std::vector<std::uint8_t> widths;        ///< Σ l_s bit widths (1..32)
@@ -78,18 +83,31 @@ struct BroEll {
   bro::IndexSavings index_savings() const;
 };
 
-/// True when the exact-fit CUDA kernel (kernel=fit) can decode e: every slice has at most 32
-/// positions and at most 64 bits per row (sym_len 32: ≤ 2 symbols per row; 64: ≤ 1). Example:
-/// gen:lap2d:2000 with h = 32, first=slice (30 bits per interior row) fits; so do 7-point 3-D
-/// stencils (56 bits); random columns over a wide matrix with > 4 entries per row usually not.
+/// 64-bit words the exact-fit CUDA kernel (kernel=fit) needs to hold every row's stream of e:
+/// 1 when every slice has at most 32 positions and every row at most 64 bits (sym_len 32: ≤ 2
+/// symbols per row; 64: ≤ 1), 2 when at most 128 bits (≤ 4 / ≤ 2 symbols), 0 otherwise (more
+/// positions or bits: the batched kernel runs). Examples with h = 32, first=slice:
+/// gen:lap2d:2000 → 1 (30 bits per interior row); gen:lap3d:60 and G3_circuit → 2 (0.9 % and
+/// 6.1 % of their slices need 3 symbols: 7-point rows next to a grid boundary, 56 + 22 bits;
+/// circuit rows with far columns); random columns over a wide matrix with > 8 entries → 0.
+template <class Value, class Index>
+inline int bro_ell_fit_words(const BroEll<Value, Index>& e) {
+  if (e.sym_len != 32 && e.sym_len != 64) return 0;
+  std::int64_t max_sym = 0;
+  for (std::int64_t s = 0; s < e.slices(); ++s) {
+    if (e.width_off[s + 1] - e.width_off[s] > 32) return 0;
+    max_sym = std::max<std::int64_t>(max_sym, e.sym_off[s + 1] - e.sym_off[s]);
+  }
+  const std::int64_t bits = (max_sym + e.h - 1) / e.h * e.sym_len;  // per row
+  return bits <= 64 ? 1 : (bits <= 128 ? 2 : 0);
+}
+
+/// True when the round-2 fit kernel (one 64-bit word per row) can decode e: bro_ell_fit_words
+/// is 1. Example: gen:lap2d:2000 with h = 32, first=slice (30 bits per interior row) fits; 7-point
+/// 3-D stencils do not (boundary slices need 78 bits), see bro_ell_fit_words.
 template <class Value, class Index>
 inline bool bro_ell_fit_eligible(const BroEll<Value, Index>& e) {
-  const std::int64_t max_words = e.sym_len == 32 ? 2 : (e.sym_len == 64 ? 1 : 0);
-  for (std::int64_t s = 0; s < e.slices(); ++s) {
-    if (e.width_off[s + 1] - e.width_off[s] > 32) return false;
-    if (e.sym_off[s + 1] - e.sym_off[s] > max_words * e.h) return false;
-  }
-  return max_words > 0;
+  return bro_ell_fit_words(e) == 1;
 }
 
 /// Calls f(col, value) for each stored entry of stored row t of slice s, in column order, by

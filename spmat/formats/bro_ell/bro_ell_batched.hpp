@@ -88,18 +88,52 @@ SPMAT_BRO_HD std::uint64_t fit_word(const Sym* p, std::int64_t h, std::int64_t n
   }
 }
 
-template <int U, class Index, class Widths, class Value>
-SPMAT_BRO_HD Value fit_row(std::uint64_t buf, const Widths& wd, int len, const Value* v,
-                           std::int64_t h, const Value* x, Index col) {
+/// The fit kernel's bit buffers. take(b) returns the next b bits (0 ≤ b ≤ 32; b = 0 returns 0
+/// and consumes nothing) by shifts only: (hi >> 1) >> (63 − b) is the top b bits of hi without a
+/// shift by 64. FitBits128 is a 128-bit shift register (hi:lo) for rows of up to 128 bits.
+struct FitBits64 {
+  std::uint64_t hi;
+  SPMAT_BRO_HD std::uint32_t take(int b) {
+    const auto d = static_cast<std::uint32_t>((hi >> 1) >> (63 - b));
+    hi <<= b;
+    return d;
+  }
+};
+struct FitBits128 {
+  std::uint64_t hi, lo;
+  SPMAT_BRO_HD std::uint32_t take(int b) {
+    const auto d = static_cast<std::uint32_t>((hi >> 1) >> (63 - b));
+    hi = (hi << b) | ((lo >> 1) >> (63 - b));
+    lo <<= b;
+    return d;
+  }
+};
+
+/// Loads a row's stream of up to 128 bits (nsym ≤ 4·h symbols of 32 bits or ≤ 2·h of 64 bits
+/// in the slice), top-aligned: symbol 0 in the high bits of hi. Symbols past the slice's stream
+/// read as 0 (branches depend on nsym only: uniform over the slice).
+template <class Sym>
+SPMAT_BRO_HD FitBits128 fit_bits128(const Sym* p, std::int64_t h, std::int64_t nsym) {
+  if constexpr (sizeof(Sym) == 8) {
+    return {nsym > 0 ? bro_load(p) : 0ull, nsym > h ? bro_load(p + h) : 0ull};
+  } else {
+    auto w = [&](int k) -> std::uint64_t { return nsym > k * h ? bro_load(p + k * h) : 0u; };
+    return {w(0) << 32 | w(1), w(2) << 32 | w(3)};
+  }
+}
+
+/// The fit decode over any FitBits buffer: U fields decoded by shifts (widths wd.get(k), 0 past
+/// l), then U value loads and U x loads, then U multiply-adds in column order.
+template <int U, class Index, class Bits, class Widths, class Value>
+SPMAT_BRO_HD Value fit_row_bits(Bits bits, const Widths& wd, int len, const Value* v,
+                                std::int64_t h, const Value* x, Index col) {
   static_assert(U >= 1 && 32 % U == 0, "U must divide 32");
   Value sum = 0;
   for (int c0 = 0; c0 < len; c0 += U) {  // len <= 32, so c0 + u <= 31
     Index cc[U];
     SPMAT_BRO_UNROLL
     for (int u = 0; u < U; ++u) {
-      const int b = wd.get(c0 + u);
-      const std::uint32_t d = static_cast<std::uint32_t>((buf >> 1) >> (63 - b));
-      buf <<= b;
+      const std::uint32_t d = bits.take(wd.get(c0 + u));
       col += static_cast<Index>(d);
       cc[u] = d ? col : Index(-1);
     }
@@ -118,6 +152,13 @@ SPMAT_BRO_HD Value fit_row(std::uint64_t buf, const Widths& wd, int len, const V
       if (cc[u] >= 0) sum += a[u] * xv[u];
   }
   return sum;
+}
+
+/// One-word fit decode (rows of ≤ 64 bits, buf from fit_word).
+template <int U, class Index, class Widths, class Value>
+SPMAT_BRO_HD Value fit_row(std::uint64_t buf, const Widths& wd, int len, const Value* v,
+                           std::int64_t h, const Value* x, Index col) {
+  return fit_row_bits<U, Index>(FitBits64{buf}, wd, len, v, h, x, col);
 }
 
 }  // namespace spmat::bro

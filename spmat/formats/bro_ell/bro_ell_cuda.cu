@@ -18,8 +18,11 @@
 // Values of position c sit at slot c·h + t: a warp's loads are 32 consecutive values
 // (coalesced). Same sums in the same order as the classic kernel (deterministic).
 //
-// spmv, kernel=fit (default; only when bro_ell_fit_eligible: every slice has l ≤ 32 and every
-// row ≤ 64 bits of stream; else the batched kernel runs): the same warp-per-32-rows mapping,
+// spmv, kernel=fit (default; only when bro_ell_fit_words > 0 (and ≤ fit_bits/64): every slice
+// has l ≤ 32 and every row ≤ 128 bits of stream; else the batched kernel runs). Templated on
+// W = words per row, chosen per matrix at upload: W = 1 (≤ 64 bits) is the round-2 kernel; W = 2
+// loads up to 4 (sym_len 32) or 2 (64) symbols per row into a 128-bit shift register
+// (bro::FitBits128, still shift-only, no refill branch). The same warp-per-32-rows mapping,
 // without a grid-stride loop (one warp = one group of 32 stored rows, like ELL's thread per
 // row), every row's stream loaded once into one 64-bit register (1 or 2 coalesced 128 B symbol
 // loads, issued with the width load), then bro::fit_row: shift-only decode of 4 fields (widths
@@ -181,8 +184,13 @@ struct FitWidths {
 constexpr int kFitBlock = 256;
 constexpr int kFitU = 4;
 
-template <class Sym, class Value, class Index>
-__global__ void __launch_bounds__(kFitBlock, 6)
+// Min-blocks hint: W = 1 (one 64-bit word per row) 6 → ≤ 40 registers, 48 warps/SM; W = 2
+// (128-bit shift register: two more 64-bit registers) 5 → ≤ 48 registers, 40 warps/SM.
+template <int W>
+constexpr int kFitMinBlocks = W == 1 ? 6 : 5;
+
+template <int W, class Sym, class Value, class Index>
+__global__ void __launch_bounds__(kFitBlock, kFitMinBlocks<W>)
     bro_ell_spmv_fit_kernel(std::int64_t warps, std::int64_t rows, int h,
                             const std::int64_t* __restrict__ width_off,
                             const std::uint8_t* __restrict__ widths,
@@ -203,9 +211,14 @@ __global__ void __launch_bounds__(kFitBlock, 6)
   const std::int64_t nsym = ldg(sym_off + s + 1) - so;
   const Index start = (col_base ? ldg(col_base + s) : Index(0)) - Index(1);
   const FitWidths wd{lane < len ? static_cast<int>(ldg(widths + wo + lane)) : 0};
-  const std::uint64_t buf = bro::fit_word(syms + so + t, h, nsym);
-  const Value sum =
-      bro::fit_row<kFitU, Index>(buf, wd, len, values + wo * h + t, h, x, start);
+  Value sum;
+  if constexpr (W == 1) {
+    const std::uint64_t buf = bro::fit_word(syms + so + t, h, nsym);
+    sum = bro::fit_row<kFitU, Index>(buf, wd, len, values + wo * h + t, h, x, start);
+  } else {
+    const bro::FitBits128 bits = bro::fit_bits128(syms + so + t, h, nsym);
+    sum = bro::fit_row_bits<kFitU, Index>(bits, wd, len, values + wo * h + t, h, x, start);
+  }
   const std::int64_t p = s * h + t;
   if (p < rows) {
     const std::int64_t r = row_id ? static_cast<std::int64_t>(ldg(row_id + p)) : p;
@@ -213,12 +226,12 @@ __global__ void __launch_bounds__(kFitBlock, 6)
   }
 }
 
-template <class Sym, class Value, class Index>
+template <int W, class Sym, class Value, class Index>
 void launch_fit(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
                 Value alpha, Value beta) {
   const std::int64_t warps = d.slices * (d.h / 32);
   const std::int64_t blocks = (warps * 32 + kFitBlock - 1) / kFitBlock;
-  bro_ell_spmv_fit_kernel<Sym><<<static_cast<unsigned>(blocks), kFitBlock>>>(
+  bro_ell_spmv_fit_kernel<W, Sym><<<static_cast<unsigned>(blocks), kFitBlock>>>(
       warps, d.rows, d.h, d.width_off.data(), d.widths.data(), d.sym_off.data(), syms,
       d.values.data(), d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_fit_kernel");
@@ -267,7 +280,8 @@ BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value
   d.sym_len = e.sym_len;
   d.kernel = e.kernel;
   d.unroll = e.unroll;
-  d.fits = bro_ell_fit_eligible(e);
+  d.fit_words = bro_ell_fit_words(e);
+  if (d.fit_words > e.fit_max_words) d.fit_words = 0;  // fit_bits=64: 128-bit rows run batched
   if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
     throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
                            "sym_len 32 or 64");
@@ -286,11 +300,16 @@ template <class Value, class Index>
 void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                          Value alpha, Value beta) {
   if (d.slices == 0 || d.rows == 0) return;
-  if (d.kernel == 2 && d.fits) {
+  if (d.kernel == 2 && d.fit_words == 1) {
     if (d.sym_len == 32)
-      launch_fit(d, d.sym32.data(), x, y, alpha, beta);
+      launch_fit<1>(d, d.sym32.data(), x, y, alpha, beta);
     else
-      launch_fit(d, d.sym64.data(), x, y, alpha, beta);
+      launch_fit<1>(d, d.sym64.data(), x, y, alpha, beta);
+  } else if (d.kernel == 2 && d.fit_words == 2) {
+    if (d.sym_len == 32)
+      launch_fit<2>(d, d.sym32.data(), x, y, alpha, beta);
+    else
+      launch_fit<2>(d, d.sym64.data(), x, y, alpha, beta);
   } else if (d.kernel >= 1) {
     if (d.sym_len == 32) {
       if (d.unroll == 4)

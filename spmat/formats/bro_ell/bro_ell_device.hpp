@@ -14,7 +14,7 @@ struct BroEllDevice {
   std::int64_t rows = 0, cols = 0, slices = 0;
   int h = 32, sym_len = 32;
   int kernel = 2, unroll = 8;                           // spmv: 2 fit, 1 batched, 0 classic
-  bool fits = false;                                    // bro_ell_fit_eligible at upload
+  int fit_words = 0;  // fit kernel words per row: bro_ell_fit_words at upload (0 if > fit_max_words)
   cuda::DeviceBuffer<std::int64_t> width_off, sym_off;  // slices+1 each
   cuda::DeviceBuffer<std::uint8_t> widths;              // Σ l_s
   cuda::DeviceBuffer<std::uint32_t> sym32;              // sym_len == 32

@@ -162,18 +162,27 @@ TEST(BroEll, BatchedKernelDecodeMatchesTheClassicLoopBitForBit) {
 // Host emulation of the fit kernel (bro_ell_cuda.cu, bro_ell_spmv_fit_kernel): one 64-bit word
 // per row from bro::fit_word, bro::fit_row with host widths; y in the original row order.
 template <class V, class I>
-std::vector<V> fit_host_spmv(const BroEll<V, I>& e, const std::vector<V>& x) {
+std::vector<V> fit_host_spmv(const BroEll<V, I>& e, const std::vector<V>& x, int words = 1) {
   std::vector<V> y(static_cast<std::size_t>(e.rows), std::numeric_limits<V>::quiet_NaN());
   for (std::int64_t s = 0; s < e.slices(); ++s)
     for (std::int64_t t = 0; t < e.h; ++t) {
       const std::int64_t wo = e.width_off[s], len = e.width_off[s + 1] - wo;
       const std::int64_t nsym = e.sym_off[s + 1] - e.sym_off[s];
       const bro::HostWidths wd{e.widths.data() + wo, len};
-      const std::uint64_t buf = e.sym_len == 32
-          ? bro::fit_word(e.sym32.data() + e.sym_off[s] + t, e.h, nsym)
-          : bro::fit_word(e.sym64.data() + e.sym_off[s] + t, e.h, nsym);
-      const V sum = bro::fit_row<4, I>(buf, wd, static_cast<int>(len), e.values.data() + wo * e.h + t,
-                                       e.h, x.data(), static_cast<I>(e.start_col(s)));
+      const V* v = e.values.data() + wo * e.h + t;
+      const I start = static_cast<I>(e.start_col(s));
+      V sum;
+      if (words == 1) {
+        const std::uint64_t buf = e.sym_len == 32
+            ? bro::fit_word(e.sym32.data() + e.sym_off[s] + t, e.h, nsym)
+            : bro::fit_word(e.sym64.data() + e.sym_off[s] + t, e.h, nsym);
+        sum = bro::fit_row<4, I>(buf, wd, static_cast<int>(len), v, e.h, x.data(), start);
+      } else {
+        const bro::FitBits128 bits = e.sym_len == 32
+            ? bro::fit_bits128(e.sym32.data() + e.sym_off[s] + t, e.h, nsym)
+            : bro::fit_bits128(e.sym64.data() + e.sym_off[s] + t, e.h, nsym);
+        sum = bro::fit_row_bits<4, I>(bits, wd, static_cast<int>(len), v, e.h, x.data(), start);
+      }
       const std::int64_t p = s * e.h + t;
       if (p < e.rows) y[e.original_row(p)] = sum;
     }
@@ -238,6 +247,70 @@ TEST(BroEll, FitEligibilityFollowsTheSixtyFourBitRule) {
   EXPECT_EQ(lap.kernel, 2);
   EXPECT_EQ(E::build(bro_testing::lap2d(3, 3), FormatOptions().set("kernel", "batched")).kernel, 1);
   EXPECT_EQ(E::build(bro_testing::lap2d(3, 3), FormatOptions().set("kernel", "classic")).kernel, 0);
+}
+
+TEST(BroEll, FitKernel128DecodeMatchesTheClassicLoopBitForBit) {
+  // The 128-bit fit decode (bro::fit_bits128 + fit_row_bits) on every matrix with fit_words 1 or
+  // 2: 7-point stencils whose boundary slices need 3 symbols, wide random rows of up to 5 fields
+  // of ~20 bits (4 symbols), a 5-point stencil (1 word: the 128-bit path must decode it too).
+  const Csr64 mats[] = {bro_testing::lap3d(3, 20, 150), bro_testing::lap3d(3, 64, 150),
+                        bro_testing::random_csr(1999, 1 << 18, [](std::int64_t r) {
+                          return r % 13 == 0 ? 0 : 1 + r % 5;
+                        }, 12),
+                        bro_testing::lap2d(61, 67)};
+  int two_words = 0;
+  for (const auto& a64 : mats) {
+    const auto a = convert<double, std::int32_t>(a64);
+    const auto a64i = convert<float, std::int64_t>(a64);
+    const auto x = testing::random_vector<double>(a.cols, 4, true);
+    const auto xf = testing::random_vector<float>(a.cols, 4, true);
+    for (int h : {32, 64})
+      for (int sym_len : {32, 64})
+        for (bool bar : {false, true}) {
+          SCOPED_TRACE("rows=" + std::to_string(a.rows) + " h=" + std::to_string(h) +
+                       " sym_len=" + std::to_string(sym_len) + " bar=" + std::to_string(bar));
+          std::vector<std::int64_t> order;
+          if (bar)
+            for (std::int64_t p = 0; p < a.rows; ++p) order.push_back((p * 389) % a.rows);
+          const auto e = BroEll<double, std::int32_t>::encode(a, h, sym_len, order, -1, true);
+          const auto ef = BroEll<float, std::int64_t>::encode(a64i, h, sym_len, order, -1, true);
+          const int w = bro_ell_fit_words(e);
+          if (w == 0) continue;
+          two_words += w == 2;
+          std::vector<double> want(static_cast<std::size_t>(a.rows));
+          spmv(e, x.data(), want.data(), 1.0, 0.0);
+          EXPECT_EQ(fit_host_spmv(e, x, 2), want);
+          ASSERT_EQ(bro_ell_fit_words(ef), w);
+          std::vector<float> wantf(static_cast<std::size_t>(a.rows));
+          spmv(ef, xf.data(), wantf.data(), 1.0f, 0.0f);
+          EXPECT_EQ(fit_host_spmv(ef, xf, 2), wantf);
+        }
+  }
+  EXPECT_GE(two_words, 8);
+}
+
+TEST(BroEll, FitWordsFollowTheSixtyFourAndOneTwentyEightBitRules) {
+  using E = BroEll<double, std::int64_t>;
+  const auto lap3 = E::build(bro_testing::lap3d(3, 20, 150), {});
+  EXPECT_EQ(bro_ell_fit_words(lap3), 2);
+  EXPECT_FALSE(bro_ell_fit_eligible(lap3));
+  std::int64_t max_sym = 0;
+  for (std::int64_t s = 0; s < lap3.slices(); ++s)
+    max_sym = std::max(max_sym, lap3.sym_off[s + 1] - lap3.sym_off[s]);
+  EXPECT_EQ(max_sym, 3 * lap3.h);  // boundary slices: 3 symbols of 32 bits
+  EXPECT_EQ(bro_ell_fit_words(E::build(bro_testing::lap3d(3, 20, 150), FormatOptions().set("sym_len", "64"))), 2);
+  EXPECT_EQ(bro_ell_fit_words(E::build(bro_testing::lap2d(61, 67), {})), 1);
+  // The GPU battery's 128-bit scenarios take W = 2 with the defaults and with sym_len 64.
+  for (const auto& sc : bro_testing::scenarios())
+    if (sc.name.rfind("lap3d_7pt", 0) == 0 || sc.name.rfind("wide_short_rows", 0) == 0) {
+      SCOPED_TRACE(sc.name);
+      EXPECT_EQ(bro_ell_fit_words(E::build(sc.a, {})), 2);
+      EXPECT_EQ(bro_ell_fit_words(E::build(sc.a, FormatOptions().set("sym_len", "64"))), 2);
+    }
+  EXPECT_EQ(bro_ell_fit_words(E::build(bro_testing::scenarios()[3].a, {})), 0);  // 70 positions
+  EXPECT_EQ(lap3.fit_max_words, 2);
+  EXPECT_EQ(E::build(bro_testing::lap2d(3, 3), FormatOptions().set("fit_bits", "64")).fit_max_words, 1);
+  EXPECT_THROW((void)E::build(bro_testing::lap2d(3, 3), FormatOptions().set("fit_bits", "96")), ParseError);
 }
 
 TEST(BroEll, PrimedReadersDecodeAsUnprimedOnes) {

@@ -97,6 +97,30 @@ inline Csr64 lap2d(std::int64_t n, std::int64_t m) {
   return a;
 }
 
+/// 7-point Laplacian of an a×b×c grid (row (i·b + j)·c + k; 4..7 entries per row). With b·c
+/// large enough, slices next to a grid boundary need 3 symbols of 32 bits (first=slice, h = 32):
+/// the 128-bit fit kernel's case (bro_ell_fit_words = 2), as gen:lap3d:60 and gen:lap3d:215.
+inline Csr64 lap3d(std::int64_t a_, std::int64_t b, std::int64_t c) {
+  Csr64 a;
+  a.rows = a.cols = a_ * b * c;
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t i = 0; i < a_; ++i)
+    for (std::int64_t j = 0; j < b; ++j)
+      for (std::int64_t k = 0; k < c; ++k) {
+        const std::int64_t r = (i * b + j) * c + k;
+        const std::int64_t cs[] = {i > 0 ? r - b * c : -1, j > 0 ? r - c : -1, k > 0 ? r - 1 : -1, r,
+                                   k + 1 < c ? r + 1 : -1, j + 1 < b ? r + c : -1,
+                                   i + 1 < a_ ? r + b * c : -1};
+        for (std::int64_t col : cs)
+          if (col >= 0) {
+            a.col_idx.push_back(col);
+            a.values.push_back(col == r ? 6.0 : -1.0);
+          }
+        a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+      }
+  return a;
+}
+
 struct Scenario {
   std::string name;
   Csr64 a;
@@ -124,6 +148,11 @@ inline const std::vector<Scenario>& scenarios() {
     v.push_back({"lap2d_5pt_61x67", lap2d(61, 67)});
     v.push_back({"short_rows_2011x9000",
                  random_csr(2011, 9000, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 3; }, 11)});
+    // 128-bit fit kernel inputs (bro_ell_fit_words = 2 with the defaults: 3-4 symbols per row in
+    // some slices; sym_len 64: 2 symbols):
+    v.push_back({"lap3d_7pt_3x20x150", lap3d(3, 20, 150)});
+    v.push_back({"wide_short_rows_1999x262144",
+                 random_csr(1999, 1 << 18, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 5; }, 12)});
     return v;
   }();
   return all;
@@ -143,13 +172,16 @@ struct Variant {
 inline std::vector<Variant> variants() {
   std::vector<Variant> v;
   // bro-ell defaults: h = 32, first = slice, CUDA kernel = fit (batched, unroll 8, where the
-  // matrix does not fit: most scenarios here; lap2d_5pt and short_rows fit).
+  // matrix does not fit: most scenarios here; lap2d_5pt and short_rows fit in one 64-bit word,
+  // lap3d_7pt and wide_short_rows in two: the 128-bit fit kernel; fit_bits=64 sends those two
+  // to the batched kernel).
   v.push_back({"bro-ell", {}, "defaults"});
   v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs"), "paper:h=256,first=abs"});
   v.push_back({"bro-ell", FormatOptions().set("h", "256").set("first", "abs").set("kernel", "classic"),
                "paper,classic"});
   v.push_back({"bro-ell", FormatOptions().set("kernel", "classic"), "classic"});
   v.push_back({"bro-ell", FormatOptions().set("kernel", "batched"), "batched"});
+  v.push_back({"bro-ell", FormatOptions().set("fit_bits", "64"), "fit_bits=64"});
   v.push_back({"bro-ell", FormatOptions().set("kernel", "fit").set("h", "64").set("sym_len", "64"),
                "fit,h=64,sym_len=64"});
   v.push_back({"bro-ell-bar", FormatOptions().set("kernel", "batched").set("unroll", "4"),

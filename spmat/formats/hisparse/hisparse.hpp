@@ -134,7 +134,9 @@ struct HiSparse {
   bool allow_dense = true;
   bool gpu_levels = false;  ///< option spmv=levels: the CUDA backend traverses on every call
   bool gpu_plan_block = false;  ///< option spmv=plan1: round-1 plan kernel (a block per item)
+  bool gpu_plan_occ6 = false;  ///< option spmv=plan6: the warp plan kernel at 6 blocks per SM
   std::int64_t plan_item_cost = 8192;  ///< option item_cost: cost bound of a CUDA plan item
+  bool gpu_add_sort = false;  ///< option add=sort: CUDA add sorts all candidates (round-2 path)
   std::uint32_t root = hisparse::kNull;
   std::vector<hisparse::Chunk> pool;         ///< header + nodes
   std::vector<hisparse::LevelStats> levels;  ///< depth entries
@@ -145,6 +147,7 @@ struct HiSparse {
   /// Options: d= (power of two, 2..256, default 128), dense=auto|never,
   /// spmv=plan|levels (CUDA kernels: precomputed leaf plan, or per-call level traversal),
   /// item_cost= (CUDA plan: cost bound of one work item, default 8192; small values for tests),
+  /// add=merge|sort (CUDA add: merge path, or radix sort of all candidates per level),
   /// build=cpu|gpu (construction on the host, or on the GPU in CUDA builds: identical bytes).
   static HiSparse build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;

@@ -23,12 +23,23 @@
 // gives byte offsets in level order; then one thread per entry writes coordinates, values and
 // child pointers into the zeroed pool (pads stay 0, as on the CPU).
 // Arithmetic: ca·a + cb·b with __fmul_rn/__fadd_rn (no FMA contraction), the CPU's expression.
-// Host syncs: two 8-byte read-backs per level (M, E) + one per level in the serializer.
+// Host syncs: one 8-byte read-back per level (E; M is known on the host: every operand entry of
+// the level is a candidate exactly once) + one per level in the serializer.
+// Work arrays (queues, keys, heads, CUB temporaries, serializer sizes) come from a stream-ordered
+// memory pool private to this file (cudaMallocFromPoolAsync / cudaFreeAsync on the legacy
+// stream, release threshold = max), so neither the levels nor repeated adds pay cudaMalloc or
+// the implicit synchronization of cudaFree; the pool keeps the peak work memory of the largest
+// add cached for the process. Arrays that become part of the result stay DeviceBuffers.
+// Devices without memory-pool support fall back to cudaMalloc/cudaFree.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "spmat/cuda/check.hpp"
 #include "spmat/cuda/primitives.cuh"
@@ -47,6 +58,84 @@ __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(
 __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
 
+/// The work-memory pool of the current device (nullptr where memory pools are unsupported).
+cudaMemPool_t work_pool() {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(mu);
+  auto it = pools.find(dev);
+  if (it != pools.end()) return it->second;
+  int supported = 0;
+  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev));
+  cudaMemPool_t pool = nullptr;
+  if (supported) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    SPMAT_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = UINT64_MAX;
+    SPMAT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  pools.emplace(dev, pool);
+  return pool;
+}
+
+/// Work array from work_pool(), ordered on the legacy default stream (the stream every kernel
+/// and CUB call of this file uses), freed stream-ordered. Move-only, uninitialised.
+template <class T>
+class Work {
+ public:
+  Work() = default;
+  explicit Work(std::size_t n, const char* what) : n_(n) {
+    if (n == 0) return;
+    void* p = nullptr;
+    const std::size_t bytes = n * sizeof(T);
+    const cudaMemPool_t pool = work_pool();
+    const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy)
+                                 : cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw OutOfMemoryError(std::string("hisparse add: cannot allocate ") +
+                             std::to_string(bytes) + " bytes of GPU work memory for " + what +
+                             " (" + cudaGetErrorString(err) + ")");
+    }
+    p_ = static_cast<T*>(p);
+    pooled_ = pool != nullptr;
+  }
+  Work(Work&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)),
+        pooled_(o.pooled_) {}
+  Work& operator=(Work&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+      pooled_ = o.pooled_;
+    }
+    return *this;
+  }
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+  ~Work() { release(); }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void release() noexcept {
+    if (!p_) return;
+    if (pooled_) (void)cudaFreeAsync(p_, cudaStreamLegacy);
+    else (void)cudaFree(p_);
+    p_ = nullptr;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+  bool pooled_ = false;
+};
+
 template <class T>
 T read_at(const T* p) {
   T v;
@@ -59,7 +148,7 @@ template <class T>
 void exclusive_scan(const T* in, T* out, std::int64_t n) {
   std::size_t bytes = 0;
   SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n));
-  cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse scan temp");
+  Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
   SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n));
 }
 
@@ -92,6 +181,60 @@ __global__ void expand_kernel(const std::int64_t* off, std::int64_t n, const std
     keys[e] = st::expand(e, off, n, qa, qb, a_begin, a_lr, a_lc, ta, b_begin, b_lr, b_lc, tb, &x);
     idx[e] = x;
   }
+}
+
+__global__ void inv_kernel(const std::int64_t* qa, const std::int64_t* qb, std::int64_t n,
+                           std::int64_t* inv_a, std::int64_t* inv_b) {
+  SPMAT_GRID_LOOP(k, n) {
+    if (inv_a && qa[k] >= 0) inv_a[qa[k]] = k;
+    if (inv_b && qb[k] >= 0) inv_b[qb[k]] = k;
+  }
+}
+
+/// Keys of a transposed operand's entries: (node, output position); values: the entry index.
+__global__ void tkey_kernel(const std::int64_t* begin, std::int64_t nodes, const std::uint8_t* lr,
+                            const std::uint8_t* lc, std::int64_t entries, std::uint64_t* keys,
+                            std::int64_t* vals) {
+  SPMAT_GRID_LOOP(x, entries) {
+    keys[x] = st::tkey(st::find_segment(begin, nodes, x), st::out_pos(lr, lc, x, true));
+    vals[x] = x;
+  }
+}
+
+__global__ void merge_kernel(std::int64_t m, std::int64_t ea, const std::int64_t* off,
+                             const std::int64_t* qa, const std::int64_t* qb,
+                             const std::int64_t* inv_a, const std::int64_t* inv_b, std::int64_t na,
+                             std::int64_t nb, const std::int64_t* a_begin,
+                             const std::uint8_t* a_lr, const std::uint8_t* a_lc,
+                             const std::int64_t* a_perm, bool ta, const std::int64_t* b_begin,
+                             const std::uint8_t* b_lr, const std::uint8_t* b_lc,
+                             const std::int64_t* b_perm, bool tb, std::uint64_t* keys,
+                             std::int64_t* idx) {
+  SPMAT_GRID_LOOP(t, m) {
+    st::merge_place(t, ea, off, qa, qb, inv_a, inv_b, na, nb, a_begin, a_lr, a_lc, a_perm, ta,
+                    b_begin, b_lr, b_lc, b_perm, tb, keys, idx);
+  }
+}
+
+/// The sorted view of a transposed operand's level (see steps::merge_place): perm[s] = entry.
+Work<std::int64_t> transposed_order(const DevLevel& lv) {
+  const std::int64_t e = lv.entries;
+  Work<std::uint64_t> k(static_cast<std::size_t>(e), "the transposed keys"),
+      k2(static_cast<std::size_t>(e), "the transposed keys");
+  Work<std::int64_t> v(static_cast<std::size_t>(e), "the transposed order"),
+      perm(static_cast<std::size_t>(e), "the transposed order");
+  if (e == 0) return perm;
+  tkey_kernel<<<cuda::grid_for(e, kBlock), kBlock>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
+                                                     lv.lc.data(), e, k.data(), v.data());
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse add tkey_kernel");
+  std::size_t bytes = 0;
+  const int end_bit = st::tkey_bits(lv.nodes);
+  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k.data(), k2.data(), v.data(),
+                                                   perm.data(), e, 0, end_bit));
+  Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
+  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, k.data(), k2.data(),
+                                                   v.data(), perm.data(), e, 0, end_bit));
+  return perm;
 }
 
 __global__ void head_kernel(const std::uint64_t* keys, std::int64_t m, std::int64_t* head) {
@@ -221,7 +364,8 @@ DevProto<Value> DevProto<Value>::upload(const hisparse::Proto<Value>& t) {
 
 template <class Value>
 DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Value>& B, bool tb,
-                           Value ca, Value cb, std::int64_t rows, std::int64_t cols) {
+                           Value ca, Value cb, std::int64_t rows, std::int64_t cols,
+                           bool merge) {
   DevProto<Value> C;
   C.rows = rows;
   C.cols = cols;
@@ -230,8 +374,13 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
   const bool ea = A.levels.empty(), eb = B.levels.empty();
   if (ea && eb) return C;
   using I64 = cuda::DeviceBuffer<std::int64_t>;
-  I64 qa(std::vector<std::int64_t>{ea ? -1 : 0}, "hisparse add queue");
-  I64 qb(std::vector<std::int64_t>{eb ? -1 : 0}, "hisparse add queue");
+  using W64 = Work<std::int64_t>;
+  W64 qa(1, "the queue"), qb(1, "the queue");
+  {
+    const std::int64_t h[2] = {ea ? -1 : 0, eb ? -1 : 0};
+    SPMAT_CUDA_CHECK(cudaMemcpy(qa.data(), h, 8, cudaMemcpyHostToDevice));
+    SPMAT_CUDA_CHECK(cudaMemcpy(qb.data(), h + 1, 8, cudaMemcpyHostToDevice));
+  }
   I64 qbr(std::vector<std::int64_t>{0}, "hisparse add queue");
   I64 qbc(std::vector<std::int64_t>{0}, "hisparse add queue");
   std::int64_t n = 1;
@@ -239,35 +388,56 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
     const bool leaf = l + 1 == C.depth;
     const DevLevel* la = ea ? nullptr : &A.levels[l];
     const DevLevel* lb = eb ? nullptr : &B.levels[l];
-    I64 cnt(static_cast<std::size_t>(n + 1), "hisparse add counts");
-    I64 off(static_cast<std::size_t>(n + 1), "hisparse add offsets");
+    W64 cnt(static_cast<std::size_t>(n + 1), "the counts");
+    W64 off(static_cast<std::size_t>(n + 1), "the offsets");
     count_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
         qa.data(), qb.data(), la ? la->begin.data() : nullptr, lb ? lb->begin.data() : nullptr, n,
         cnt.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add count_kernel");
     exclusive_scan(cnt.data(), off.data(), n + 1);
-    const std::int64_t m = read_at(off.data() + n);
-    cuda::DeviceBuffer<std::uint64_t> keys(static_cast<std::size_t>(m), "hisparse add keys");
-    cuda::DeviceBuffer<std::uint64_t> keys2(static_cast<std::size_t>(m), "hisparse add keys");
-    I64 idx(static_cast<std::size_t>(m), "hisparse add idx"), idx2(static_cast<std::size_t>(m), "hisparse add idx");
-    expand_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
-        off.data(), n, qa.data(), qb.data(), la ? la->begin.data() : nullptr,
-        la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, ta,
-        lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
-        lb ? lb->lc.data() : nullptr, tb, m, keys.data(), idx.data());
-    SPMAT_CUDA_CHECK_LAUNCH("hisparse add expand_kernel");
-    {
+    // Every entry of every operand node of this level is a candidate exactly once (the queue
+    // holds each operand node once), so M = off[n] is known without a read-back.
+    const std::int64_t m = (la ? la->entries : 0) + (lb ? lb->entries : 0);
+    Work<std::uint64_t> keys2(static_cast<std::size_t>(m), "the keys");
+    W64 idx2(static_cast<std::size_t>(m), "the indices");
+    if (merge) {
+      // keys2/idx2 = the candidates in key order, placed by merge path (no sort of M).
+      W64 inv_a(la ? static_cast<std::size_t>(la->nodes) : 0, "the node map");
+      W64 inv_b(lb ? static_cast<std::size_t>(lb->nodes) : 0, "the node map");
+      inv_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(qa.data(), qb.data(), n, inv_a.data(),
+                                                        inv_b.data());
+      SPMAT_CUDA_CHECK_LAUNCH("hisparse add inv_kernel");
+      W64 pa, pb;
+      if (la && ta) pa = transposed_order(*la);
+      if (lb && tb) pb = transposed_order(*lb);
+      merge_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
+          m, la ? la->entries : 0, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
+          la ? la->nodes : 0, lb ? lb->nodes : 0, la ? la->begin.data() : nullptr,
+          la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, pa.data(), ta,
+          lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+          lb ? lb->lc.data() : nullptr, pb.data(), tb, keys2.data(), idx2.data());
+      SPMAT_CUDA_CHECK_LAUNCH("hisparse add merge_kernel");
+    } else {
+      // add=sort (the round-2 path): expand all candidates, radix sort them by key.
+      Work<std::uint64_t> keys(static_cast<std::size_t>(m), "the keys");
+      W64 idx(static_cast<std::size_t>(m), "the indices");
+      expand_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
+          off.data(), n, qa.data(), qb.data(), la ? la->begin.data() : nullptr,
+          la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, ta,
+          lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+          lb ? lb->lc.data() : nullptr, tb, m, keys.data(), idx.data());
+      SPMAT_CUDA_CHECK_LAUNCH("hisparse add expand_kernel");
       std::size_t bytes = 0;
       const int end_bit = hisparse::steps::key_bits(n);
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys2.data(),
                                                        idx.data(), idx2.data(), m, 0, end_bit));
-      cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse sort temp");
+      Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
                                                        keys2.data(), idx.data(), idx2.data(), m,
                                                        0, end_bit));
     }
-    I64 head(static_cast<std::size_t>(m + 1), "hisparse add heads");
-    I64 pos(static_cast<std::size_t>(m + 1), "hisparse add positions");
+    W64 head(static_cast<std::size_t>(m + 1), "the heads");
+    W64 pos(static_cast<std::size_t>(m + 1), "the positions");
     head_kernel<<<cuda::grid_for(m + 1, kBlock), kBlock>>>(keys2.data(), m, head.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add head_kernel");
     exclusive_scan(head.data(), pos.data(), m + 1);
@@ -281,12 +451,13 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
     begin_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(off.data(), pos.data(), n,
                                                             out.begin.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add begin_kernel");
-    I64 nqa, nqb, nbr, nbc;
+    W64 nqa, nqb;
+    I64 nbr, nbc;
     if (leaf) {
       C.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(e), "hisparse proto values");
     } else {
-      nqa = I64(static_cast<std::size_t>(e), "hisparse add queue");
-      nqb = I64(static_cast<std::size_t>(e), "hisparse add queue");
+      nqa = W64(static_cast<std::size_t>(e), "the queue");
+      nqb = W64(static_cast<std::size_t>(e), "the queue");
       nbr = I64(static_cast<std::size_t>(e), "hisparse add queue");
       nbc = I64(static_cast<std::size_t>(e), "hisparse add queue");
     }
@@ -314,7 +485,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
   out.stats.assign(static_cast<std::size_t>(t.depth), hisparse::LevelStats{});
   out.nnz = static_cast<std::int64_t>(t.values.size());
   const std::size_t nl = t.levels.size();
-  std::vector<cuda::DeviceBuffer<std::uint32_t>> ptrs(nl);
+  std::vector<Work<std::uint32_t>> ptrs(nl);
   cuda::DeviceBuffer<unsigned long long> stats(12 * (nl > 0 ? nl : 1), "hisparse stats");
   SPMAT_CUDA_CHECK(cudaMemset(stats.data(), 0, stats.bytes()));
   std::uint64_t base = hisparse::kHeaderBytes;
@@ -322,15 +493,15 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
     const DevLevel& lv = t.levels[l];
     const bool leaf = l + 1 == nl;
     const std::int64_t n = lv.nodes;
-    cuda::DeviceBuffer<std::uint64_t> sz(static_cast<std::size_t>(n + 1), "hisparse sizes");
-    cuda::DeviceBuffer<std::uint64_t> noff(static_cast<std::size_t>(n + 1), "hisparse offsets");
-    cuda::DeviceBuffer<std::uint8_t> type(static_cast<std::size_t>(n), "hisparse types");
+    Work<std::uint64_t> sz(static_cast<std::size_t>(n + 1), "the node sizes");
+    Work<std::uint64_t> noff(static_cast<std::size_t>(n + 1), "the node offsets");
+    Work<std::uint8_t> type(static_cast<std::size_t>(n), "the node types");
     size_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
         lv.begin.data(), lv.brow.data(), lv.bcol.data(), n, leaf, t.rows, t.cols, t.log2d,
         leaf ? sizeof(Value) : 4, allow_dense, sz.data(), type.data(), stats.data() + 12 * l);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse size_kernel");
     exclusive_scan(sz.data(), noff.data(), n + 1);
-    ptrs[l] = cuda::DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(n), "hisparse pointers");
+    ptrs[l] = Work<std::uint32_t>(static_cast<std::size_t>(n), "the node pointers");
     ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(noff.data(), type.data(), base, n,
                                                       ptrs[l].data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse ptr_kernel");
@@ -375,7 +546,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
 #define SPMAT_INSTANTIATE(V)                                                                  \
   template struct DevProto<V>;                                                                \
   template DevProto<V> add_device(const DevProto<V>&, bool, const DevProto<V>&, bool, V, V,   \
-                                  std::int64_t, std::int64_t);                                \
+                                  std::int64_t, std::int64_t, bool);                          \
   template DevPool serialize_device(const DevProto<V>&, bool);
 SPMAT_INSTANTIATE(float)
 SPMAT_INSTANTIATE(double)

@@ -72,6 +72,76 @@ SPMAT_HD std::uint64_t expand(std::int64_t e, const std::int64_t* off, std::int6
   return tb ? cand_key(k, b_lc[x], b_lr[x], 1) : cand_key(k, b_lr[x], b_lc[x], 1);
 }
 
+// --- Merge path (add=merge, the default) -----------------------------------------------------
+// Instead of sorting all M candidates of a level, every candidate computes its place in the
+// merged list of its result node directly: its rank in its own (sorted) list plus the number
+// of entries of the other operand's node that precede it (binary search; on equal positions A
+// comes first, as with the src bit of cand_key). The queue holds every operand node exactly
+// once, in key order, so an operand's side of the level is its level entries in storage order.
+// A transposed operand's node lists are column-major in the output frame: they are sorted first
+// (radix sort of (node, output position) keys over that operand's entries only), which gives
+// the permutation `perm` (sorted view index -> entry); node ranges are unchanged by it.
+
+/// Local position (r << 8 | c) of operand entry x in the output frame.
+SPMAT_HD unsigned out_pos(const std::uint8_t* lr, const std::uint8_t* lc, std::int64_t x,
+                          bool t) {
+  return t ? (static_cast<unsigned>(lc[x]) << 8) | lr[x]
+           : (static_cast<unsigned>(lr[x]) << 8) | lc[x];
+}
+/// Sort key of a transposed operand's entry in node `node` at output position p.
+SPMAT_HD std::uint64_t tkey(std::int64_t node, unsigned p) {
+  return (static_cast<std::uint64_t>(node) << 16) | p;
+}
+/// Bits the transposed operand's sort must cover for `nodes` nodes.
+inline int tkey_bits(std::int64_t nodes) {
+  int bits = 16;
+  while ((std::int64_t{1} << (bits - 16)) < nodes) ++bits;
+  return bits;
+}
+/// Entries s in [lo, hi) of a sorted view (entry perm[s], or s without perm) whose output
+/// position is < p (inclusive = false) or <= p (inclusive = true).
+SPMAT_HD std::int64_t count_before(std::int64_t lo, std::int64_t hi, const std::uint8_t* lr,
+                                   const std::uint8_t* lc, const std::int64_t* perm, bool t,
+                                   unsigned p, bool inclusive) {
+  const std::int64_t base = lo;
+  while (lo < hi) {  // first s whose position is not before p
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    const unsigned q = out_pos(lr, lc, perm ? perm[mid] : mid, t);
+    if (q < p || (inclusive && q == p)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - base;
+}
+/// Candidate t of the merge at a level (t < ea: sorted view index t of A's entries, else
+/// t − ea of B's). inv_a / inv_b: operand node -> result node. Writes the candidate's key (the
+/// key of cand_key) and operand entry to keys[o] / idx[o] at its place o in the sorted order.
+SPMAT_HD void merge_place(std::int64_t t, std::int64_t ea, const std::int64_t* off,
+                          const std::int64_t* qa, const std::int64_t* qb,
+                          const std::int64_t* inv_a, const std::int64_t* inv_b, std::int64_t na,
+                          std::int64_t nb, const std::int64_t* a_begin, const std::uint8_t* a_lr,
+                          const std::uint8_t* a_lc, const std::int64_t* a_perm, bool ta,
+                          const std::int64_t* b_begin, const std::uint8_t* b_lr,
+                          const std::uint8_t* b_lc, const std::int64_t* b_perm, bool tb,
+                          std::uint64_t* keys, std::int64_t* idx) {
+  const bool from_a = t < ea;
+  const std::int64_t s = from_a ? t : t - ea;
+  const std::int64_t* begin = from_a ? a_begin : b_begin;
+  const std::int64_t node = find_segment(begin, from_a ? na : nb, s);
+  const std::int64_t k = (from_a ? inv_a : inv_b)[node];
+  const std::int64_t x = from_a ? (a_perm ? a_perm[s] : s) : (b_perm ? b_perm[s] : s);
+  const unsigned p = from_a ? out_pos(a_lr, a_lc, x, ta) : out_pos(b_lr, b_lc, x, tb);
+  std::int64_t o = off[k] + (s - begin[node]);
+  if (from_a) {
+    const std::int64_t ib = qb[k];
+    if (ib >= 0) o += count_before(b_begin[ib], b_begin[ib + 1], b_lr, b_lc, b_perm, tb, p, false);
+  } else {
+    const std::int64_t ia = qa[k];
+    if (ia >= 0) o += count_before(a_begin[ia], a_begin[ia + 1], a_lr, a_lc, a_perm, ta, p, true);
+  }
+  keys[o] = cand_key(k, p >> 8, p & 0xffu, from_a ? 0u : 1u);
+  idx[o] = x;
+}
+
 // --- Node layout (the CPU serializer's rule, hisparse.cpp) ---------------------------------
 SPMAT_HD std::int64_t coo_padded(std::int64_t n) {
   const std::int64_t x = n == 1 ? 1 : n == 2 ? 2 : 4;

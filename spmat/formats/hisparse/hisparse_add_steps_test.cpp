@@ -49,6 +49,9 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
                (qb[k] >= 0 ? lb->begin[qb[k] + 1] - lb->begin[qb[k]] : 0);
     const auto off = exclusive(cnt);
     const std::int64_t m = off[n];
+    // add_device does not read m back: every operand entry of level l is a candidate exactly once.
+    EXPECT_EQ(m, static_cast<std::int64_t>((la ? la->lr.size() : 0) + (lb ? lb->lr.size() : 0)))
+        << "level " << l;
     std::vector<std::uint64_t> keys(m);
     std::vector<std::int64_t> idx(m);
     for (std::int64_t e = 0; e < m; ++e)
@@ -68,6 +71,47 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       k2[i] = keys[perm[i]];
       i2[i] = idx[perm[i]];
       EXPECT_LT(k2[i] >> 1, std::uint64_t{1} << (bits - 1)) << "key above the sorted bits";
+    }
+    // Mirror of the merge path (add=merge): inv_kernel, transposed_order, merge_kernel. It must
+    // place every candidate exactly where the sort put it.
+    {
+      std::vector<std::int64_t> inv_a(la ? la->nodes() : 0, -1), inv_b(lb ? lb->nodes() : 0, -1);
+      for (std::int64_t k = 0; k < n; ++k) {
+        if (la && qa[k] >= 0) inv_a[qa[k]] = k;
+        if (lb && qb[k] >= 0) inv_b[qb[k]] = k;
+      }
+      for (auto v : inv_a) EXPECT_GE(v, 0) << "an A node missing from the queue";
+      for (auto v : inv_b) EXPECT_GE(v, 0) << "a B node missing from the queue";
+      auto torder = [](const ProtoLevel& lv) {
+        const auto e = static_cast<std::int64_t>(lv.lr.size());
+        const int tb = steps::tkey_bits(lv.nodes());
+        std::vector<std::uint64_t> tk(e);
+        for (std::int64_t x = 0; x < e; ++x) {
+          tk[x] = steps::tkey(steps::find_segment(lv.begin.data(), lv.nodes(), x),
+                              steps::out_pos(lv.lr.data(), lv.lc.data(), x, true));
+          EXPECT_LT(tk[x], std::uint64_t{1} << tb) << "transposed key above the sorted bits";
+        }
+        std::vector<std::int64_t> p(e);
+        std::iota(p.begin(), p.end(), 0);
+        std::stable_sort(p.begin(), p.end(), [&](auto x, auto y) { return tk[x] < tk[y]; });
+        return p;
+      };
+      std::vector<std::int64_t> pa, pb;
+      if (la && ta) pa = torder(*la);
+      if (lb && tb) pb = torder(*lb);
+      std::vector<std::uint64_t> mk(m, ~std::uint64_t{0});
+      std::vector<std::int64_t> mi(m, -1);
+      const std::int64_t ea_n = la ? static_cast<std::int64_t>(la->lr.size()) : 0;
+      for (std::int64_t t = 0; t < m; ++t)
+        steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
+                           la ? la->nodes() : 0, lb ? lb->nodes() : 0,
+                           la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
+                           la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
+                           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+                           lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
+                           mk.data(), mi.data());
+      EXPECT_EQ(mk, k2) << "merge path keys, level " << l;
+      EXPECT_EQ(mi, i2) << "merge path entries, level " << l;
     }
     std::vector<std::int64_t> head(m + 1, 0);
     for (std::int64_t i = 0; i < m; ++i)

@@ -171,6 +171,8 @@ HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value
   HiSparse<Value, Index> c = serialize<Value, Index>(pc, a.allow_dense);
   c.gpu_levels = a.gpu_levels;
   c.plan_item_cost = a.plan_item_cost;
+  c.gpu_add_sort = a.gpu_add_sort;
+  c.gpu_plan_occ6 = a.gpu_plan_occ6;
   c.transposed = both;
   return c;
 }

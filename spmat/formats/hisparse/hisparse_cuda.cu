@@ -110,6 +110,7 @@ struct HiSparseDevice {
   };
   bool use_plan = true;
   bool plan_block = false;  ///< spmv=plan1: the round-1 kernel, one 256-thread block per item
+  bool plan_occ6 = false;   ///< spmv=plan6: the warp kernel compiled for 6 blocks per SM
   std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)
 
   static HiSparseDevice upload(const HiSparse<Value, Index>& h) {
@@ -124,6 +125,7 @@ struct HiSparseDevice {
     dv.pool = cuda::DeviceBuffer<hisparse::Chunk>(h.pool, "hisparse pool");
     dv.use_plan = !h.gpu_levels;
     dv.plan_block = h.gpu_plan_block;
+    dv.plan_occ6 = h.gpu_plan_occ6;
     if (dv.use_plan) {
       std::int64_t cost = h.plan_item_cost;
       if (!dv.plan_block && h.root != hisparse::kNull) {
@@ -446,8 +448,11 @@ __device__ __forceinline__ void apply_group(const Group<Value>& G, Value* acc, b
 ///  * dense leaves [dense_begin, end): the warp per leaf; y = S·x: per row, lanes over the
 ///    columns and a shuffle sum; y = Sᵀ·x: lanes over the columns, a register sum down the rows.
 ///  * then y = alpha·acc + beta·y (single owner) or one atomicAdd per output (split bucket).
-template <class Value>
-__global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, 4)
+/// MinBlocks: 4 (spmv=plan: 64 registers, no spills, 32 warps per SM) or 6 (spmv=plan6: 40
+/// registers with some spills to L1, 48 warps per SM, for matrices of many short items whose
+/// dependent load chains (record → header → group) want more warps in flight).
+template <class Value, int MinBlocks>
+__global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
     plan_warp_kernel(const std::uint8_t* __restrict__ pool,
                      const hisparse::PlanLeaf* __restrict__ leaves,
                      const hisparse::PlanItem* __restrict__ items, long long n_items,
@@ -578,9 +583,14 @@ void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, 
   if (!dv.plan_block) {
     const long long n_items = static_cast<long long>(p.items.size());
     const long long grid = (n_items + hisparse_gpu::kWarpPlanWarps - 1) / hisparse_gpu::kWarpPlanWarps;
-    plan_warp_kernel<Value><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
-        pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
-        dv.log2d, dv.rows, dv.cols);
+    if (dv.plan_occ6)
+      plan_warp_kernel<Value, 6><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
+          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
+          dv.log2d, dv.rows, dv.cols);
+    else
+      plan_warp_kernel<Value, 4><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
+          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
+          dv.log2d, dv.rows, dv.cols);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse plan_warp_kernel");
     return;
   }
@@ -721,10 +731,12 @@ class HiSparseCudaImpl final : public MatrixImpl<Value> {
     meta.allow_dense = a.allow_dense;
     meta.gpu_levels = a.gpu_levels;
     meta.plan_item_cost = a.plan_item_cost;
+    meta.gpu_add_sort = a.gpu_add_sort;
+    meta.gpu_plan_occ6 = a.gpu_plan_occ6;
     Proto c = hisparse_gpu::add_device(proto(), a.transposed && !both, bp->proto(),
                                        b.transposed && !both, alpha * a.scale, beta * b.scale,
                                        static_cast<std::int64_t>(meta.rows),
-                                       static_cast<std::int64_t>(meta.cols));
+                                       static_cast<std::int64_t>(meta.cols), !a.gpu_add_sort);
     hisparse_gpu::DevPool pool = hisparse_gpu::serialize_device(c, meta.allow_dense);
     meta.nnz = pool.nnz;
     meta.root = pool.root;

@@ -48,8 +48,13 @@ void expect_gpu_add(const HiSparse<Value, Index>& a, const HiSparse<Value, Index
                     Value be, const Csr<Value, Index>& want, const std::string& what) {
   SCOPED_TRACE(what);
   const HiSparse<Value, Index> cpu = add(a, b, al, be);
-  const auto da = make_cuda_impl(HiSparse<Value, Index>(a));
-  const auto db = make_cuda_impl(HiSparse<Value, Index>(b));
+  for (const bool sort : {false, true}) {  // add=merge (default) and add=sort
+  SCOPED_TRACE(sort ? "add=sort" : "add=merge");
+  HiSparse<Value, Index> ac(a), bc(b);
+  ac.gpu_add_sort = sort;  // the left operand's option picks the path
+  bc.gpu_add_sort = sort;
+  const auto da = make_cuda_impl(std::move(ac));
+  const auto db = make_cuda_impl(std::move(bc));
   const auto dc = da->add(*db, al, be);
   EXPECT_EQ(dc->storage_bytes(), cpu.storage_bytes());
   const HiSparse<Value, Index> gpu = cuda_host_copy<Value, Index>(*dc);
@@ -68,6 +73,7 @@ void expect_gpu_add(const HiSparse<Value, Index>& a, const HiSparse<Value, Index
   }
   const auto want64 = convert<Value, std::int64_t>(want);
   EXPECT_EQ(dc->to_csr(), want64) << "values vs csr_add";
+  }
 }
 
 template <class Value, class Index>
@@ -128,6 +134,10 @@ void gpu_add_matrix_api() {
   const auto want_d = convert<Value, std::int64_t>(
       csr_add(csr_add(a, b, Value(1), Value(2)), a, Value(-1), Value(1)));
   EXPECT_EQ(D.to_csr(), want_d);
+  const auto As = Matrix<Value>::build(a, "hisparse", Backend::cuda,
+                                       FormatOptions(o).set("add", "sort"));
+  const auto want_sort = convert<Value, std::int64_t>(csr_add(a, transpose(b), Value(1), Value(1)));
+  EXPECT_EQ(As.add(Bt).to_csr(), want_sort) << "add=sort, A + state Bt";
   const auto E = A.add(Bt);
   const auto want_e = convert<Value, std::int64_t>(csr_add(a, transpose(b), Value(1), Value(1)));
   EXPECT_EQ(E.to_csr(), want_e);

@@ -287,6 +287,7 @@ TEST(HiSparsePlan, SplitsLongBucketsAndKeepsShortOnesWhole) {
   EXPECT_TRUE(build_plan(h, false, 20).has_split);  // row 3 alone costs more than 20
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "x"))), ParseError);
   EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan1"))).gpu_plan_block);
+  EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan6"))).gpu_plan_occ6);
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("item_cost", "0"))), ParseError);
 }
 
@@ -298,7 +299,7 @@ void gpu_battery() {
   const double tol = testing::tolerance<Value>();
   for (const auto& src : plan_cases(seed)) {
     const auto a = convert<Value, Index>(src);
-    for (const char* path : {"plan", "plan1", "levels"})
+    for (const char* path : {"plan", "plan6", "plan1", "levels"})
       for (int d : {16, 32, 128})
         for (const char* cost : {"8192", "20"}) {
           if (std::string(path) == "levels" && std::string(cost) == "20") continue;

@@ -15,7 +15,7 @@
 # Then bench/gcsb_tables.py-style summary: bench/gcsb_round_summary.py DIR.
 # Environment: SPMAT_BIN [./build/gpu/spmat]  PRECISION [fp64,fp32]  REPS [20]  WARMUP [5]
 #   G3 [shared/matrices/G3_circuit.mtx.gz]  PARTS ["33 66 264"] (auto = SM count)  MATS [the list above]
-#   MAIN_FORMATS [the main.json list]  STEPS ["main off both atomic parts beta32 both32"]: a subset
+#   MAIN_FORMATS [the main.json list]  STEPS ["main off both atomic parts beta32 both32"; also bl (block_lanes=1,2,4), list (plan_form=list)]: a subset
 #   keeps one command short (e.g. STEPS=main first, then the rest). CPU dry run (storage only, no cuSPARSE):
 #   SPMAT_BIN=./build-cpu/spmat MAIN_FORMATS=csr,gcsb,gcsb-det REPS=1 WARMUP=0 \
 #     MATS="gen:random_p:512:0.05 gen:ideal:256" bench/gcsb_round.sh /tmp/r && bench/gcsb_round_summary.py /tmp/r
@@ -50,6 +50,11 @@ has atomic && step atomic --formats gcsb --option gcsb:dense=off --option gcsb:f
 if has parts; then
   for p in ${PARTS:-33 66 264}; do step "parts$p" --formats gcsb --option "gcsb:dense_parts=$p"; done
 fi
+# round 3: block lanes (auto picks 4 for fp32 gen:ideal / random_p >= 0.05) and plan forms
+if has bl; then
+  for b in 1 2 4; do step "bl$b" --formats gcsb,gcsb-det --option "gcsb:block_lanes=$b" --option "gcsb-det:block_lanes=$b"; done
+fi
+has list && step list --formats gcsb,gcsb-det --option gcsb:plan_form=list --option gcsb-det:plan_form=list
 precision=fp64
 has beta32 && step beta32 --formats gcsb,gcsb-det --option gcsb:beta=32 --option gcsb-det:beta=32
 has both32 && step both32 --formats gcsb --option gcsb:beta=32 --option gcsb:dense=both

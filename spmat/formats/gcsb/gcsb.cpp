@@ -18,7 +18,20 @@ namespace {
 struct PlanShape {
   int lanes = 0;
   std::int64_t blocks_per_lane = 0;
+  int block_lanes = 0;  // 0 = auto (resolved in build before make_plan)
+  int form = 0;         // 0 auto (the smaller), 1 list, 2 runs
 };
+
+/// Auto block lanes: double while the mean entries per non-empty block stay ≥ 12 per lane and
+/// n_nonempty·lanes ≤ 2^18 (at most 4). fp32 β = 32 on gen:ideal / random_p p ≥ 0.05 (~52 entries
+/// per block, 65536 blocks): 4; fp64 β = 16 (262144 blocks): 1, i.e. unchanged.
+int auto_block_lanes(std::int64_t nnz, std::int64_t n_nonempty) {
+  if (n_nonempty <= 0) return 1;
+  const std::int64_t mean = nnz / n_nonempty;
+  int s = 1;
+  while (s < 4 && mean >= 12 * (2 * s) && n_nonempty * (2 * s) <= (std::int64_t{1} << 18)) s *= 2;
+  return s;
+}
 
 /// Plan over the first n_nonempty sorted positions (the empty blocks, if kept, come last);
 /// window(i) = block row (spmv) or block column (spmv_t) of sorted position i.
@@ -46,10 +59,14 @@ GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, PlanS
     while (lanes < 32 && 2 * lanes <= mean) lanes *= 2;
   }
   while ((1 << p.lanes_log2) < lanes) ++p.lanes_log2;
+  const int block_lanes = std::min(lanes, std::max(1, shape.block_lanes));
+  while ((1 << p.block_lanes_log2) < block_lanes) ++p.block_lanes_log2;
+  const std::int64_t units = n_nonempty * block_lanes;  // GPU lanes needed at one block each
   p.blocks_per_lane = static_cast<int>(
-      shape.blocks_per_lane > 0 ? shape.blocks_per_lane
-                                : std::clamp<std::int64_t>((n_nonempty + (1 << 17) - 1) >> 17, 2, 64));
-  const std::int64_t cap = std::int64_t{lanes} * p.blocks_per_lane;
+      shape.blocks_per_lane > 0
+          ? shape.blocks_per_lane
+          : std::clamp<std::int64_t>((units + (1 << 17) - 1) >> 17, block_lanes > 1 ? 1 : 2, 64));
+  const std::int64_t cap = std::int64_t{lanes / block_lanes} * p.blocks_per_lane;
   p.item_ptr.assign(1, 0);
   p.window_item_ptr.assign(1, 0);
   for (std::int64_t w = 0; w < n_windows; ++w) {
@@ -64,6 +81,36 @@ GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, PlanS
   if (static_cast<std::int64_t>(p.item_window.size()) == n_windows) {  // no split: item = window
     p.item_window.clear();
     p.window_item_ptr.clear();
+  }
+  // Runs form: maximal runs of consecutive sorted positions inside one window.
+  std::vector<Index> run_start, run_ptr;
+  for (std::int64_t w = 0; w < n_windows; ++w)
+    for (std::int64_t e = start[w]; e < start[w + 1]; ++e)
+      if (e == start[w] || p.list[e] != p.list[e - 1] + 1) {
+        run_start.push_back(p.list[e]);
+        run_ptr.push_back(static_cast<Index>(e));
+      }
+  run_ptr.push_back(static_cast<Index>(start[n_windows]));
+  const std::int64_t n_items = p.n_items();
+  const bool runs = shape.form == 2 ||
+                    (shape.form == 0 && static_cast<std::int64_t>(run_start.size() + run_ptr.size()) +
+                                                n_items < n_nonempty);
+  if (runs) {
+    p.item_run.resize(static_cast<std::size_t>(n_items));
+    std::int64_t j = 0;
+    const std::int64_t n_runs = static_cast<std::int64_t>(run_start.size());
+    for (std::int64_t it = 0; it < n_items; ++it) {  // item_ptr ascending
+      while (j < n_runs && run_ptr[j + 1] <= p.item_ptr[it]) ++j;
+      p.item_run[it] = static_cast<Index>(std::min(j, std::max<std::int64_t>(n_runs - 1, 0)));
+    }
+    p.list.clear();
+    p.list.shrink_to_fit();
+    p.run_start = std::move(run_start);
+    p.run_ptr = std::move(run_ptr);
+    if (p.run_start.empty()) {  // no block at all: keep a valid one-entry run_ptr, item_run = 0
+      p.run_start.push_back(0);
+      p.run_ptr.push_back(0);
+    }
   }
   return p;
 }
@@ -82,6 +129,17 @@ PlanShape plan_shape_from_options(const FormatOptions& o) {
       throw ParseError("gcsb: blocks_per_lane=" + std::to_string(s.blocks_per_lane) +
                        " must be between 1 and 4096");
   }
+  if (o.has("block_lanes")) {
+    const std::int64_t b = o.get_int("block_lanes", 0);
+    if (b != 0 && b != 1 && b != 2 && b != 4)
+      throw ParseError("gcsb: block_lanes=" + std::to_string(b) + " must be 0 (auto), 1, 2 or 4");
+    s.block_lanes = static_cast<int>(b);
+  }
+  const std::string form = o.get_string("plan_form", "auto");
+  if (form == "auto") s.form = 0;
+  else if (form == "list") s.form = 1;
+  else if (form == "runs") s.form = 2;
+  else throw ParseError("gcsb: plan_form=" + form + " is not one of auto, list, runs");
   return s;
 }
 
@@ -98,7 +156,7 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
   else if (k == "fast") s.kernel = GcsbKernel::fast;
   else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
   else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, atomic, fast, deterministic");
-  const PlanShape shape = plan_shape_from_options(o);
+  PlanShape shape = plan_shape_from_options(o);
   const std::string dense = o.get_string("dense", "auto");
   if (dense != "auto" && dense != "off" && dense != "both")
     throw ParseError("gcsb: dense=" + dense + " is not one of auto, off, both");
@@ -195,6 +253,8 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
       }
     }
     s.group_offset.assign(go.begin(), go.end());
+    if (shape.block_lanes == 0) shape.block_lanes = auto_block_lanes(s.nnz, n_nonempty);
+    while ((1 << s.block_lanes_log2) < shape.block_lanes) ++s.block_lanes_log2;
     if (s.has_plan(Op::spmv)) s.row_plan = make_plan<Index>(n_nonempty, nbr, shape, br_at);
     if (s.has_plan(Op::spmv_t)) s.col_plan = make_plan<Index>(n_nonempty, nbc, shape, bc_at);
   } catch (const std::bad_alloc&) {
@@ -264,6 +324,11 @@ std::vector<FormatEntry> gcsb_entries() {
                          "GPU lanes sharing one window item (window plan)"});
   plan_params.push_back({"blocks_per_lane", "ceil(n_nonempty / 2^17) in 2..64",
                          "item size cap = lanes * blocks_per_lane blocks (window plan)"});
+  plan_params.push_back({"block_lanes", "0 (auto: 4 or 2 for few blocks of many entries, else 1)",
+                         "GPU lanes sharing one block, each taking every block_lanes-th slot"});
+  plan_params.push_back({"plan_form", "auto",
+                         "window plan list stored as list (one index per block), runs (runs of "
+                         "consecutive sorted positions) or auto (the smaller)"});
   std::vector<ParamInfo> params = plan_params;
   params.push_back({"kernel", "fast", "GPU kernel: thesis, atomic, fast, deterministic"});
   params.push_back({"dense", "auto",

@@ -62,14 +62,35 @@ enum class GcsbKernel { thesis, atomic, fast, deterministic };
 /// an item (lane t takes its blocks t, t + lanes, …) and a warp holds 32 / lanes items.
 /// When no window is split, item w is window w and item_window / window_item_ptr stay empty (the
 /// plan is then a CSR over blocks: (n_nonempty + n_windows + 1)·I).
+/// Two stored forms of the list (same meaning, same results bit for bit):
+///   list: list[e] for every e (n_nonempty Index);
+///   runs (when smaller; option plan_form=): the list cut into maximal runs of consecutive sorted
+///   positions inside one window, list[e] = run_start[j] + (e − run_ptr[j]) for run_ptr[j] ≤ e <
+///   run_ptr[j + 1], and item_run[it] = the run holding item_ptr[it] (where a lane starts its
+///   walk). The row plan is short in this form because the swizzle sorts ties by row-major id:
+///   the blocks of one block row with equal nnz are consecutive sorted positions, so a block row
+///   has one run per distinct block nnz (gen:ideal: 1; random_p: a handful) instead of one entry
+///   per block. Column windows rarely have runs, so the column plan usually keeps the list.
 template <class Index>
 struct GcsbPlan {
   std::vector<Index> list;             ///< n_nonempty: sorted positions, window by window, ascending
   std::vector<Index> item_ptr;         ///< n_items + 1 ranges into list
   std::vector<Index> item_window;      ///< split only: n_items, window of each item
   std::vector<Index> window_item_ptr;  ///< split only: n_windows + 1 ranges into the items
+  std::vector<Index> run_start;        ///< runs form only (list empty): n_runs first sorted positions
+  std::vector<Index> run_ptr;          ///< runs form only: n_runs + 1 list offsets of the runs
+  std::vector<Index> item_run;         ///< runs form only: n_items, run holding item_ptr[item]
   int lanes_log2 = 0;                  ///< lanes per item = 2^lanes_log2 (1 … 32)
-  int blocks_per_lane = 2;             ///< item size cap = lanes · blocks_per_lane blocks
+  int block_lanes_log2 = 0;            ///< GPU lanes per block = 2^block_lanes_log2 (≤ lanes)
+  int blocks_per_lane = 2;             ///< item size cap = (lanes / block lanes) · blocks_per_lane blocks
+  bool runs() const { return list.empty() && !run_ptr.empty(); }
+  /// Sorted position of list entry e (either form; walks from the item's first run).
+  std::int64_t at(std::int64_t item, std::int64_t e) const {
+    if (!runs()) return list[e];
+    std::int64_t j = item_run[item];
+    while (e >= std::int64_t{run_ptr[j + 1]}) ++j;
+    return std::int64_t{run_start[j]} + (e - std::int64_t{run_ptr[j]});
+  }
   std::int64_t n_items() const {
     return item_ptr.empty() ? 0 : static_cast<std::int64_t>(item_ptr.size()) - 1;
   }
@@ -84,7 +105,8 @@ struct GcsbPlan {
     return has_split() ? std::int64_t{window_item_ptr[w]} : w;
   }
   std::size_t bytes() const {
-    return (list.size() + item_ptr.size() + item_window.size() + window_item_ptr.size()) *
+    return (list.size() + item_ptr.size() + item_window.size() + window_item_ptr.size() +
+            run_start.size() + run_ptr.size() + item_run.size()) *
            sizeof(Index);
   }
 };
@@ -113,12 +135,20 @@ struct Gcsb {
   /// dense_parts= (kernel=fast, dense ops): CTAs of the dense-output kernel, each writing one
   /// n_out copy to the work buffer; 0 (default) = auto on upload: min(n_SM, ⌈n_sorted/1024⌉).
   int dense_parts = 0;
+  /// block_lanes= (kernel=fast|deterministic, GPU): lanes sharing one block, each taking every
+  /// 2^block_lanes_log2-th slot (1, 2 or 4; 0 in the option = auto: 4 or 2 when blocks hold many
+  /// entries and there are few of them — fp32 β = 32 on gen:ideal: 65536 blocks of ~52 entries,
+  /// one lane each left the GPU at ~8 busy warps per SM). Used by the window kernel (capped at
+  /// the plan's lanes) and the dense-output kernel; the CPU ignores it.
+  int block_lanes_log2 = 0;
 
   /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
   /// kernel=thesis|atomic|fast|deterministic (default fast), empty=keep|drop|auto (default auto),
   /// lanes= (1, 2, 4, …, 32; default: the largest power of two ≤ the mean number of blocks per
   /// non-empty window, at most 32) and blocks_per_lane= (1 … 4096; default ⌈n_nonempty / 2^17⌉
-  /// clamped to 2 … 64) shape the plans.
+  /// clamped to 2 … 64; with block lanes > 1: ⌈n_nonempty·block_lanes / 2^17⌉ clamped to 1 … 64)
+  /// shape the plans; block_lanes= (1, 2, 4; default auto) see block_lanes_log2; plan_form=
+  /// auto|list|runs: how the plans store their list (GcsbPlan; auto: the smaller).
   /// dense=auto|off|both (kernel=fast only): an operation whose whole output fits
   /// kDenseMaxBytes (n_out·V ≤ 96 KB: 8192 doubles, 24576 floats) is run by the dense-output
   /// kernel, which reads the storage in its natural order (coalesced) into a CTA-private copy of

@@ -48,9 +48,19 @@ void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
   const std::int64_t n_items = plan.n_items();
   std::vector<Value> part(static_cast<std::size_t>(n_items * bsz), Value(0));
 #pragma omp parallel for schedule(dynamic, 16)
-  for (std::int64_t it = 0; it < n_items; ++it)
-    for (std::int64_t e = plan.item_ptr[it]; e < plan.item_ptr[it + 1]; ++e)
-      block_products<Transposed>(s, plan.list[e], x, part.data() + it * bsz);
+  for (std::int64_t it = 0; it < n_items; ++it) {
+    if (!plan.runs()) {
+      for (std::int64_t e = plan.item_ptr[it]; e < plan.item_ptr[it + 1]; ++e)
+        block_products<Transposed>(s, plan.list[e], x, part.data() + it * bsz);
+      continue;
+    }
+    std::int64_t j = plan.item_run[it];  // runs form: walk the runs from the item's first one
+    for (std::int64_t e = plan.item_ptr[it]; e < plan.item_ptr[it + 1]; ++e) {
+      while (e >= std::int64_t{plan.run_ptr[j + 1]}) ++j;
+      block_products<Transposed>(s, std::int64_t{plan.run_start[j]} + (e - plan.run_ptr[j]), x,
+                                 part.data() + it * bsz);
+    }
+  }
   const std::int64_t n_windows = plan.n_windows();
 #pragma omp parallel for schedule(static)
   for (std::int64_t w = 0; w < n_windows; ++w) {

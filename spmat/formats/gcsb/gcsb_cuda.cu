@@ -37,10 +37,11 @@ template <class Value, class Index>
 struct GcsbDevice {
   struct Plan {
     cuda::DeviceBuffer<Index> list, item_ptr, item_window, window_item_ptr;
+    cuda::DeviceBuffer<Index> run_start, run_ptr, item_run;  // runs form (list empty)
     mutable cuda::DeviceBuffer<Value> partial;  // n_items·β work buffer (deterministic, split only)
     std::int64_t n_items = 0, n_windows = 0;
-    int lanes_log2 = 0;
-    bool split = false;
+    int lanes_log2 = 0, block_lanes_log2 = 0;
+    bool split = false, runs = false;
   };
   std::int64_t rows = 0, cols = 0, nnz = 0, n_block_cols = 0, n_sorted = 0;
   int beta_log2 = 5, group_size = 32;
@@ -53,6 +54,7 @@ struct GcsbDevice {
   Plan row_plan, col_plan;
   bool dense_n = false, dense_t = false, flush_partial = true;
   int dense_parts = 0;                        // CTAs of the dense-output kernel
+  int block_lanes_log2 = 0;                   // dense-output kernel: threads per block (log2)
   mutable cuda::DeviceBuffer<Value> dense_partial;  // dense_parts · n_out work buffer
 
   static Plan upload_plan(const GcsbPlan<Index>& p, int beta, bool det) {
@@ -60,8 +62,16 @@ struct GcsbDevice {
     d.n_items = p.n_items();
     d.n_windows = p.n_windows();
     d.lanes_log2 = p.lanes_log2;
+    d.block_lanes_log2 = p.block_lanes_log2;
     d.split = p.has_split();
-    d.list = cuda::DeviceBuffer<Index>(p.list, "gcsb plan list");
+    d.runs = p.runs();
+    if (d.runs) {
+      d.run_start = cuda::DeviceBuffer<Index>(p.run_start, "gcsb plan run_start");
+      d.run_ptr = cuda::DeviceBuffer<Index>(p.run_ptr, "gcsb plan run_ptr");
+      d.item_run = cuda::DeviceBuffer<Index>(p.item_run, "gcsb plan item_run");
+    } else {
+      d.list = cuda::DeviceBuffer<Index>(p.list, "gcsb plan list");
+    }
     d.item_ptr = cuda::DeviceBuffer<Index>(p.item_ptr, "gcsb plan item_ptr");
     if (d.split) {
       d.item_window = cuda::DeviceBuffer<Index>(p.item_window, "gcsb plan item_window");
@@ -108,8 +118,10 @@ struct GcsbDevice {
       // fewer to save copies: a thread's blocks are a chain of dependent loads (block id, group
       // offset, comb, x), so parallelism, not the copies (L2-resident, written and read once),
       // bounds the kernel on sparse matrices.
+      d.block_lanes_log2 = s.block_lanes_log2;
+      const std::int64_t units = d.n_sorted << d.block_lanes_log2;  // threads with work
       const std::int64_t cap = std::min<std::int64_t>(
-          cuda::sm_count(), (d.n_sorted + kDenseThreads - 1) / kDenseThreads);
+          cuda::sm_count(), (units + kDenseThreads - 1) / kDenseThreads);
       d.dense_parts = s.dense_parts > 0 ? s.dense_parts
                                         : static_cast<int>(std::max<std::int64_t>(1, cap));
       d.dense_partial = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(d.dense_parts * n_out),
@@ -248,28 +260,33 @@ __global__ void gcsb_atomic_kernel(View<Value, Index> v, const Value* __restrict
 template <class Index>
 struct PlanView {
   std::int64_t n_items;
-  int lanes_log2;
-  const Index* __restrict__ list;
+  int lanes_log2, block_lanes_log2;
+  const Index* __restrict__ list;  // nullptr: runs form
   const Index* __restrict__ item_ptr;
   const Index* __restrict__ item_window;
   const Index* __restrict__ window_item_ptr;
+  const Index* __restrict__ run_start;
+  const Index* __restrict__ run_ptr;
+  const Index* __restrict__ item_run;
 };
 
 /// Adds the entries of the block at sorted position i into this lane's column of the warp tile
 /// (acc[r·32 + lane], r = in-block row for spmv, in-block column for spmv_t). The trip count is the
 /// group width, known before the loop, so four slots are loaded at once; pads (value 0, comb kPad)
 /// are loaded with the group but neither multiply x nor add (0·Inf would be NaN).
+/// With block lanes (bl_log2 > 0) this lane takes only the slots phase, phase + 2^bl_log2, ….
 template <bool Transposed, class Value, class Index>
 __device__ __forceinline__ void window_block(const View<Value, Index>& v, std::int64_t i,
-                                             const Value* __restrict__ x, Value* acc, int lane) {
+                                             const Value* __restrict__ x, Value* acc, int lane,
+                                             int phase, int bl_log2) {
   const std::int32_t mask = (1 << v.d) - 1;
   const std::int64_t g = i / v.gs;
   std::int64_t br, bc;
   v.block_at(i, br, bc);
   const Value* xb = x + ((Transposed ? br : bc) << v.d);
   const std::int64_t end = v.group_offset[g + 1];
-  std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs);
-  const std::int64_t step = v.gs;
+  std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs) + std::int64_t{phase} * v.gs;
+  const std::int64_t step = std::int64_t{v.gs} << bl_log2;
   for (; k + 3 * step < end; k += 4 * step) {
     std::int32_t c[4];
     Value val[4], xv[4];
@@ -324,9 +341,20 @@ __global__ void gcsb_window_kernel(View<Value, Index> v, PlanView<Index> p,
     const std::int64_t item = base + (lane >> p.lanes_log2);
     for (int r = 0; r < bsz; ++r) acc[r * 32 + lane] = Value(0);
     if (item < p.n_items) {
+      // Block lanes: lanes sub, sub ^ 1, … (same sub >> bl) share a block, slot phases apart.
+      const int bl = p.block_lanes_log2, phase = sub & ((1 << bl) - 1), stride = lanes >> bl;
       const std::int64_t e1 = p.item_ptr[item + 1];
-      for (std::int64_t e = std::int64_t{p.item_ptr[item]} + sub; e < e1; e += lanes)
-        window_block<Transposed>(v, p.list[e], x, acc, lane);
+      std::int64_t e = std::int64_t{p.item_ptr[item]} + (sub >> bl);
+      if (p.list) {
+        for (; e < e1; e += stride) window_block<Transposed>(v, p.list[e], x, acc, lane, phase, bl);
+      } else if (e < e1) {  // runs form: list[e] = run_start[j] + e − run_ptr[j], j from item_run
+        std::int64_t j = p.item_run[item];
+        for (; e < e1; e += stride) {
+          while (e >= std::int64_t{p.run_ptr[j + 1]}) ++j;
+          window_block<Transposed>(v, std::int64_t{p.run_start[j]} + (e - p.run_ptr[j]), x, acc,
+                                   lane, phase, bl);
+        }
+      }
     }
     __syncwarp();
     if (item < p.n_items) {
@@ -386,23 +414,30 @@ __global__ void gcsb_det_reduce_kernel(std::int64_t n_out, int d,
 // copies in CTA order. Not bitwise deterministic (shared-memory atomic order).
 template <class Value, class Index, bool Transposed>
 __global__ void __launch_bounds__(kDenseThreads)
-    gcsb_dense_kernel(View<Value, Index> v, const Value* __restrict__ x, Value* __restrict__ partial) {
+    gcsb_dense_kernel(View<Value, Index> v, int v_block_lanes_log2, const Value* __restrict__ x,
+                      Value* __restrict__ partial) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Value* ys = reinterpret_cast<Value*>(smem_raw);
   const int n_out = static_cast<int>(v.n_out);
   for (int o = threadIdx.x; o < n_out; o += blockDim.x) ys[o] = Value(0);
   __syncthreads();
   const std::int32_t mask = (1 << v.d) - 1;
-  const std::int64_t step = v.gs;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < v.n_sorted;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  // Work unit u = (sorted block u >> bl, slot phase u & (2^bl − 1)): with block lanes (bl > 0)
+  // 2^bl neighbouring threads share a block, each taking every 2^bl-th slot.
+  const int bl = v_block_lanes_log2;
+  const std::int64_t step = std::int64_t{v.gs} << bl;
+  const std::int64_t n_units = v.n_sorted << bl;
+  for (std::int64_t u0 = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; u0 < n_units;
+       u0 += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = u0 >> bl;
     const std::int64_t g = i / v.gs;
     std::int64_t br, bc;
     v.block_at(i, br, bc);
     const Value* xb = x + ((Transposed ? br : bc) << v.d);
     Value* yb = ys + ((Transposed ? bc : br) << v.d);  // real entries stay below n_out
     const std::int64_t end = v.group_offset[g + 1];
-    std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs);
+    std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs) +
+                     (u0 & ((std::int64_t{1} << bl) - 1)) * v.gs;
     for (; k + 3 * step < end; k += 4 * step) {
       std::int32_t c[4];
       Value val[4], xv[4];
@@ -493,7 +528,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
       (void)raised;
     }
     gcsb_dense_kernel<Value, Index, Transposed>
-        <<<d.dense_parts, kDenseThreads, smem>>>(v, x, d.dense_partial.data());
+        <<<d.dense_parts, kDenseThreads, smem>>>(v, d.block_lanes_log2, x, d.dense_partial.data());
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_kernel");
     gcsb_dense_reduce_kernel<Value><<<csb_cuda::grid_for(n_out, 32), 256>>>(
         n_out, d.dense_parts, d.dense_partial.data(), y, alpha, beta);
@@ -511,9 +546,16 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     const bool det = d.kernel == GcsbKernel::deterministic || d.flush_partial;
     const bool prescaled = !det && plan.split;
     if (prescaled) csb_cuda::scale(y, n_out, beta);
-    const PlanView<Index> pv{plan.n_items, plan.lanes_log2, plan.list.data(), plan.item_ptr.data(),
+    const PlanView<Index> pv{plan.n_items,
+                             plan.lanes_log2,
+                             plan.block_lanes_log2,
+                             plan.runs ? nullptr : plan.list.data(),
+                             plan.item_ptr.data(),
                              plan.split ? plan.item_window.data() : nullptr,
-                             plan.window_item_ptr.data()};
+                             plan.window_item_ptr.data(),
+                             plan.run_start.data(),
+                             plan.run_ptr.data(),
+                             plan.item_run.data()};
     const std::int64_t warps_needed = (plan.n_items + (32 >> plan.lanes_log2) - 1) >> (5 - plan.lanes_log2);
     const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
     const unsigned grid = csb_cuda::grid_for(warps_needed, warps);

@@ -250,6 +250,72 @@ TEST(Gcsb, EmptyWindowsGetOneEmptyItem) {
                                                                 0.5f, 6);
 }
 
+TEST(Gcsb, RowPlanOfEqualCountBlockRowsIsStoredAsRuns) {
+  // 64×64, β = 8: block row br holds 8 blocks of br + 1 entries each (the gen:ideal shape), so
+  // the swizzle puts each block row's blocks at consecutive sorted positions: one run per block
+  // row. Auto picks the runs form (8 runs + 9 + 8 items < 64 list entries) and the spmv results
+  // are the same as with the list.
+  Coo<float, std::int32_t> c;
+  c.rows = c.cols = 64;
+  for (int br = 0; br < 8; ++br)
+    for (int bc = 0; bc < 8; ++bc)
+      for (int e = 0; e <= br; ++e) {
+        c.row_idx.push_back(br * 8 + e);
+        c.col_idx.push_back(bc * 8 + (e * 3 + bc) % 8);
+        c.values.push_back(1.0f + e + bc);
+      }
+  const auto a = to_csr(c);
+  const auto o = FormatOptions().set("beta", "8").set("group_size", "8").set("lanes", "8");
+  const auto s = Gcsb<float, std::int32_t>::build(a, o);
+  ASSERT_TRUE(s.row_plan.runs());
+  // Sorted order: block row 7 (8 entries each) first, … block row 0 last.
+  EXPECT_EQ(s.row_plan.run_start, (std::vector<std::int32_t>{56, 48, 40, 32, 24, 16, 8, 0}));
+  EXPECT_EQ(s.row_plan.run_ptr, (std::vector<std::int32_t>{0, 8, 16, 24, 32, 40, 48, 56, 64}));
+  EXPECT_EQ(s.row_plan.item_run, (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(s.row_plan.bytes(), (8u + 9u + 8u + 9u) * 4);  // runs, run_ptr, item_run, item_ptr
+  const auto l = Gcsb<float, std::int32_t>::build(a, FormatOptions(o).set("plan_form", "list"));
+  ASSERT_FALSE(l.row_plan.runs());
+  EXPECT_EQ(l.storage_bytes() - s.storage_bytes(), (64u - 8u - 9u - 8u) * 4);
+  for (std::int64_t it = 0; it < l.row_plan.n_items(); ++it)
+    for (std::int64_t e = l.row_plan.item_ptr[it]; e < l.row_plan.item_ptr[it + 1]; ++e)
+      EXPECT_EQ(s.row_plan.at(it, e), l.row_plan.list[e]);
+  // Split items start inside runs: item_run points at the run holding the item's first entry.
+  const auto sp = Gcsb<float, std::int32_t>::build(
+      a, FormatOptions(o).set("lanes", "2").set("blocks_per_lane", "3").set("plan_form", "runs"));
+  for (std::int64_t it = 0; it < sp.row_plan.n_items(); ++it) {
+    const std::int64_t j = sp.row_plan.item_run[it], e = sp.row_plan.item_ptr[it];
+    if (e < 64) EXPECT_TRUE(sp.row_plan.run_ptr[j] <= e && e < sp.row_plan.run_ptr[j + 1]) << it;
+  }
+  for (const char* name : {"gcsb", "gcsb-det"})
+    for (bool t : {false, true})
+      for (const auto& oo : {o, FormatOptions(o).set("lanes", "2").set("blocks_per_lane", "3"),
+                             FormatOptions(o).set("block_lanes", "4").set("plan_form", "runs")}) {
+        block_testing::check_against_reference<float, std::int32_t>(a, name, oo, Backend::cpu, t, 1, 0, 4);
+        if (testing::gpu_available())
+          block_testing::check_against_reference<float, std::int32_t>(a, name, oo, Backend::cuda, t, -1, 0.5f, 4);
+      }
+}
+
+TEST(Gcsb, BlockLanesAutoSplitsFewFullBlocks) {
+  // fp32 β = 32 with ~100 entries per block and few blocks (the gen:ideal fp32 case): 4 block
+  // lanes, items of (lanes / 4)·blocks_per_lane blocks; fp64 β = 16 with ~26 per block and many
+  // blocks stays at 1 unless asked.
+  const auto f = block_testing::random_csr<float, std::int32_t>(512, 512, 0.1, 23);
+  const auto s = Gcsb<float, std::int32_t>::build(f, FormatOptions());
+  EXPECT_EQ(s.beta(), 32);
+  EXPECT_EQ(s.block_lanes_log2, 2);
+  EXPECT_EQ(s.row_plan.block_lanes_log2, 2);
+  EXPECT_EQ(s.row_plan.blocks_per_lane, 1);
+  const auto d = block_testing::random_csr<double, std::int32_t>(512, 512, 0.01, 23);
+  EXPECT_EQ((Gcsb<double, std::int32_t>::build(d, FormatOptions()).block_lanes_log2), 0);
+  EXPECT_EQ((Gcsb<double, std::int32_t>::build(d, FormatOptions().set("block_lanes", "2")).block_lanes_log2), 1);
+  // Capped at the plan's lanes.
+  const auto n = Gcsb<float, std::int32_t>::build(f, FormatOptions().set("lanes", "2"));
+  EXPECT_EQ(n.row_plan.block_lanes_log2, 1);
+  for (bool t : {false, true})
+    block_testing::check_against_reference<float, std::int32_t>(f, "gcsb", FormatOptions(), Backend::cpu, t, 1, 0, 23);
+}
+
 TEST(Gcsb, DenseOutputKernelIsChosenByOutputSize) {
   // 96 KB of output: 12288 doubles, 24576 floats. Only kernel=fast uses it (det keeps plans).
   using Gd = Gcsb<double, std::int32_t>;
@@ -321,7 +387,21 @@ std::vector<FormatOptions> option_sets() {
           FormatOptions().set("dense", "both"),
           FormatOptions().set("dense", "both").set("beta", "4").set("group_size", "3"),
           FormatOptions().set("dense", "off").set("beta", "8"),
-          FormatOptions().set("dense", "off").set("flush", "atomic").set("lanes", "1").set("blocks_per_lane", "1")};
+          FormatOptions().set("dense", "off").set("flush", "atomic").set("lanes", "1").set("blocks_per_lane", "1"),
+          // Runs-form plans (split and whole windows) and block lanes (lanes sharing a block).
+          FormatOptions().set("beta", "4").set("plan_form", "runs").set("lanes", "4").set("blocks_per_lane", "1"),
+          FormatOptions().set("beta", "1").set("plan_form", "runs").set("lanes", "32"),
+          FormatOptions().set("beta", "8").set("block_lanes", "4").set("lanes", "8").set("blocks_per_lane", "1"),
+          FormatOptions().set("beta", "16").set("group_size", "32").set("block_lanes", "2").set("plan_form", "runs"),
+          FormatOptions().set("beta", "4").set("plan_form", "list").set("block_lanes", "4").set("lanes", "2"),
+          FormatOptions().set("dense", "both").set("beta", "2").set("block_lanes", "4"),
+          FormatOptions().set("dense", "both").set("beta", "8").set("group_size", "5").set("block_lanes", "2"),
+          FormatOptions().set("dense", "off").set("flush", "atomic").set("block_lanes", "2").set("plan_form", "runs").set("lanes", "4").set("blocks_per_lane", "1")};
+}
+
+/// Options of the window plans (gcsb, gcsb-det only).
+bool plan_opts(const FormatOptions& o) {
+  return o.has("lanes") || o.has("block_lanes") || o.has("plan_form") || o.has("blocks_per_lane");
 }
 
 /// Options that only the gcsb entry (kernel=fast) knows.
@@ -339,9 +419,19 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
                                        (s.block_indices.size() + s.group_offset.size()) * sizeof(I) +
                                        s.row_plan.bytes() + s.col_plan.bytes());
       if (s.has_plan(Op::spmv) && s.has_plan(Op::spmv_t))
-        EXPECT_EQ(s.row_plan.list.size(), s.col_plan.list.size());
+        EXPECT_EQ(s.row_plan.item_ptr.back(), s.col_plan.item_ptr.back());
+      for (const auto* p : {&s.row_plan, &s.col_plan}) {  // either form lists every block once
+        if (p->item_ptr.empty()) continue;
+        std::vector<std::int64_t> seen;
+        for (std::int64_t it = 0; it < p->n_items(); ++it)
+          for (std::int64_t e = p->item_ptr[it]; e < p->item_ptr[it + 1]; ++e) seen.push_back(p->at(it, e));
+        std::sort(seen.begin(), seen.end());
+        for (std::size_t e = 0; e < seen.size(); ++e) ASSERT_EQ(seen[e], static_cast<std::int64_t>(e));
+        if (o.get_string("plan_form", "") == "runs") EXPECT_TRUE(p->runs() || p->item_ptr.back() == 0);
+        if (o.get_string("plan_form", "") == "list") EXPECT_FALSE(p->runs());
+      }
       if (s.has_plan(Op::spmv)) EXPECT_EQ(s.row_plan.n_windows(), (r + s.beta() - 1) / s.beta());
-      else EXPECT_TRUE(s.row_plan.list.empty() && s.row_plan.item_ptr.empty());
+      else EXPECT_TRUE(s.row_plan.list.empty() && s.row_plan.item_ptr.empty() && s.row_plan.run_ptr.empty());
       if (s.has_plan(Op::spmv_t)) EXPECT_EQ(s.col_plan.n_windows(), (c + s.beta() - 1) / s.beta());
       else EXPECT_TRUE(s.col_plan.list.empty() && s.col_plan.item_ptr.empty());
       EXPECT_EQ(s.dense_t, o.get_string("dense", "auto") != "off" && c > 0);
@@ -360,7 +450,7 @@ TYPED_TEST(GcsbTyped, CpuKernelsMatchTheReference) {
     for (auto [r, c] : {std::pair{45, 70}, std::pair{100, 33}, std::pair{1, 50}, std::pair{70, 1}})
       for (const auto& o : option_sets()) {
         if (std::string(name) != "gcsb" && gcsb_only(o)) continue;
-        if (std::string(name) == "gcsb-atomic" && o.has("lanes")) continue;
+        if (std::string(name) == "gcsb-atomic" && plan_opts(o)) continue;
         const auto seed = testing::fresh_seed();
         const auto a = block_testing::random_csr<V, I>(r, c, 0.15, seed);
         for (bool t : {false, true})
@@ -397,7 +487,7 @@ TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
       for (const auto& o : sets) {
         if (std::string(name) != "gcsb" && gcsb_only(o)) continue;
         if ((std::string(name) == "gcsb-thesis" || std::string(name) == "gcsb-atomic") &&
-            o.has("lanes"))
+            plan_opts(o))
           continue;
         const auto seed = testing::fresh_seed();
         const auto a = block_testing::random_csr<V, I>(r, c, 0.1, seed);
@@ -436,6 +526,9 @@ TEST(Gcsb, GpuDenseOutputKernelUpToTheSharedMemoryLimit) {
     }
     block_testing::check_against_reference<float, std::int32_t>(f, "gcsb", both, Backend::cuda, t, 1, 0, 19);
     block_testing::check_against_reference<float, std::int32_t>(f, "gcsb", both, Backend::cuda, t, 0.5f, -1, 19);
+    for (const char* bl : {"2", "4"})  // dense-output kernel with block lanes
+      block_testing::check_against_reference<float, std::int32_t>(
+          f, "gcsb", FormatOptions(both).set("block_lanes", bl), Backend::cuda, t, 1, 0.5f, 19);
   }
   ScopedInt32Limit limit(100000);  // 3000×2000 at β = 4: split block ids
   const auto s = block_testing::random_csr<float, std::int32_t>(3000, 2000, 0.002, 13);
@@ -491,8 +584,9 @@ TEST(Gcsb, GpuDeterministicModeIsBitwiseIdenticalOver100Runs) {
   expect_bitwise_repeatable(d, true, 0.0);
   expect_bitwise_repeatable(d, false, 0.0);
   // Forced splits (second pass in item order) and narrow items, both precisions and ops.
-  for (const char* shape : {"1", "8"}) {
-    const auto o = FormatOptions().set("lanes", shape).set("blocks_per_lane", "1");
+  for (const char* shape : {"1", "8", "8r"}) {
+    auto o = FormatOptions().set("lanes", shape[0] == '8' ? "8" : "1").set("blocks_per_lane", "1");
+    if (shape[1] == 'r') o.set("plan_form", "runs").set("block_lanes", "4");  // runs + block lanes
     const auto ms = Matrix<float>::build(a, "gcsb-det", Backend::cuda, o);
     expect_bitwise_repeatable(ms, false, 0.0f);
     expect_bitwise_repeatable(ms, true, 0.5f);

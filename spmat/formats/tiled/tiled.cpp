@@ -40,6 +40,77 @@ void set_output_map(TiledStorage<Value, Index>& s, const Csr<Value, Index>& a,
     std::sort(s.seg_list.begin() + s.seg_ptr[i], s.seg_list.begin() + s.seg_ptr[i + 1],
               [&](Index x, Index y) { return work[x].begin < work[y].begin; });
 }
+
+/// Column ids of panel p (work rows p·R ..) with their row in the panel and value, sorted by
+/// (column, row).
+template <class Value, class Index>
+void panel_entries(const Csr<Value, Index>& a, const std::vector<model::WorkRow>& work, std::int64_t p,
+                   int R, std::vector<std::pair<std::int64_t, std::int64_t>>& e) {
+  e.clear();
+  const std::int64_t nw = static_cast<std::int64_t>(work.size());
+  for (std::int64_t r = 0; r < R && p * R + r < nw; ++r) {
+    const auto& w = work[p * R + r];
+    for (std::int64_t q = w.begin; q < w.end; ++q)
+      e.emplace_back(static_cast<std::int64_t>(a.col_idx[q]) * 64 + r, q);  // r < 32 < 64
+  }
+  std::sort(e.begin(), e.end());
+}
+
+/// The panel kernel's arrays (pn_*) over the work rows, R rows per panel. min_reuse > 0: build
+/// nothing when nnz / Σ_p D_p < min_reuse (kernel=auto).
+template <class Value, class Index>
+void build_panels(TiledStorage<Value, Index>& s, const Csr<Value, Index>& a,
+                  const std::vector<model::WorkRow>& work, int R, double min_reuse) {
+  const std::int64_t nw = static_cast<std::int64_t>(work.size()), np = (nw + R - 1) / R;
+  std::vector<std::int64_t> dptr(static_cast<std::size_t>(np) + 1, 0), vptr(static_cast<std::size_t>(np) + 1, 0);
+  // Pass 1: distinct columns and nonzeros per panel.
+#pragma omp parallel
+  {
+    std::vector<std::pair<std::int64_t, std::int64_t>> e;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t p = 0; p < np; ++p) {
+      panel_entries(a, work, p, R, e);
+      std::int64_t d = 0;
+      for (std::size_t i = 0; i < e.size(); ++i) d += i == 0 || (e[i].first >> 6) != (e[i - 1].first >> 6);
+      dptr[p + 1] = d;
+      vptr[p + 1] = static_cast<std::int64_t>(e.size());
+    }
+  }
+  for (std::int64_t p = 0; p < np; ++p) dptr[p + 1] += dptr[p], vptr[p + 1] += vptr[p];
+  const double reuse = dptr[np] > 0 ? static_cast<double>(vptr[np]) / static_cast<double>(dptr[np]) : 0.0;
+  if (min_reuse > 0 && reuse < min_reuse) return;
+  const std::int64_t lim = index_max<Index>();
+  if (dptr[np] > lim || vptr[np] > lim || np + 1 > lim)
+    throw IndexOverflowError("tiled: kernel=panel: " + std::to_string(dptr[np]) + " panel-distinct columns and " +
+                             std::to_string(vptr[np]) + " nonzeros do not fit the " +
+                             std::string(index_name<Index>()) + " offsets; use int64 indices");
+  s.panel_r = R;
+  s.panel_reuse = reuse;
+  s.pn_col_ptr.resize(dptr.size());
+  s.pn_val_ptr.resize(vptr.size());
+  for (std::size_t i = 0; i < dptr.size(); ++i) {
+    s.pn_col_ptr[i] = static_cast<Index>(dptr[i]);
+    s.pn_val_ptr[i] = static_cast<Index>(vptr[i]);
+  }
+  s.pn_col.resize(static_cast<std::size_t>(dptr[np]));
+  s.pn_mask.assign(static_cast<std::size_t>(dptr[np]), 0u);
+  s.pn_val.resize(static_cast<std::size_t>(vptr[np]));
+  // Pass 2: fill.
+#pragma omp parallel
+  {
+    std::vector<std::pair<std::int64_t, std::int64_t>> e;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t p = 0; p < np; ++p) {
+      panel_entries(a, work, p, R, e);
+      std::int64_t d = dptr[p] - 1, v = vptr[p];
+      for (std::size_t i = 0; i < e.size(); ++i) {
+        if (i == 0 || (e[i].first >> 6) != (e[i - 1].first >> 6)) s.pn_col[++d] = static_cast<Index>(e[i].first >> 6);
+        s.pn_mask[d] |= 1u << (e[i].first & 63);
+        s.pn_val[v++] = a.values[e[i].second];
+      }
+    }
+  }
+}
 }  // namespace
 
 template <class Value, class Index>
@@ -53,19 +124,35 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   if (r != 1 && r != 2 && r != 4 && r != 8 && r != 16 && r != 32)
     throw ParseError("tiled: r=" + std::to_string(r) + " is not one of 1, 2, 4, 8, 16, 32");
   s.r = static_cast<int>(r);
-  s.panel_rows = o.get_int("panel_rows", 256);
-  if (s.panel_rows < 32 || s.panel_rows > 1024 || s.panel_rows % 32 != 0)
-    throw ParseError("tiled: panel_rows=" + std::to_string(s.panel_rows) +
-                     " must be a multiple of 32 in [32, 1024] (it is the GPU block size)");
+  const std::string kernel = o.get_string("kernel", "auto");
+  if (kernel != "rows" && kernel != "sell" && kernel != "panel" && kernel != "auto")
+    throw ParseError("tiled: kernel=" + kernel + " is not one of auto (rows, or panel where B rows are reused: "
+                     "default), rows (row-wise), panel (B row reused across a panel of rows), sell "
+                     "(the paper's staged S-ELL)");
+  int panel_r = 0;
+  if (kernel == "panel") {
+    // kernel=panel: panel_rows is R, the work rows of one panel (one warp's register tile).
+    const std::int64_t pr = o.get_int("panel_rows", 8);
+    if (pr != 4 && pr != 8 && pr != 16 && pr != 32)
+      throw ParseError("tiled: kernel=panel: panel_rows=" + std::to_string(pr) + " is not one of 4, 8, 16, 32");
+    panel_r = static_cast<int>(pr);
+    s.panel_rows = 256;
+  } else {
+    s.panel_rows = o.get_int("panel_rows", 256);
+    if (s.panel_rows < 32 || s.panel_rows > 1024 || s.panel_rows % 32 != 0)
+      throw ParseError("tiled: panel_rows=" + std::to_string(s.panel_rows) +
+                       " must be a multiple of 32 in [32, 1024] (it is the GPU block size)");
+  }
+  const double panel_reuse_min = o.get_double("panel_reuse", 2.0);
+  if (!(panel_reuse_min > 0))
+    throw ParseError("tiled: panel_reuse must be > 0 (the reuse nnz / sum of panel-distinct columns "
+                     "from which kernel=auto builds the panel kernel's arrays)");
   s.smem_bytes = o.get_int("smem", 48 * 1024);
   if (s.smem_bytes < static_cast<std::int64_t>(r * sizeof(Value)) || s.smem_bytes > 227 * 1024)
     throw ParseError("tiled: smem=" + std::to_string(s.smem_bytes) +
                      " bytes must hold one slot of r values and be at most 232448 (227 KiB)");
   s.stage_cap = model::stage_capacity(s.smem_bytes, s.r, sizeof(Value));
 
-  const std::string kernel = o.get_string("kernel", "rows");
-  if (kernel != "rows" && kernel != "sell")
-    throw ParseError("tiled: kernel=" + kernel + " is not one of rows (row-wise, default), sell (the paper's staged S-ELL)");
   s.sell = kernel == "sell";
   s.kt = o.get_int("kt", 0);
   if (s.kt != 0 && (s.kt < 1 || s.kt > 256 || (s.kt & (s.kt - 1)) != 0))
@@ -131,6 +218,9 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
     s.panel_stage_ptr.clear();
     s.stage_map_ptr.clear();
     s.slab_ptr.clear();
+    if (kernel == "panel") build_panels(s, a, work, panel_r, 0.0);
+    if (kernel == "auto") build_panels(s, a, work, 8, panel_reuse_min);
+    s.panel_forced = kernel == "panel";
     set_output_map(s, a, work);
     return s;
   }
@@ -241,6 +331,8 @@ std::size_t TiledStorage<Value, Index>::storage_bytes() const {
          (map.size() + out_row.size() + seg_list.size() + wr_begin.size() + wr_end.size() + col_idx.size()) *
              sizeof(Index) +
          values.size() * sizeof(Value) +
+         (pn_col_ptr.size() + pn_val_ptr.size() + pn_col.size()) * sizeof(Index) +
+         pn_mask.size() * sizeof(std::uint32_t) + pn_val.size() * sizeof(Value) +
          ell_idx.size() * sizeof(std::uint16_t) + ell_val.size() * sizeof(Value);
 }
 
@@ -250,6 +342,18 @@ std::size_t TiledStorage<Value, Index>::storage_bytes() const {
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k) {
   if (op != Op::spmm) return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+  if (s.panel_r > 0 && (s.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256)) {
+    // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64
+    // fp64), B once (each slice is read once per panel from L2; DRAM sees it once at best), C once.
+    const std::int64_t tile = 32 * static_cast<std::int64_t>(16 / sizeof(Value));
+    const std::size_t tiles = static_cast<std::size_t>((k + tile - 1) / tile);
+    const std::size_t a_bytes = (s.pn_col_ptr.size() + s.pn_val_ptr.size() + s.pn_col.size()) * sizeof(Index) +
+                                s.pn_mask.size() * 4 + s.pn_val.size() * sizeof(Value);
+    const std::size_t b = static_cast<std::size_t>(s.cols) * static_cast<std::size_t>(k) * sizeof(Value);
+    const std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
+    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+    return tiles * a_bytes + b + c + perm;
+  }
   if (!s.sell) {
     // Row-wise kernel: A once per K-tile, B (all of it, the operand floor) and C once, and the
     // work_rows×k partials written and read when rows are segmented.
@@ -291,7 +395,10 @@ std::vector<FormatEntry> tiled_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = false, .spmm = true,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
   const std::vector<ParamInfo> params{
-      {"kernel", "rows", "GPU kernel: rows (row-wise, vector loads along K, K-tiled for L2), sell (the paper's staged 16-bit S-ELL)"},
+      {"kernel", "auto", "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse), "
+                         "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
+                         "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"},
+      {"panel_reuse", "2", "kernel=auto: build the panel kernel's arrays (R = 8) iff nnz / sum of panel-distinct columns >= this"},
       {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
       {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail; round 1), 8 (predicated; round 2), 0 = auto (4 if mean work row < 8 nonzeros)"},
       {"cstore", "auto", "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"},
@@ -299,7 +406,8 @@ std::vector<FormatEntry> tiled_entries() {
       {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},
       {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},
       {"r", "16", "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"},
-      {"panel_rows", "256", "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), multiple of 32"},
+      {"panel_rows", "256", "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), multiple of 32; "
+                            "kernel=panel: R, rows per panel = per warp (4, 8, 16, 32; default 8)"},
       {"smem", "49152", "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"},
       {"k", "32", "the K the model plans for (variant/reorder = auto)"},
       {"layout", "row_major", "the dense layout the model plans for"},

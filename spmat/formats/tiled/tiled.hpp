@@ -25,6 +25,17 @@
 // work-row order (segmented and/or reordered), and `reuse` holds the B-row reuse profile from
 // which the model picks the K-tile at spmm time. Example above, kernel=rows: wr_begin = {0,2,2,5},
 // wr_end = {2,2,5,6}, col_idx = {0,2,0,1,3,3}.
+// kernel=panel (round 3, beyond the paper): on top of the kernel=rows arrays, the work rows are
+// cut into panels of R = panel_rows consecutive work rows (4, 8, 16 or 32); for panel p,
+// pn_col[pn_col_ptr[p] .. pn_col_ptr[p+1]) lists the distinct columns of the panel in ascending
+// order (the staged column map), pn_mask[d] has bit r set iff work row p·R + r has a nonzero in
+// column pn_col[d], and pn_val[pn_val_ptr[p] ..) holds the panel's nonzeros in (distinct
+// column, row) order, no padding. The GPU kernel loads each B row slice once per panel and
+// applies it to the rows of its mask. Example above, kernel=panel,panel_rows=4: one panel,
+// pn_col_ptr = {0, 4}, pn_col = {0, 1, 2, 3}, pn_mask = {0b0101, 0b0100, 0b0001, 0b1100},
+// pn_val_ptr = {0, 6}, pn_val = {1, 3, 4, 2, 5, 6}. kernel=auto (default) builds these arrays
+// (R = 8) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
+// row-major calls with K·sizeof(Value) >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
 // B values and map ids, the C block; see traffic_bytes in tiled.cpp.
 #pragma once
@@ -59,11 +70,21 @@ struct TiledStorage {
   std::string device = "h200";          ///< device numbers of the model (kt choice)
   int batch = 0;   ///< kernel=rows: B loads per batch, 4 (+ dependent tail) or 8 (predicated); 0 = auto
   int cstore = 0;  ///< kernel=rows: C stores 0 = auto (streaming iff batch 8), 1 = plain, 2 = streaming
+  /// kernel=panel / auto: 0 = no panel arrays; else R, the work rows per panel of the panel kernel.
+  int panel_r = 0;
+  bool panel_forced = false;  ///< kernel=panel: row-major calls always use the panel kernel
+  double panel_reuse = 0;     ///< nnz / Σ_p D_p of the panel arrays (0 when not built)
 
   // kernel=rows: work rows as ranges of A's arrays (work_rows each), and the reuse profile.
   std::vector<Index> wr_begin, wr_end, col_idx;
   std::vector<Value> values;
   model::ReuseProfile reuse;
+
+  // kernel=panel (and auto when the reuse is high enough): see the header comment.
+  std::vector<Index> pn_col_ptr, pn_val_ptr;  ///< panel_count()+1 each (empty: no panel arrays)
+  std::vector<Index> pn_col;                  ///< Σ_p D_p distinct columns, ascending per panel
+  std::vector<std::uint32_t> pn_mask;         ///< Σ_p D_p R-bit row masks
+  std::vector<Value> pn_val;                  ///< nnz values in (distinct column, row) order
 
   std::vector<std::int64_t> panel_stage_ptr{0};  ///< panels+1
   std::vector<std::int64_t> stage_map_ptr{0};    ///< stages+1
@@ -90,6 +111,10 @@ struct TiledStorage {
     return panel_stage_ptr.empty() ? 0 : static_cast<std::int64_t>(panel_stage_ptr.size()) - 1;
   }
   std::int64_t warps_per_panel() const { return panel_rows / 32; }
+  /// Panels of the panel kernel (0 when its arrays are not built).
+  std::int64_t panel_count() const {
+    return pn_col_ptr.empty() ? 0 : static_cast<std::int64_t>(pn_col_ptr.size()) - 1;
+  }
   /// More work rows than rows: partial results must be summed per output row.
   bool segmented() const { return work_rows() != static_cast<std::int64_t>(rows); }
 

@@ -73,6 +73,13 @@ struct TiledDevice {
   std::int64_t long_rows = 0, long_slots = 0;
   cuda::DeviceBuffer<Index> dest, long_row;
   cuda::DeviceBuffer<std::int64_t> long_ptr;
+  // kernel=panel / auto (arrays built): see TiledStorage.
+  int panel_r = 0;
+  bool panel_forced = false;
+  std::int64_t pn_panels = 0;
+  cuda::DeviceBuffer<Index> pn_col_ptr, pn_val_ptr, pn_col;
+  cuda::DeviceBuffer<std::uint32_t> pn_mask;
+  cuda::DeviceBuffer<Value> pn_val;
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
     TiledDevice d;
@@ -109,6 +116,14 @@ struct TiledDevice {
     d.wr_end = cuda::DeviceBuffer<Index>(h.wr_end, "tiled wr_end");
     d.col_idx = cuda::DeviceBuffer<Index>(h.col_idx, "tiled col_idx");
     d.values = cuda::DeviceBuffer<Value>(h.values, "tiled values");
+    d.panel_r = h.panel_r;
+    d.panel_forced = h.panel_forced;
+    d.pn_panels = h.panel_count();
+    d.pn_col_ptr = cuda::DeviceBuffer<Index>(h.pn_col_ptr, "tiled pn_col_ptr");
+    d.pn_val_ptr = cuda::DeviceBuffer<Index>(h.pn_val_ptr, "tiled pn_val_ptr");
+    d.pn_col = cuda::DeviceBuffer<Index>(h.pn_col, "tiled pn_col");
+    d.pn_mask = cuda::DeviceBuffer<std::uint32_t>(h.pn_mask, "tiled pn_mask");
+    d.pn_val = cuda::DeviceBuffer<Value>(h.pn_val, "tiled pn_val");
     if (!h.sell && !h.out_row.empty()) {
       // dest / long rows from seg_ptr, seg_list (segments of a row are listed in column order).
       std::vector<Index> dest(static_cast<std::size_t>(d.work_rows)), long_row;
@@ -592,6 +607,150 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
 }
 
 
+// ---------------------------------------------------------------------------------------------
+// kernel=panel
+// ---------------------------------------------------------------------------------------------
+
+// Kernel contract (tiled_panel_kernel): row-major B (cols×k) and C (rows×k), caller-allocated;
+// pn_col_ptr/pn_val_ptr panels+1, pn_col/pn_mask Σ_p D_p, pn_val nnz (device copies of
+// TiledStorage); dest/partial as for tiled_rows_kernel (store mapped) or unused (direct). A group
+// of G lanes (G = 8, 16, 32) owns one panel of R work rows and the columns k0 + sub·V .. +V of
+// the grid.y tile (tile = G·V columns; V = 4 fp32 / 2 fp64 with 16-byte loads when k % V == 0
+// and B, C are aligned, else V = 1). For each distinct column of the panel, in order, the group
+// loads the B row slice once (coalesced, 4 columns in flight) and adds v·B to the accumulator of
+// every row of the column's mask (the mask is group-uniform: no divergence). acc is R×V
+// registers per lane. Rows past work_rows (the last partial panel) are not stored; empty rows
+// give alpha·0 + beta·C; beta == 0 never reads C; explicit zeros are multiplied; entries not in
+// the mask are never multiplied. Deterministic (each row's sum in column order, no atomics).
+// Bytes per tile: the panel arrays + Σ_p D_p B slices (from L2) + C.
+template <int R, int G, int V, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
+    tiled_panel_kernel(std::int64_t panels, std::int64_t work_rows, std::int64_t k, std::int64_t tile0,
+                       const Index* __restrict__ col_ptr, const Index* __restrict__ val_ptr,
+                       const Index* __restrict__ pcol, const std::uint32_t* __restrict__ pmask,
+                       const Value* __restrict__ pval, const Index* __restrict__ dest,
+                       const Value* __restrict__ b, Value* __restrict__ c, int store,
+                       Value* __restrict__ partial, Value alpha, Value beta) {
+  constexpr int kPanelsPerWarp = 32 / G;
+  constexpr int U = 4;  // distinct columns (B slices) in flight
+  const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
+  const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t p = warp_id * kPanelsPerWarp + grp;
+  if (p >= panels) return;  // the whole group leaves together
+  const std::int64_t k0 = (tile0 + blockIdx.y) * static_cast<std::int64_t>(G * V);
+  const std::int64_t cv = k0 + static_cast<std::int64_t>(sub) * V;
+  const bool ok = cv < k;  // with V > 1, k % V == 0: the whole pack is in range
+  Value acc[R][V];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[r][e] = Value(0);
+
+  const std::int64_t d1 = static_cast<std::int64_t>(col_ptr[p + 1]);
+  std::int64_t d = static_cast<std::int64_t>(col_ptr[p]);
+  std::int64_t q = static_cast<std::int64_t>(val_ptr[p]);
+  for (; d < d1; d += U) {  // uniform over the group
+    std::uint32_t m[U];
+    Value x[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const bool in = d + u < d1;
+      m[u] = in ? __ldg(pmask + d + u) : 0u;
+      if (in && ok) {
+        const std::int64_t j = static_cast<std::int64_t>(__ldg(pcol + d + u));
+        tiled_gpu::load_pack<V>(b + j * k + cv, x[u]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) x[u][e] = Value(0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        if ((m[u] >> r) & 1u) {
+          const Value v = __ldg(pval + q);
+          ++q;
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[r][e] += v * x[u][e];
+        }
+      }
+    }
+  }
+  if (!ok) return;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t w = p * R + r;
+    if (w >= work_rows) break;
+    std::int64_t row = w;
+    if (store == tiled_gpu::mapped) {
+      const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
+      if (dw < 0) {  // a segment of a split row: its partial slot (tiled_long_reduce_kernel sums)
+        tiled_gpu::store_pack<V>(partial + (-dw - 1) * k + cv, acc[r]);
+        continue;
+      }
+      row = dw;
+    }
+    Value* dst = c + row * k + cv;
+    Value o[V];
+    if (beta == Value(0)) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e];
+    } else {
+      tiled_gpu::load_plain<V>(dst, o);
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e] + beta * o[e];
+    }
+    tiled_gpu::store_pack<V>(dst, o);
+  }
+}
+
+template <int R, int G, int V, class Value, class Index>
+void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                  Value alpha, Value beta) {
+  constexpr std::int64_t panels_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
+  const std::int64_t blocks = (d.pn_panels + panels_per_block - 1) / panels_per_block;
+  const std::int64_t tiles = (k + G * V - 1) / (G * V);
+  constexpr std::int64_t kMaxGridY = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+        d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
+        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
+  }
+}
+
+/// Row-major panel dispatch: vector packs when k % V == 0 and the pointers are 16-byte aligned,
+/// G = the power of two in [8, 32] covering k / V (so K = 64 fp32 puts two panels on a warp);
+/// scalar otherwise (G = 32, tiles of 32 columns).
+template <int R, class Value, class Index>
+void dispatch_panel_r(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                      Value alpha, Value beta) {
+  constexpr int V = 16 / sizeof(Value);
+  auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  const bool vec = k % V == 0 && aligned(b) && aligned(c) && (store != tiled_gpu::mapped || aligned(d.partial.data()));
+  if (!vec) return launch_panel<R, 32, 1>(d, b, c, k, store, alpha, beta);
+  const std::int64_t packs = k / V;
+  if (packs <= 8) return launch_panel<R, 8, V>(d, b, c, k, store, alpha, beta);
+  if (packs <= 16) return launch_panel<R, 16, V>(d, b, c, k, store, alpha, beta);
+  return launch_panel<R, 32, V>(d, b, c, k, store, alpha, beta);
+}
+
+template <class Value, class Index>
+void spmm_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                Value alpha, Value beta) {
+  switch (d.panel_r) {
+    case 4: return dispatch_panel_r<4>(d, b, c, k, store, alpha, beta);
+    case 8: return dispatch_panel_r<8>(d, b, c, k, store, alpha, beta);
+    case 16: return dispatch_panel_r<16>(d, b, c, k, store, alpha, beta);
+    case 32: return dispatch_panel_r<32>(d, b, c, k, store, alpha, beta);
+    default: break;
+  }
+  throw Error("tiled: internal error: no panel kernel for panel_rows=" + std::to_string(d.panel_r));
+}
+
+
 /// L2 bytes of the current device (queried once per device).
 inline double device_l2_bytes() {
   static int cached_device = -1;
@@ -712,7 +871,15 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     const int store = d.mapped ? tiled_gpu::mapped : tiled_gpu::direct;
     const std::size_t need = static_cast<std::size_t>(d.long_slots) * static_cast<std::size_t>(k);
     if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
-    spmm_rows(d, b, c, k, row_major, store, alpha, beta);
+    // Panel kernel (row-major only): always with kernel=panel; with kernel=auto (arrays built,
+    // reuse >= panel_reuse) when a B row slice is >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
+    const bool panel = row_major && d.panel_r > 0 && d.pn_panels > 0 &&
+                       (d.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256);
+    if (panel) {
+      spmm_panel(d, b, c, k, store, alpha, beta);
+    } else {
+      spmm_rows(d, b, c, k, row_major, store, alpha, beta);
+    }
     launch_long_reduce(d, c, k, row_major, alpha, beta);
     return;
   }

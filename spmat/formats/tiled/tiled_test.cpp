@@ -158,6 +158,9 @@ TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
   EXPECT_THROW(S::build(a, FormatOptions::parse("device=v100")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("batch=6")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("cstore=cached")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=panel,panel_rows=6")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=panel,panel_rows=64")), ParseError);
+  EXPECT_THROW(S::build(a, FormatOptions::parse("panel_reuse=0")), ParseError);
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).batch, 4);
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).cstore, 2);
 }
@@ -180,6 +183,10 @@ const char* kConfigs[] = {
     "kernel=sell,variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
     "kernel=sell,variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
     "kernel=sell,variant=auto,reorder=auto,k=8",
+    "kernel=panel,variant=baseline,reorder=off",
+    "kernel=panel,panel_rows=4,variant=segmented,segsize=3,reorder=on",
+    "kernel=panel,panel_rows=32,variant=baseline,reorder=on",
+    "variant=baseline,reorder=off,panel_reuse=0.5",  // auto with the panel arrays built
 };
 const std::int64_t kKs[] = {1, 3, 16, 33, 128, 256};
 
@@ -276,7 +283,11 @@ const char* kRaggedConfigs[] = {
     "kernel=rows,variant=baseline,reorder=off,batch=4,cstore=plain",
     "kernel=rows,variant=segmented,segsize=7,reorder=on,batch=4,cstore=stream",
     "kernel=rows,variant=baseline,reorder=on,batch=8,cstore=plain",
-    "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream"};
+    "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream",
+    // Panel kernel: plain, split rows through the long-row reduction, reordered.
+    "kernel=panel,panel_rows=8,variant=baseline,reorder=off",
+    "kernel=panel,panel_rows=16,variant=segmented,segsize=7,reorder=on",
+    "kernel=panel,panel_rows=4,variant=segmented,segsize=64,reorder=off"};
 
 TEST(Tiled, RaggedTestMatrixIsValidAndCpuMatchesTheReference) {
   const auto a = ragged_csr<double, std::int32_t>();
@@ -294,6 +305,154 @@ TEST(Tiled, RaggedTestMatrixIsValidAndCpuMatchesTheReference) {
       EXPECT_LE(reference::relative_norm2_error<double>(c, want), testing::tolerance<double>());
     }
   }
+}
+
+
+TEST(Tiled, PanelKernelArraysAreStoredAsTheHeaderSays) {
+  const auto a = example4();
+  const auto s = TiledStorage<double, std::int32_t>::build(
+      a, FormatOptions::parse("kernel=panel,panel_rows=4,variant=baseline,reorder=off"));
+  EXPECT_EQ(s.panel_r, 4);
+  EXPECT_TRUE(s.panel_forced);
+  EXPECT_EQ(s.panel_count(), 1);
+  EXPECT_EQ(s.pn_col_ptr, (std::vector<std::int32_t>{0, 4}));
+  EXPECT_EQ(s.pn_col, (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(s.pn_mask, (std::vector<std::uint32_t>{0b0101, 0b0100, 0b0001, 0b1100}));
+  EXPECT_EQ(s.pn_val_ptr, (std::vector<std::int32_t>{0, 6}));
+  EXPECT_EQ(s.pn_val, (std::vector<double>{1, 3, 4, 2, 5, 6}));
+  EXPECT_DOUBLE_EQ(s.panel_reuse, 1.5);
+  EXPECT_EQ(s.to_csr(), a);
+  // The row kernel's arrays + the panel arrays.
+  EXPECT_EQ(s.storage_bytes(), ((4 + 4 + 6) * 4u + 6 * 8u + (2 + 2 + 4) * 4u + 4 * 4u + 6 * 8u));
+  // Other kernels do not carry them; auto builds them only above panel_reuse (1.5 < 2 here).
+  for (const char* cfg : {"kernel=rows", "kernel=sell", "variant=baseline,reorder=off"}) {
+    const auto o = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse(cfg));
+    EXPECT_EQ(o.panel_r, 0) << cfg;
+    EXPECT_TRUE(o.pn_col.empty() && o.pn_val.empty() && o.pn_col_ptr.empty()) << cfg;
+  }
+  using S = TiledStorage<double, std::int32_t>;
+  EXPECT_EQ(S::build(a, FormatOptions::parse("panel_reuse=1.5")).panel_r, 8);
+}
+
+TEST(Tiled, PanelKernelArraysOfTwoPanelsWithAPartialOneAndEmptyRows) {
+  // 6×5, R = 4: panel 0 = rows 0..3, panel 1 = rows 4, 5 (partial).
+  // row 0: (1,a=1) (3,2); row 1: empty; row 2: (1,3) (4,4); row 3: (0,5) (1,6) (3,7)
+  // row 4: (2,8); row 5: (2,9) (4,10)
+  Csr<double, std::int64_t> a;
+  a.rows = 6;
+  a.cols = 5;
+  a.row_ptr = {0, 2, 2, 4, 7, 8, 10};
+  a.col_idx = {1, 3, 1, 4, 0, 1, 3, 2, 2, 4};
+  a.values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const auto s = TiledStorage<double, std::int64_t>::build(
+      a, FormatOptions::parse("kernel=panel,panel_rows=4,variant=baseline,reorder=off"));
+  EXPECT_EQ(s.pn_col_ptr, (std::vector<std::int64_t>{0, 4, 6}));
+  EXPECT_EQ(s.pn_col, (std::vector<std::int64_t>{0, 1, 3, 4, 2, 4}));
+  EXPECT_EQ(s.pn_mask, (std::vector<std::uint32_t>{0b1000, 0b1101, 0b1001, 0b0100, 0b11, 0b10}));
+  EXPECT_EQ(s.pn_val_ptr, (std::vector<std::int64_t>{0, 7, 10}));
+  EXPECT_EQ(s.pn_val, (std::vector<double>{5, 1, 3, 6, 2, 7, 4, 8, 9, 10}));
+  EXPECT_DOUBLE_EQ(s.panel_reuse, 10.0 / 6.0);
+}
+
+/// Host emulation of the GPU panel kernel: walks pn_* exactly as tiled_panel_kernel does (one
+/// B slice per distinct column, applied to the rows of its mask), then sums work rows into their
+/// output rows (out_row) and applies alpha/beta. Row-major B and C.
+template <class Value, class Index>
+std::vector<Value> emulate_panel(const TiledStorage<Value, Index>& s, const std::vector<Value>& b,
+                                 std::int64_t k, const std::vector<Value>& c0, Value alpha, Value beta) {
+  const std::int64_t R = s.panel_r, nw = s.work_rows();
+  std::vector<Value> wsum(static_cast<std::size_t>(nw * k), Value(0));
+  for (std::int64_t p = 0; p < s.panel_count(); ++p) {
+    std::int64_t q = s.pn_val_ptr[p];
+    for (std::int64_t d = s.pn_col_ptr[p]; d < s.pn_col_ptr[p + 1]; ++d) {
+      const Value* brow = b.data() + static_cast<std::int64_t>(s.pn_col[d]) * k;
+      for (std::int64_t r = 0; r < R; ++r) {
+        if (!((s.pn_mask[d] >> r) & 1u)) continue;
+        EXPECT_LT(p * R + r, nw);
+        const Value v = s.pn_val[q++];
+        for (std::int64_t j = 0; j < k; ++j) wsum[(p * R + r) * k + j] += v * brow[j];
+      }
+    }
+    EXPECT_EQ(q, static_cast<std::int64_t>(s.pn_val_ptr[p + 1]));
+  }
+  std::vector<Value> c = c0;
+  std::vector<Value> rsum(static_cast<std::size_t>(s.rows * k), Value(0));
+  for (std::int64_t w = 0; w < nw; ++w) {
+    const std::int64_t row = s.out_row.empty() ? w : static_cast<std::int64_t>(s.out_row[w]);
+    for (std::int64_t j = 0; j < k; ++j) rsum[row * k + j] += wsum[w * k + j];
+  }
+  for (std::int64_t i = 0; i < s.rows * k; ++i) c[i] = beta == Value(0) ? alpha * rsum[i] : alpha * rsum[i] + beta * c[i];
+  return c;
+}
+
+/// n×n banded (half-width h: columns i-h .. i+h) with small integer values: high B-row reuse.
+template <class Value, class Index>
+Csr<Value, Index> banded_csr(std::int64_t n, std::int64_t h) {
+  Csr<Value, Index> a;
+  a.rows = a.cols = static_cast<Index>(n);
+  a.row_ptr.assign(1, 0);
+  a.col_idx.clear();
+  a.values.clear();
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = std::max<std::int64_t>(0, i - h); j <= std::min(n - 1, i + h); ++j) {
+      a.col_idx.push_back(static_cast<Index>(j));
+      a.values.push_back(static_cast<Value>(static_cast<int>((i + 2 * j) % 7) - 3));
+    }
+    a.row_ptr.push_back(static_cast<Index>(a.col_idx.size()));
+  }
+  return a;
+}
+
+const char* kPanelConfigs[] = {
+    "kernel=panel,panel_rows=4,variant=baseline,reorder=off",
+    "kernel=panel,panel_rows=8,variant=baseline,reorder=off",
+    "kernel=panel,panel_rows=16,variant=baseline,reorder=on",
+    "kernel=panel,panel_rows=32,variant=segmented,segsize=5,reorder=off",
+    "kernel=panel,panel_rows=8,variant=segmented,segsize=3,reorder=on",
+    "variant=baseline,reorder=off,panel_reuse=1.01",  // auto: panel for K·sizeof >= 256 B
+};
+
+TEST(Tiled, PanelArraysReproduceTheReferenceInAHostEmulation) {
+  const auto rnd = random_csr<double, std::int32_t>(150, 97, 0.06, 42, /*dense_row=*/7);
+  const auto band = banded_csr<double, std::int32_t>(203, 3);
+  const auto rag = ragged_csr<double, std::int32_t>();
+  for (const auto* a : {&rnd, &band, &rag})
+    for (const char* cfg : kPanelConfigs) {
+      SCOPED_TRACE(cfg);
+      const auto s = TiledStorage<double, std::int32_t>::build(*a, FormatOptions::parse(cfg));
+      ASSERT_GT(s.panel_r, 0);
+      ASSERT_EQ(s.to_csr(), *a);
+      ASSERT_EQ(s.pn_val.size(), static_cast<std::size_t>(a->nnz()));
+      for (std::int64_t p = 0; p < s.panel_count(); ++p)  // distinct, ascending, nonempty masks
+        for (std::int64_t d = s.pn_col_ptr[p]; d < s.pn_col_ptr[p + 1]; ++d) {
+          EXPECT_NE(s.pn_mask[d], 0u);
+          if (d > s.pn_col_ptr[p]) EXPECT_LT(s.pn_col[d - 1], s.pn_col[d]);
+        }
+      for (std::int64_t k : {1, 3, 16}) {
+        const auto b = testing::random_vector<double>(a->cols * k, 7 + k, true);
+        const auto c0 = testing::random_vector<double>(a->rows * k, 9 + k, true);
+        const auto got = emulate_panel(s, b, k, testing::poisoned<double>(a->rows * k), 1.0, 0.0);
+        const auto want = reference::spmm<double, std::int32_t, double, double>(*a, b, k, DenseLayout::row_major);
+        EXPECT_LE(reference::relative_norm2_error<double>(got, want), testing::tolerance<double>());
+        const auto got2 = emulate_panel(s, b, k, c0, 0.5, -2.0);
+        const auto want2 = reference::spmm<double, std::int32_t, double, double>(*a, b, k, DenseLayout::row_major,
+                                                                                0.5, -2.0, c0);
+        EXPECT_LE(reference::relative_norm2_error<double>(got2, want2), testing::tolerance<double>());
+      }
+    }
+}
+
+TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
+  const auto band = banded_csr<float, std::int32_t>(1000, 4);  // reuse ~ 9·8 / (8 + 8) = 4.5
+  const auto s = TiledStorage<float, std::int32_t>::build(band, FormatOptions::parse("variant=baseline,reorder=off"));
+  EXPECT_EQ(s.panel_r, 8);
+  EXPECT_FALSE(s.panel_forced);
+  EXPECT_GE(s.panel_reuse, 2.0);
+  const auto rnd = random_csr<float, std::int32_t>(500, 5000, 0.002, 3);  // scattered: reuse ~ 1
+  const auto r = TiledStorage<float, std::int32_t>::build(rnd, FormatOptions::parse("variant=baseline,reorder=off"));
+  EXPECT_EQ(r.panel_r, 0);
+  EXPECT_TRUE(r.pn_val.empty());
+  EXPECT_LT(r.storage_bytes(), s.storage_bytes());
 }
 
 template <class Value, class Index>
@@ -324,6 +483,47 @@ TEST(Tiled, CudaRowKernelHandlesRaggedRowsAndEveryKTile) {
   check_gpu_ragged<float, std::int64_t>();
   check_gpu_ragged<double, std::int32_t>();
   check_gpu_ragged<double, std::int64_t>();
+}
+
+
+/// The panel kernel on the GPU: every R, K ∈ {1, 3, 16, 33, 64, 128, 130} (scalar tails, two
+/// panels per warp at K = 64 fp32, several tiles past 128), banded + random with a dense row +
+/// ragged (empty rows, rows not a multiple of R), alpha/beta, beta = 0 on NaN-poisoned C.
+template <class Value, class Index>
+void check_gpu_panel() {
+  const auto band = banded_csr<Value, Index>(1001, 4);
+  const auto rnd = random_csr<Value, Index>(700, 300, 0.03, 5, /*dense_row=*/11);
+  const auto rag = ragged_csr<Value, Index>();
+  for (const auto* a : {&band, &rnd, &rag})
+    for (const char* cfg : kPanelConfigs) {
+      SCOPED_TRACE(std::string(cfg) + ", rows " + std::to_string(a->rows));
+      const auto m = Matrix<Value>::build(*a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
+      for (std::int64_t k : {1, 3, 16, 33, 64, 128, 130}) {
+        SCOPED_TRACE("k = " + std::to_string(k));
+        const auto b = testing::random_vector<Value>(a->cols * k, 7 + k, true);
+        const auto c = testing::apply_spmm(m, b, k, DenseLayout::row_major);
+        const auto want = reference::spmm<Value, Index, Value, Value>(*a, b, k, DenseLayout::row_major);
+        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
+        const auto c0 = testing::random_vector<Value>(a->rows * k, 9 + k, true);
+        const auto c2 = testing::apply_spmm(m, b, k, DenseLayout::row_major, &c0, Value(0.5), Value(-2));
+        const auto want2 = reference::spmm<Value, Index, Value, Value>(*a, b, k, DenseLayout::row_major, 0.5, -2.0, c0);
+        EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
+      }
+      // Column-major falls back to the row kernel.
+      const auto b = testing::random_vector<Value>(a->cols * 64, 5, true);
+      const auto c = testing::apply_spmm(m, b, 64, DenseLayout::col_major);
+      const auto want = reference::spmm<Value, Index, Value, Value>(*a, b, 64, DenseLayout::col_major);
+      EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
+    }
+}
+
+TEST(Tiled, CudaPanelKernelMatchesTheReference) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "tiled CUDA panel kernel not run: " << why;
+  check_gpu_panel<float, std::int32_t>();
+  check_gpu_panel<float, std::int64_t>();
+  check_gpu_panel<double, std::int32_t>();
+  check_gpu_panel<double, std::int64_t>();
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {

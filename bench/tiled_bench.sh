@@ -9,7 +9,9 @@
 #        SPMAT_MATRIX_DIR (default ./data): real matrices <name>.mtx.gz, skipped when missing
 #        PRECISIONS="fp32 fp64"  KS="16,32,64,128"  LAYOUTS="row col"  REPS=30  WARMUP=5
 #        PARTS="cusparse plain balanced reordered model"  SKIP_MODEL=1 (no predictions)
-#        (extra parts: sell = the paper's kernel; loops = batch 4/8 × cstore plain/stream, kt 64/32)
+#        (extra parts: sell = the paper's kernel; loops = batch 4/8 × cstore plain/stream, kt 64/32;
+#         panel = kernel=panel (B row slice once per panel of R rows), R in PANEL_ROWS="8 16",
+#         row layout only: column-major calls run the row kernel)
 # Without matrix arguments the suite is the generated large matrices below + the real ones.
 # Time: ~1 min per generated matrix and part on an H200; split the suite over several calls
 # (e.g. two or three matrices per call) to stay under 8 minutes per device command.
@@ -74,6 +76,14 @@ for m in "${MATRICES[@]}"; do
               "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
                 --json "$DIR/bench/${tag}_${layout}_${prec}_loops_${opt//[=,]/_}.json" "$m" ||
                 echo "tiled_bench: $m loops $opt failed ($?)" >&2
+            done ;;
+          panel)
+            [[ "$layout" == row ]] || continue
+            for pr in ${PANEL_ROWS:-8 16}; do
+              "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled \
+                --option "tiled:kernel=panel,panel_rows=$pr,variant=baseline,reorder=off" \
+                --json "$DIR/bench/${tag}_${layout}_${prec}_panel_r$pr.json" "$m" ||
+                echo "tiled_bench: $m panel r=$pr failed ($?)" >&2
             done ;;
           sell)
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:kernel=sell" \

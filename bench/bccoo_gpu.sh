@@ -39,6 +39,12 @@ common=(--backend cuda --ops spmv --reps "$reps")
 "$spmat" bench "${common[@]}" --precision fp64,fp32 \
   --formats bccoo-gpu,csr,coo,cusparse-csr,cusparse-csr-alg2,cusparse-coo \
   --json "$out/bccoo_gpu_main.json" "${mats[@]}"
+# The same graphs stored as patterns (every value 1.0), as SuiteSparse stores unweighted graphs:
+# the value table then holds one entry. bccoo_summary.py --unweighted swaps them in.
+"$spmat" bench "${common[@]}" --precision fp64 \
+  --formats bccoo-gpu,csr,cusparse-csr,cusparse-csr-alg2,cusparse-coo \
+  --json "$out/bccoo_gpu_unweighted.json" gen:random_k:2000000:16:values=ones \
+  gen:rmat:21:16:values=ones gen:powerlaw:2000000:8:values=ones
 for k in stream block atomic; do  # persistent, round-1 (one block per chunk), session-1 kernels
   "$spmat" bench "${common[@]}" --precision fp64 --formats bccoo-gpu \
     --option "bccoo-gpu:kernel=$k" --json "$out/bccoo_gpu_$k.json" "${mats[@]}"
@@ -52,3 +58,4 @@ for b in $chunks; do
     --option "bccoo-gpu:chunk=$b" --json "$out/bccoo_gpu_chunk$b.json" "${mats[@]}"
 done
 python3 "$(dirname "$0")/bccoo_summary.py" "$out" || true
+python3 "$(dirname "$0")/bccoo_summary.py" --unweighted "$out" || true

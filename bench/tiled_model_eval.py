@@ -8,8 +8,15 @@ with the model's predictions (spmat model --json) and print the issue-8 tables:
     within 25 %, and the fraction of cases bracketed by the optimistic and all-miss bounds;
   * a predicted-vs-measured plot (matplotlib), bounds as error bars.
 
-usage: python3 bench/tiled_model_eval.py DIR [--plot PATH] [--markdown PATH]
+usage: python3 bench/tiled_model_eval.py DIR [--model-dir PATH] [--plot PATH] [--markdown PATH]
+                                           [--fit-l2] [--loo]
 DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as tiled_bench.sh writes.
+--model-dir: predictions from another folder (e.g. DIR/model-s3 from bench/tiled_model_regen.py);
+    where a model JSON has an `as_run` entry (the configuration the measured run used), the
+    "model" variant is compared with it instead of the model's own current choice.
+--fit-l2 / --loo: refit the gather (L1/L2 -> SM) bandwidth of the row-wise kernel on the as_run
+    profiles (a Python replica of spmat::model::rows_traffic), on all matrices, and leave-one-
+    matrix-out (fit on 6, score the 7th); prints the within-25% and bracketed fractions.
 """
 import argparse
 import glob
@@ -62,9 +69,9 @@ def load_measured(d):
     return out
 
 
-def load_model(d):
+def load_model(d, model_dir=None):
     out = {}
-    for path in sorted(glob.glob(os.path.join(d, "model", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(model_dir or os.path.join(d, "model"), "*.json"))):
         with open(path) as f:
             m = json.load(f)
         out[(m["matrix"]["name"], m["precision"], m["layout"], int(m["k"]))] = m
@@ -104,10 +111,13 @@ def accuracy(meas, model):
             continue
         by_name = {v["name"]: v for v in m["rows_variants"]}
         for v, t in vs.items():
-            name = m["chosen"] if v == "model" else MODEL_NAME.get(v)
-            if name not in by_name:
-                continue
-            p = by_name[name]
+            if v == "model" and "as_run" in m:
+                p = m["as_run"]
+            else:
+                name = m["chosen"] if v == "model" else MODEL_NAME.get(v)
+                if name not in by_name:
+                    continue
+                p = by_name[name]
             rows.append(key + (v, t, p["predicted"]["time_ms"], p["optimistic"]["time_ms"], p["all_miss"]["time_ms"]))
     return rows
 
@@ -170,13 +180,136 @@ def plot(rows, path):
     print("wrote %s" % path, file=sys.stderr)
 
 
+# ---- refit: a replica of spmat::model::rows_traffic (keep in sync with spmat/model/intensity.cpp)
+
+CAL = {"efficiency": 0.5, "l2_fraction": 0.5, "l1_gbs": 5750.0, "l2_gbs": 2700.0, "rate_spread": 1.25,
+       "granule": 32, "batch_latency_us": 0.8, "launch_us": 4.0}
+
+
+def far_retouches(hist, window):
+    far = 0.0
+    for b, h in enumerate(hist):
+        lo, hi = 2.0 ** b, 2.0 ** (b + 1)
+        if window < lo:
+            far += h
+        elif window < hi:
+            far += h * (hi - window) / lo
+    return far
+
+
+def rows_time(p, k, kt, vb, ib, segsize, dev, mode, cal):
+    """Seconds of the row-wise kernel for profile p (as_run.profile) — rows_traffic()."""
+    kt = max(1, min(kt, k))
+    tiles = (k + kt - 1) // kt
+    a_once = p["nnz"] * (vb + ib) + p["work_rows"] * 2 * ib
+    g = max(1, cal["granule"])
+    sector = math.ceil(kt * vb / g) * g / (kt * vb)
+    if mode == "optimistic":
+        fetches = p["n_touched"]
+    elif mode == "all_miss":
+        fetches = p["sum_d"]
+    else:
+        panels = max(1, p["panels"])
+        per_panel = p["sum_d"] / panels * kt * vb * sector + a_once / panels + p["panel_rows"] * kt * vb
+        l2 = cal["l2_fraction"] * dev["l2_bytes"]
+        window = l2 / max(1.0, per_panel)
+        footprint = p["n_touched"] * kt * vb * sector
+        h_far = min(1.0, l2 / footprint) if footprint > 0 else 1.0
+        fetches = p["cold"] + far_retouches(p["hist"], window) * (1 - h_far)
+    segmented = segsize > 0 and p["work_rows"] != p["rows"]
+    split = segmented and p["split_work_rows"] > 0
+    total = tiles * a_once + fetches * k * vb * sector + p["rows"] * k * vb + (
+        2 * p["split_work_rows"] * k * vb if split else 0)
+    piece = k * vb * sector
+    lanes = max(1, min(32, kt // (16 // vb)))
+    g = lanes.bit_length() - 1
+    slots = p["nnz"] if mode == "optimistic" else p["warp_nnz"][g]
+    spread = {"optimistic": cal["rate_spread"], "all_miss": 1.0 / cal["rate_spread"]}.get(mode, 1.0)
+    t1 = slots * piece / (cal["l1_gbs"] * spread * 1e9)
+    t2 = p["sum_d"] * piece / (cal["l2_gbs"] * spread * 1e9)
+    beta = dev["bandwidth_gbs"] * 1e9
+    if mode == "optimistic":
+        return max(total / beta, t1, t2)
+    lat = math.ceil(p["max_work_row"] / 4.0) * cal["batch_latency_us"] * 1e-6
+    return max(total / (beta * cal["efficiency"]), t1, t2, lat) + cal["launch_us"] * 1e-6 * (2 if split else 1)
+
+
+def refit_cases(meas, model):
+    """[(matrix, k, measured_s, as_run, model json)] for the measured "model" variant."""
+    cases = []
+    for key, vs in sorted(meas.items()):
+        m = model.get(key)
+        if m and "as_run" in m and "model" in vs:
+            cases.append((key[0], key[3], vs["model"] * 1e-3, m["as_run"], m))
+    return cases
+
+
+def score(cases, cal):
+    within = bracket = 0
+    err = 0.0
+    for (_, k, t, ar, m) in cases:
+        vb = 8 if m["precision"] == "fp64" else 4
+        ib = 8 if m.get("index") == "int64" else 4
+        kt = ar["predicted"]["kt"]
+        args = (ar["profile"], k, kt, vb, ib, ar["segsize"], m["device"])
+        pr = rows_time(*args, "predicted", cal)
+        lo = rows_time(*args, "optimistic", cal)
+        hi = rows_time(*args, "all_miss", cal)
+        within += abs(pr - t) / t <= 0.25
+        bracket += lo <= t <= hi
+        err += math.log(pr / t) ** 2
+    n = max(1, len(cases))
+    return within / n, bracket / n, err
+
+
+def fit_l2(cases, cal):
+    """(l1_gbs, l2_gbs) on a grid (GB/s, steps of 250 / 100) maximizing the two targets together
+    (within-25 % + bracketed fractions), then least squared log error."""
+    best = None
+    for g1 in range(3000, 12001, 250):
+        for g2 in range(1500, 6001, 100):
+            c = dict(cal, l1_gbs=float(g1), l2_gbs=float(g2))
+            w, b, e = score(cases, c)
+            if best is None or (w + b, -e) > (best[2], -best[3]):
+                best = (g1, g2, w + b, e)
+    return best[0], best[1]
+
+
+def refit_report(meas, model):
+    cases = refit_cases(meas, model)
+    if not cases:
+        return ["(no as_run predictions: run bench/tiled_model_regen.py and pass --model-dir)"]
+    out = ["| fit | l1_gbs | l2_gbs | within 25% | bracketed |", "|---|---|---|---|---|"]
+    w, b, _ = score(cases, CAL)
+    out.append("| library default | %.0f | %.0f | %.0f%% | %.0f%% |" % (CAL["l1_gbs"], CAL["l2_gbs"], 100 * w, 100 * b))
+    g1, g2 = fit_l2(cases, CAL)
+    w, b, _ = score(cases, dict(CAL, l1_gbs=float(g1), l2_gbs=float(g2)))
+    out.append("| all %d cases | %d | %d | %.0f%% | %.0f%% |" % (len(cases), g1, g2, 100 * w, 100 * b))
+    mats = sorted({c[0] for c in cases})
+    hits = brk = n = 0
+    for mat in mats:
+        train = [c for c in cases if c[0] != mat]
+        test = [c for c in cases if c[0] == mat]
+        g1, g2 = fit_l2(train, CAL)
+        w, b, _ = score(test, dict(CAL, l1_gbs=float(g1), l2_gbs=float(g2)))
+        hits += w * len(test)
+        brk += b * len(test)
+        n += len(test)
+        out.append("| leave out %s | %d | %d | %.0f%% | %.0f%% |" % (mat, g1, g2, 100 * w, 100 * b))
+    out.append("| leave-one-matrix-out, pooled | - | - | %.0f%% | %.0f%% |" % (100 * hits / n, 100 * brk / n))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--plot", default=None, help="PNG path (default DIR/tiled_pred_vs_meas.png)")
     ap.add_argument("--markdown", default=None, help="also write the tables to this file")
+    ap.add_argument("--model-dir", default=None, help="predictions folder (default DIR/model)")
+    ap.add_argument("--fit-l2", "--loo", dest="refit", action="store_true",
+                    help="refit the gather bandwidth (all, leave-one-matrix-out) on as_run profiles")
     a = ap.parse_args(argv)
-    meas, model = load_measured(a.dir), load_model(a.dir)
+    meas, model = load_measured(a.dir), load_model(a.dir, a.model_dir)
     if not meas:
         print("no spmm measurements under %s/bench" % a.dir, file=sys.stderr)
         return 1
@@ -187,6 +320,8 @@ def main(argv=None):
             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append("| %s | %s | %s | %d | %s | %.4f | %.4f | %.4f | %.4f |" % r)
+    if a.refit:
+        out += ["", "## Gather-bandwidth refit (row-wise kernel, as-run configurations)", ""] + refit_report(meas, model)
     text = "\n".join(out)
     print(text)
     if a.markdown:

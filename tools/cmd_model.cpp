@@ -24,7 +24,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: spmat model <matrix> [--k 64] [--precision fp32|fp64] [--index int32|int64]\n"
     "                   [--layout row|col] [--device h200|h100|a100] [--bandwidth-gbs X]\n"
-    "                   [--peak-gflops X] [--l2-mib X] [--sms N] [--json PATH]\n"
+    "                   [--peak-gflops X] [--l2-mib X] [--sms N] [--panel-rows R]\n"
+    "                   [--as-run OPTIONS] [--json PATH]\n"
     "\n"
     "Prints the inputs of the tiled-SpMM model (mu, sigma, rho, Z, C_miss, L, U), the naive,\n"
     "algorithmic, all-miss and optimistic intensities (paper Eqs. 2-6) of the four variants\n"
@@ -42,13 +43,16 @@ constexpr const char* kUsage =
     "  --peak-gflops X     fp32 peak (overrides the device's)\n"
     "  --l2-mib X          L2 size in MiB (overrides)\n"
     "  --sms N             SM count (overrides)\n"
+    "  --panel-rows R      rows per warp of the panel kernel (kernel=panel, default 8)\n"
+    "  --as-run OPTIONS    also predict one row-wise configuration as it ran, e.g.\n"
+    "                      variant=segmented,segsize=64,reorder=on,kt=16 (JSON key as_run)\n"
     "  --json PATH         also write the report as JSON\n"
     "With a GPU, the SM count and L2 size come from it, and bandwidth/peak from its name\n"
     "(H200, H100, A100) unless given by the flags.\n";
 
 struct Flags {
-  std::string spec, json, device = "h200", precision = "fp32", index = "int32", layout = "row";
-  std::int64_t k = 64;
+  std::string spec, json, device = "h200", precision = "fp32", index = "int32", layout = "row", as_run;
+  std::int64_t k = 64, panel_rows = 8;
   double bandwidth = 0, peak = 0, l2_mib = 0;
   int sms = 0;
 };
@@ -100,6 +104,10 @@ Flags parse_flags(int argc, char** argv) {
       f.l2_mib = parse_positive(arg, v);
     } else if (arg == "--sms") {
       f.sms = static_cast<int>(parse_positive(arg, v));
+    } else if (arg == "--panel-rows") {
+      f.panel_rows = static_cast<std::int64_t>(parse_positive(arg, v));
+    } else if (arg == "--as-run") {
+      f.as_run = v;
     } else if (arg == "--json") {
       f.json = v;
     } else {
@@ -144,8 +152,30 @@ bench::Json rows_json(const model::RowsTraffic& t, double flops) {
   j.set("kt", t.kt).set("tiles", t.tiles).set("bytes", t.total).set("a_bytes", t.a_bytes)
       .set("b_bytes", t.b_bytes).set("c_bytes", t.c_bytes)
       .set("intensity", t.total > 0 ? flops / t.total : 0.0)
-      .set("time_ms", t.seconds * 1e3).set("gflops", t.seconds > 0 ? flops / t.seconds / 1e9 : 0.0);
+      .set("time_ms", t.seconds * 1e3).set("gflops", t.seconds > 0 ? flops / t.seconds / 1e9 : 0.0)
+      .set("l1_bytes", t.l1_bytes).set("l2_bytes", t.l2_bytes).set("dram_ms", t.dram_seconds * 1e3)
+      .set("l1_ms", t.l1_seconds * 1e3).set("l2_ms", t.l2_seconds * 1e3)
+      .set("latency_ms", t.latency_seconds * 1e3);
   return j;
+}
+
+/// "variant=segmented,segsize=64,reorder=on,kt=16" → (segsize, reorder, kt); unknown keys ignored.
+void parse_as_run(const std::string& opts, std::int64_t* segsize, bool* reorder, std::int64_t* kt) {
+  *segsize = 0, *reorder = false, *kt = 0;
+  std::size_t pos = 0;
+  while (pos <= opts.size()) {
+    const std::size_t end = std::min(opts.find(',', pos), opts.size());
+    const std::string kv = opts.substr(pos, end - pos);
+    const std::size_t eq = kv.find('=');
+    if (eq != std::string::npos) {
+      const std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
+      if (key == "segsize") *segsize = static_cast<std::int64_t>(parse_positive("--as-run segsize", val));
+      else if (key == "kt") *kt = static_cast<std::int64_t>(parse_positive("--as-run kt", val));
+      else if (key == "reorder") *reorder = val == "on";
+      else if (key == "variant" && val == "baseline") *segsize = 0;
+    }
+    pos = end + 1;
+  }
 }
 
 template <class Value, class Index>
@@ -156,7 +186,7 @@ int run(const Flags& f) {
   const DenseLayout layout = f.layout == "row" ? DenseLayout::row_major : DenseLayout::col_major;
   const model::TileParams tile{};
   const auto rep = model::evaluate(a, f.k, layout, tile, dev);
-  const auto rows = model::decide_rows(a, f.k, dev);
+  const auto rows = model::decide_rows(a, f.k, dev, {}, {}, 256, f.panel_rows);
   const double flops = 2.0 * static_cast<double>(a.nnz()) * static_cast<double>(f.k);
   const auto& base = rep.variants[0].stats;
   const auto& pick = rows.variants[rows.chosen];
@@ -191,6 +221,20 @@ int run(const Flags& f) {
   const std::string options = std::string("variant=") + (pick.segsize > 0 ? "segmented,segsize=" + std::to_string(pick.segsize)
                                                                           : std::string("baseline")) +
                               ",reorder=" + (pick.reordered ? "on" : "off") + ",kt=" + std::to_string(pick.predicted.kt);
+  std::printf("  %-18s %6s %5lld %10.4f %10.4f %10.4f %10.0f%s\n", ("panel R=" + std::to_string(f.panel_rows)).c_str(), "-",
+              static_cast<long long>(rows.panel.predicted.kt), rows.panel.predicted.seconds * 1e3,
+              rows.panel.all_miss.seconds * 1e3, rows.panel.optimistic.seconds * 1e3,
+              flops / rows.panel.predicted.seconds / 1e9, rows.kernel == "panel" ? "  <- faster kernel" : "");
+  std::printf("  terms of %s: DRAM %.4f ms, L1 slots %.4f ms (%.0f MB), L2 pieces %.4f ms (%.0f MB), latency %.4f ms\n",
+              pick.name.c_str(), pick.predicted.dram_seconds * 1e3, pick.predicted.l1_seconds * 1e3,
+              pick.predicted.l1_bytes / 1e6, pick.predicted.l2_seconds * 1e3, pick.predicted.l2_bytes / 1e6,
+              pick.predicted.latency_seconds * 1e3);
+  std::printf("  terms of panel: DRAM %.4f ms, L1 loads %.4f ms (%.0f MB), L2 pieces %.4f ms (%.0f MB)\n",
+              rows.panel.predicted.dram_seconds * 1e3, rows.panel.predicted.l1_seconds * 1e3,
+              rows.panel.predicted.l1_bytes / 1e6, rows.panel.predicted.l2_seconds * 1e3,
+              rows.panel.predicted.l2_bytes / 1e6);
+  std::printf("kernel      %s (rows %.4f ms, panel %.4f ms)\n", rows.kernel.c_str(), pick.predicted.seconds * 1e3,
+              rows.panel.predicted.seconds * 1e3);
   std::printf("\ndecision    %s\n            --option tiled:%s (what kernel=rows, variant=auto, k=%lld picks)\n",
               rows.reason.c_str(), options.c_str(), static_cast<long long>(f.k));
 
@@ -231,6 +275,36 @@ int run(const Flags& f) {
       rv.push(x);
     }
     j.set("rows_variants", rv).set("chosen", pick.name).set("chosen_options", options).set("reason", rows.reason);
+    Json pn = Json::object();
+    pn.set("panel_rows", static_cast<long long>(rows.panel.columns.panel_rows))
+        .set("sum_distinct", rows.panel.columns.sum_distinct)
+        .set("max_panel_distinct", static_cast<long long>(rows.panel.columns.max_panel_distinct))
+        .set("predicted", rows_json(rows.panel.predicted, flops)).set("all_miss", rows_json(rows.panel.all_miss, flops))
+        .set("optimistic", rows_json(rows.panel.optimistic, flops));
+    j.set("panel", pn).set("kernel", rows.kernel).set("rows_time_ms", pick.predicted.seconds * 1e3)
+        .set("panel_time_ms", rows.panel.predicted.seconds * 1e3);
+    if (!f.as_run.empty()) {
+      std::int64_t segsize = 0, kt = 0;
+      bool reorder = false;
+      parse_as_run(f.as_run, &segsize, &reorder, &kt);
+      const auto v = model::predict_rows(a, f.k, dev, segsize, reorder, kt);
+      const auto& p = v.profile;
+      Json hist = Json::array();
+      for (double h : p.hist) hist.push(h);
+      Json wn = Json::array();
+      for (double x : p.warp_nnz) wn.push(x);
+      Json prof = Json::object();
+      prof.set("rows", static_cast<long long>(p.rows)).set("nnz", static_cast<long long>(p.nnz))
+          .set("work_rows", static_cast<long long>(p.work_rows)).set("panels", static_cast<long long>(p.panels))
+          .set("panel_rows", static_cast<long long>(p.panel_rows)).set("max_work_row", static_cast<long long>(p.max_work_row))
+          .set("n_touched", p.n_touched).set("sum_d", p.sum_d).set("cold", p.cold)
+          .set("split_work_rows", static_cast<long long>(p.split_work_rows)).set("hist", hist).set("warp_nnz", wn);
+      Json x = Json::object();
+      x.set("options", f.as_run).set("name", v.name).set("segsize", static_cast<long long>(v.segsize))
+          .set("reordered", v.reordered).set("profile", prof).set("predicted", rows_json(v.predicted, flops))
+          .set("all_miss", rows_json(v.all_miss, flops)).set("optimistic", rows_json(v.optimistic, flops));
+      j.set("as_run", x);
+    }
     std::ofstream out(f.json);
     out << j.dump(2) << "\n";
     if (!out) throw Error("cannot write " + f.json);

@@ -58,7 +58,7 @@ TEST(ModelCli, FourByFourValuesMatchTheHandComputation) {
   const std::string mtx = (dir / "four.mtx").string(), json = (dir / "four.json").string();
   io::write_matrix_market(mtx, a);
   ASSERT_EQ(call({mtx, "--k", "16", "--layout", "col", "--device", "a100", "--bandwidth-gbs", "1000",
-                  "--json", json}),
+                  "--panel-rows", "2", "--as-run", "variant=segmented,segsize=2,reorder=off,kt=8", "--json", json}),
             0);
   std::ifstream in(json);
   std::stringstream text;
@@ -85,6 +85,26 @@ TEST(ModelCli, FourByFourValuesMatchTheHandComputation) {
   EXPECT_DOUBLE_EQ(num(opt, "bytes"), 592);
   EXPECT_NEAR(num(opt, "time_ms"), 592 / 1e12 * 1e3, 1e-15);
   EXPECT_FALSE(j.find("chosen_options")->as_string().empty());
+  // Gathers of the row-wise kernel: 8 rows per warp × longest row 3 = 24 slots × 64 B, and
+  // 4 panel-distinct pieces; panel kernel R = 2: 5 distinct loads, L2 min(4, 5) pieces.
+  EXPECT_DOUBLE_EQ(num(*base.find("predicted"), "l1_bytes"), 24 * 64);
+  EXPECT_DOUBLE_EQ(num(*base.find("predicted"), "l2_bytes"), 4 * 64);
+  const auto& panel = *j.find("panel");
+  EXPECT_DOUBLE_EQ(num(panel, "panel_rows"), 2);
+  EXPECT_DOUBLE_EQ(num(panel, "sum_distinct"), 5);
+  EXPECT_DOUBLE_EQ(num(*panel.find("predicted"), "l1_bytes"), 5 * 64);
+  EXPECT_DOUBLE_EQ(num(*panel.find("predicted"), "l2_bytes"), 4 * 64);
+  const std::string kernel = j.find("kernel")->as_string();
+  EXPECT_TRUE(kernel == "rows" || kernel == "panel") << kernel;
+  EXPECT_GT(num(j, "panel_time_ms"), 0);
+  EXPECT_GT(num(j, "rows_time_ms"), 0);
+  // as_run: segsize 2 splits row 2 (3 nonzeros) into 2 work rows; kt = 8 → 2 tiles.
+  const auto& ar = *j.find("as_run");
+  EXPECT_EQ(ar.find("name")->as_string(), "segmented");
+  EXPECT_DOUBLE_EQ(num(*ar.find("profile"), "work_rows"), 5);
+  EXPECT_DOUBLE_EQ(num(*ar.find("profile"), "split_work_rows"), 2);
+  EXPECT_DOUBLE_EQ(num(*ar.find("predicted"), "kt"), 8);
+  EXPECT_DOUBLE_EQ(num(*ar.find("all_miss"), "a_bytes"), 2 * (6 * 8 + 5 * 2 * 4));
   std::filesystem::remove_all(dir);
 }
 

@@ -354,7 +354,23 @@ ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> 
     }
   }
   p.n_touched = p.cold;
+  for (int g = 0; g < static_cast<int>(p.warp_nnz.size()); ++g) {
+    const std::int64_t per_warp = 32 >> g;  // work rows per warp with groups of 2^g lanes
+    double slots = 0;
+    for (std::int64_t w0 = 0; w0 < p.work_rows; w0 += per_warp) {
+      std::int64_t longest = 0;
+      for (std::int64_t w = w0; w < std::min(p.work_rows, w0 + per_warp); ++w)
+        longest = std::max(longest, work[w].end - work[w].begin);
+      slots += static_cast<double>(per_warp * longest);
+    }
+    p.warp_nnz[static_cast<std::size_t>(g)] = slots;
+  }
   return p;
+}
+
+int rows_group_lanes(std::int64_t kt, std::size_t value_bytes) {
+  const std::int64_t v = static_cast<std::int64_t>(16 / std::max<std::size_t>(1, value_bytes));
+  return static_cast<int>(std::clamp<std::int64_t>(kt / std::max<std::int64_t>(1, v), 1, 32));
 }
 
 namespace {
@@ -370,21 +386,23 @@ double far_retouches(const ReuseProfile& p, double window) {
 }
 }  // namespace
 
-RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
-                         std::size_t value_bytes, std::size_t index_bytes, bool segmented,
-                         const DeviceModel& dev, BMode mode, const RowsCalibration& cal) {
-  RowsTraffic t;
-  if (k <= 0) return t;
-  kt = std::max<std::int64_t>(1, std::min(kt, k));
-  t.kt = kt;
-  t.tiles = (k + kt - 1) / kt;
+namespace {
+/// Bytes a B piece of `piece` useful bytes costs: whole granules.
+double granule_factor(double piece, int granule) {
+  const double g = std::max(1, granule);
+  return piece > 0 ? std::ceil(piece / g) * g / piece : 1.0;
+}
+
+/// DRAM bytes (A, B, C) of one K-tiled sweep over the work rows of `p` (fields of t filled).
+void dram_bytes(RowsTraffic& t, const ReuseProfile& p, std::int64_t k, std::size_t value_bytes,
+                std::size_t index_bytes, bool segmented, const DeviceModel& dev, BMode mode,
+                const RowsCalibration& cal) {
   const double vb = static_cast<double>(value_bytes), ib = static_cast<double>(index_bytes);
-  const double kd = static_cast<double>(k), ktd = static_cast<double>(kt);
+  const double kd = static_cast<double>(k), ktd = static_cast<double>(t.kt);
   // A once per tile: values + column ids + the two work-row bounds.
   const double a_once = static_cast<double>(p.nnz) * (vb + ib) + static_cast<double>(p.work_rows) * 2 * ib;
   t.a_bytes = static_cast<double>(t.tiles) * a_once;
-  // A B-row piece of kt values costs whole 32 B sectors.
-  const double sector = std::max(1.0, 32.0 / (ktd * vb));
+  const double sector = granule_factor(ktd * vb, cal.granule_bytes);
   double fetches = 0;  // B-row pieces (per tile) moved from DRAM
   if (mode == BMode::optimistic) {
     fetches = p.n_touched;
@@ -394,24 +412,100 @@ RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
     const double panels = std::max<double>(1, static_cast<double>(p.panels));
     const double per_panel = p.sum_d / panels * ktd * vb * sector + a_once / panels +
                              static_cast<double>(p.panel_rows) * ktd * vb;
-    const double window = cal.l2_fraction * dev.l2_bytes / std::max(1.0, per_panel);
-    fetches = p.cold + far_retouches(p, window);
+    const double l2 = cal.l2_fraction * dev.l2_bytes;
+    const double window = l2 / std::max(1.0, per_panel);
+    // Re-touches beyond the window: LRU would miss them all, but L2 keeps a share of any
+    // footprint it cannot hold (random replacement of hashed sets): hit share l2 / footprint.
+    const double footprint = p.n_touched * ktd * vb * sector;
+    const double h_far = footprint > 0 ? std::min(1.0, l2 / footprint) : 1.0;
+    fetches = p.cold + far_retouches(p, window) * (1 - h_far);
   }
   t.b_bytes = fetches * kd * vb * sector;
   t.c_bytes = static_cast<double>(p.rows) * kd * vb;
-  const bool split = segmented && p.split_work_rows > 0;
-  if (split) t.c_bytes += 2 * static_cast<double>(p.split_work_rows) * kd * vb;
+  if (segmented && p.split_work_rows > 0) t.c_bytes += 2 * static_cast<double>(p.split_work_rows) * kd * vb;
   t.total = t.a_bytes + t.b_bytes + t.c_bytes;
+}
+
+/// time = max(DRAM, L1 slots, L2 pieces, latency) + launches (predicted/all-miss, the latter at
+/// rates / rate_spread); optimistic: full β, rates · rate_spread, no latency, no launches.
+void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode,
+                 const RowsCalibration& cal, int launches) {
   const double beta = dev.bandwidth_gbs * 1e9;
+  const double spread = mode == BMode::optimistic ? cal.rate_spread
+                        : mode == BMode::all_miss ? 1.0 / cal.rate_spread
+                                                  : 1.0;
+  t.l1_seconds = t.l1_bytes / (cal.l1_gbs * spread * 1e9);
+  t.l2_seconds = t.l2_bytes / (cal.l2_gbs * spread * 1e9);
   if (mode == BMode::optimistic) {
-    t.seconds = t.total / beta;
-    return t;
+    t.dram_seconds = t.total / beta;
+    t.seconds = std::max({t.dram_seconds, t.l1_seconds, t.l2_seconds});
+    return;
   }
-  // Every panel-distinct B piece (Σ D_p per tile) crosses L2 → SM, hit or miss.
-  const double l2 = p.sum_d * kd * vb * sector / (cal.l2_gbs * 1e9);
-  // The longest work row is walked by one warp group in batches of dependent loads.
-  const double latency = std::ceil(static_cast<double>(p.max_work_row) / 4.0) * cal.batch_latency_us * 1e-6;
-  t.seconds = std::max({t.total / (beta * cal.efficiency), l2, latency}) + cal.launch_us * 1e-6 * (split ? 2 : 1);
+  t.dram_seconds = t.total / (beta * cal.efficiency);
+  // The longest walk (work row, or panel's distinct columns) in batches of 4 dependent loads.
+  t.latency_seconds = std::ceil(walk / 4.0) * cal.batch_latency_us * 1e-6;
+  t.seconds = std::max({t.dram_seconds, t.l1_seconds, t.l2_seconds, t.latency_seconds}) +
+              cal.launch_us * 1e-6 * launches;
+}
+}  // namespace
+
+RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
+                         std::size_t value_bytes, std::size_t index_bytes, bool segmented,
+                         const DeviceModel& dev, BMode mode, const RowsCalibration& cal) {
+  RowsTraffic t;
+  if (k <= 0) return t;
+  t.kt = std::max<std::int64_t>(1, std::min(kt, k));
+  t.tiles = (k + t.kt - 1) / t.kt;
+  dram_bytes(t, p, k, value_bytes, index_bytes, segmented, dev, mode, cal);
+  // Every nonzero slot of a warp gathers its B piece of each tile through L1 (a warp waits for
+  // its longest row: warp_nnz; optimistic: nnz); panel-distinct pieces cross L2 → SM.
+  const double vb = static_cast<double>(value_bytes);
+  const double piece = static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
+  int g = 0;
+  while ((2 << g) <= rows_group_lanes(t.kt, value_bytes)) ++g;
+  const double slots = mode == BMode::optimistic ? static_cast<double>(p.nnz) : p.warp_nnz[static_cast<std::size_t>(g)];
+  t.l1_bytes = slots * piece;
+  t.l2_bytes = p.sum_d * piece;
+  const bool split = segmented && p.split_work_rows > 0;
+  finish_time(t, static_cast<double>(p.max_work_row), dev, mode, cal, split ? 2 : 1);
+  return t;
+}
+
+template <class Value, class Index>
+PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r) {
+  PanelColumns pc;
+  pc.panel_rows = std::max<std::int64_t>(1, r);
+  pc.panels = (a.rows + pc.panel_rows - 1) / pc.panel_rows;
+  std::vector<std::int64_t> seen(static_cast<std::size_t>(a.cols), -1);
+  for (std::int64_t p = 0; p < pc.panels; ++p) {
+    std::int64_t d = 0;
+    const std::int64_t r1 = std::min<std::int64_t>(a.rows, (p + 1) * pc.panel_rows);
+    for (std::int64_t q = static_cast<std::int64_t>(a.row_ptr[p * pc.panel_rows]);
+         q < static_cast<std::int64_t>(a.row_ptr[r1]); ++q) {
+      std::int64_t& s = seen[static_cast<std::size_t>(a.col_idx[q])];
+      if (s != p) s = p, ++d;
+    }
+    pc.sum_distinct += static_cast<double>(d);
+    pc.max_panel_distinct = std::max(pc.max_panel_distinct, d);
+  }
+  return pc;
+}
+
+RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::int64_t k, std::int64_t kt,
+                          std::size_t value_bytes, std::size_t index_bytes, const DeviceModel& dev,
+                          BMode mode, const RowsCalibration& cal) {
+  RowsTraffic t;
+  if (k <= 0) return t;
+  t.kt = std::max<std::int64_t>(1, std::min(kt, k));
+  t.tiles = (k + t.kt - 1) / t.kt;
+  dram_bytes(t, p, k, value_bytes, index_bytes, false, dev, mode, cal);
+  // The warp loads each distinct column of its panel once (L1 slots = Σ distinct); L2 → SM as
+  // the row-wise kernel (blocks of the same rows share L1 the same way).
+  const double vb = static_cast<double>(value_bytes);
+  const double piece = static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
+  t.l1_bytes = pc.sum_distinct * piece;
+  t.l2_bytes = std::min(p.sum_d, pc.sum_distinct) * piece;
+  finish_time(t, static_cast<double>(pc.max_panel_distinct), dev, mode, cal, 1);
   return t;
 }
 
@@ -438,10 +532,28 @@ std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t va
   return best;
 }
 
+namespace {
+RowsVariant predict_rows_from(const ReuseProfile& prof, std::int64_t rows, std::int64_t k,
+                              const DeviceModel& dev, std::int64_t segsize, bool reorder, std::int64_t kt,
+                              std::size_t vb, std::size_t ib, const RowsCalibration& cal) {
+  RowsVariant v;
+  v.segsize = segsize;
+  v.reordered = reorder;
+  v.name = std::string(segsize > 0 ? "segmented" : "baseline") + (reorder ? "+reorder" : "");
+  v.profile = prof;
+  const bool segmented = segsize > 0 && prof.work_rows != rows;
+  if (kt <= 0) kt = choose_k_tile(v.profile, k, vb, ib, segmented, dev, cal);
+  v.predicted = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::predicted, cal);
+  v.all_miss = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::all_miss, cal);
+  v.optimistic = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::optimistic, cal);
+  return v;
+}
+}  // namespace
+
 template <class Value, class Index>
 RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
                          const LbThresholds& lb, const RowsCalibration& cal,
-                         std::int64_t panel_rows) {
+                         std::int64_t panel_rows, std::int64_t panel_r) {
   RowsDecision d;
   const auto whole = segment_rows(a, 0);
   const auto base = reuse_profile(a, std::span<const WorkRow>(whole), panel_rows);
@@ -469,21 +581,9 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
   const std::int64_t seg = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
   for (int s = 0; s < 2; ++s)
-    for (int r = 0; r < 2; ++r) {
-      RowsVariant v;
-      v.segsize = s ? seg : 0;
-      v.reordered = r != 0;
-      v.name = std::string(s ? "segmented" : "baseline") + (r ? "+reorder" : "");
-      auto work = s ? segment_rows(a, seg) : whole;
-      if (r) sort_by_pattern(a, work);
-      v.profile = (s || r) ? reuse_profile(a, std::span<const WorkRow>(work), panel_rows) : base;
-      const bool segmented = s && static_cast<std::int64_t>(work.size()) != a.rows;
-      const std::int64_t kt = choose_k_tile(v.profile, k, vb, ib, segmented, dev, cal);
-      v.predicted = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::predicted, cal);
-      v.all_miss = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::all_miss, cal);
-      v.optimistic = rows_traffic(v.profile, k, kt, vb, ib, segmented, dev, BMode::optimistic, cal);
-      d.variants.push_back(std::move(v));
-    }
+    for (int r = 0; r < 2; ++r)
+      d.variants.push_back(s || r ? predict_rows(a, k, dev, s ? seg : 0, r != 0, 0, cal, panel_rows)
+                                  : predict_rows_from(base, a.rows, k, dev, 0, false, 0, vb, ib, cal));
   for (int i = 1; i < 4; ++i)
     if (d.variants[i].predicted.seconds < d.variants[d.chosen].predicted.seconds * 0.97) d.chosen = i;
   d.reason = "least predicted time of the row-wise kernel (" + d.variants[d.chosen].name + ", K-tile " +
@@ -491,7 +591,28 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
              (lb_seg > 0 ? (ps.u < lb.u_min ? "underutilized" : "imbalanced") : std::string("balanced")) +
              " (paper segsize " + std::to_string(lb_seg) + "); row-wise segsize candidate " + std::to_string(seg) +
              " (longest row " + std::to_string(base.max_work_row) + ")";
+  // The panel kernel: whole rows in order, R rows per warp, the same K-tile as the in-order
+  // whole-row variant.
+  d.panel.columns = panel_columns(a, panel_r);
+  const std::int64_t pkt = d.variants[0].predicted.kt;
+  d.panel.predicted = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::predicted, cal);
+  d.panel.all_miss = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::all_miss, cal);
+  d.panel.optimistic = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::optimistic, cal);
+  const double rows_s = d.variants[d.chosen].predicted.seconds;
+  d.kernel = d.panel.predicted.seconds < rows_s * 0.97 ? "panel" : "rows";
+  d.reason += "; kernel=" + d.kernel + " (panel R=" + std::to_string(d.panel.columns.panel_rows) + " " +
+              std::to_string(d.panel.predicted.seconds * 1e3) + " ms vs rows " + std::to_string(rows_s * 1e3) + " ms)";
   return d;
+}
+
+template <class Value, class Index>
+RowsVariant predict_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
+                         std::int64_t segsize, bool reorder, std::int64_t kt,
+                         const RowsCalibration& cal, std::int64_t panel_rows) {
+  auto work = segment_rows(a, segsize);
+  if (reorder) sort_by_pattern(a, work);
+  const auto prof = reuse_profile(a, std::span<const WorkRow>(work), panel_rows);
+  return predict_rows_from(prof, a.rows, k, dev, segsize, reorder, kt, sizeof(Value), sizeof(Index), cal);
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
@@ -509,7 +630,12 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
                                 const DeviceModel&, const LbThresholds&);                         \
   template ReuseProfile reuse_profile(const Csr<V, I>&, std::span<const WorkRow>, std::int64_t);  \
   template RowsDecision decide_rows(const Csr<V, I>&, std::int64_t, const DeviceModel&,           \
-                                    const LbThresholds&, const RowsCalibration&, std::int64_t);
+                                    const LbThresholds&, const RowsCalibration&, std::int64_t,    \
+                                    std::int64_t);                                                \
+  template RowsVariant predict_rows(const Csr<V, I>&, std::int64_t, const DeviceModel&,           \
+                                    std::int64_t, bool, std::int64_t, const RowsCalibration&,     \
+                                    std::int64_t);                                                \
+  template PanelColumns panel_columns(const Csr<V, I>&, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -214,7 +214,14 @@ struct ReuseProfile {
   std::array<double, 48> hist{};  ///< hist[b]: re-touches at distance d in [2^b, 2^(b+1)) panels
   std::int64_t split_rows = 0;       ///< rows cut into more than one work row
   std::int64_t split_work_rows = 0;  ///< their work rows (= partial slots of the GPU kernel)
+  /// warp_nnz[g]: nonzero slots a warp walks when groups of 2^g lanes own one work row each
+  /// (32 / 2^g consecutive work rows per warp, every group waits for the warp's longest row):
+  /// Σ_warps (32/2^g) · max work-row length in the warp. = nnz for equal rows; g = log2(G).
+  std::array<double, 6> warp_nnz{};
 };
+
+/// Lanes per work row of the row-wise kernel for K-tile kt: kt / (16 / value bytes), in [1, 32].
+int rows_group_lanes(std::int64_t kt, std::size_t value_bytes);
 
 template <class Value, class Index>
 ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
@@ -223,12 +230,32 @@ ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> 
 /// Machine constants of the row-wise model. Calibrated on the session-2 round-1 H100 run of
 /// kernel=rows (20 reps, fp32, row-major; table in docs/formats/tiled-spmm.md, "Calibration"):
 /// lap2d/G3_circuit move their DRAM bytes at 0.43-0.49 of β
-/// (K = 32 and 128), and gather panel-distinct B pieces from L2 at ~2.1-2.5 TB/s (lap2d,
-/// random_k). Refit with bench/tiled_model_eval.py after each kernel change.
+/// (K = 32 and 128). The gather ceilings (l1_gbs, l2_gbs) and the capacity-aware hit share were
+/// added in session 3 and fitted on the session-2 H100 run (docs/formats/tiled-spmm.md, "Model:
+/// gather ceilings"). Refit with bench/tiled_model_eval.py --fit-l2 after each kernel change.
 struct RowsCalibration {
   double efficiency = 0.5;        ///< achieved fraction of β (H100 r1: 0.45-0.50)
   double l2_fraction = 0.5;       ///< usable share of L2 for B reuse (H100/H200: two partitions)
-  double l2_gbs = 2500;           ///< L2→SM gather rate of panel-distinct B pieces (H100 r1)
+  /// Two on-chip gather ceilings next to the DRAM term (time = max of the three), session 3:
+  /// * l1_gbs: lane-slot gathers through L1 — every nonzero slot of a warp (warp_nnz: groups
+  ///   wait for the warp's longest row) fetches its B piece of each tile. Bound case on the
+  ///   H100 session-2 run: gen:banded:1000000:8 (17 nnz/row, B pieces shared by neighbouring
+  ///   rows: L1 hits) gathers at 5.96-7.11 TB/s for K = 32..128.
+  /// * l2_gbs: panel-distinct pieces (Σ_p D_p per tile) crossing L2 → SM. Bound case:
+  ///   gen:random_k (no reuse inside a panel, one tile's B resident in L2) at 3.1-3.3 TB/s of
+  ///   pieces, 2.7 TB/s once the powerlaw/rmat cases (skewed rows) are fitted too.
+  /// Values: the joint grid fit over all 28 H100 cases (7 matrices × K = 16..128) of
+  /// bench/tiled_model_eval.py --fit-l2 (max within-25 % + bracketed, then least log error);
+  /// leave-one-matrix-out numbers in docs/formats/tiled-spmm.md, "Model accuracy (session 3)".
+  double l1_gbs = 5750;
+  double l2_gbs = 2700;
+  /// The optimistic bound uses the nonzero count (no warp padding) at l1_gbs·rate_spread and
+  /// l2_gbs·rate_spread; the all-miss bound the padded counts at rates / rate_spread.
+  /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
+  double rate_spread = 1.25;
+  /// Bytes of the smallest unit a B piece costs (DRAM and L2): one 32 B sector on NVIDIA parts
+  /// (64 B granules fit the H100 data no better: see tiled-spmm.md, Model).
+  int granule_bytes = 32;
   double batch_latency_us = 0.8;  ///< one group's batch of nonzeros (dependent index → B load)
   double launch_us = 4.0;         ///< per kernel launch (split rows add the reduction kernel)
   double seg_latency_share = 0.05;  ///< row-wise segment size: longest segment's walk <= this
@@ -245,14 +272,22 @@ enum class BMode { predicted, all_miss, optimistic };
 
 struct RowsTraffic {
   std::int64_t kt = 0, tiles = 0;
-  double a_bytes = 0, b_bytes = 0, c_bytes = 0, total = 0;
+  double a_bytes = 0, b_bytes = 0, c_bytes = 0, total = 0;  ///< DRAM bytes
+  double l1_bytes = 0;  ///< lane-slot gather bytes (warp_nnz pieces; panel kernel: its loads)
+  double l2_bytes = 0;  ///< L2 → SM bytes of B pieces (panel-distinct; panel kernel: per panel)
+  double dram_seconds = 0, l1_seconds = 0, l2_seconds = 0, latency_seconds = 0;  ///< terms of the max
   double seconds = 0;  ///< max(bytes / (β·eff), latency floor) + launches (optimistic: bytes/β)
 };
 
-/// DRAM bytes and time of the row-wise kernel for K = k with K-tile kt. `segmented`: the
+/// DRAM bytes and time of the row-wise kernel for K = k with K-tile kt. B pieces cost whole
+/// granules (cal.granule_bytes). Predicted DRAM misses: cold touches, plus re-touches farther than
+/// the L2 window (l2_fraction·L2 / bytes per panel) that also miss the capacity-aware share
+/// 1 - min(1, l2_fraction·L2 / footprint), footprint = touched columns × one tile's piece. `segmented`: the
 /// segments of split rows go through a split_work_rows×k partial buffer (written and read once)
 /// before C is written; whole rows are written to C directly. Time (predicted, all-miss) =
-/// max(DRAM bytes/(β·eff), L2 gathers/l2_gbs, latency floor) + launches; optimistic = bytes/β.
+/// max(DRAM bytes/(β·eff), L1 slots/l1_gbs, L2 pieces/l2_gbs, latency floor) + launches, with
+/// L1 slots = warp_nnz × K × value bytes and L2 pieces = Σ_p D_p × K × value bytes (granule-
+/// rounded); optimistic = max(bytes/β, nnz·K·B_T/(l1_gbs·spread), Σ_p D_p·K·B_T/(l2_gbs·spread)).
 RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
                          std::size_t value_bytes, std::size_t index_bytes, bool segmented,
                          const DeviceModel& dev, BMode mode, const RowsCalibration& cal = {});
@@ -262,6 +297,33 @@ RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
 std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t value_bytes,
                            std::size_t index_bytes, bool segmented, const DeviceModel& dev,
                            const RowsCalibration& cal = {});
+
+// ---- 5. the panel kernel (kernel=panel): one warp per panel of R consecutive rows -------------
+//
+// The warp loads each DISTINCT column's B row piece of its panel once (from L2/DRAM), so its
+// L1/L2 → SM gather traffic is Σ_panels D_R(panel) × K × value bytes instead of nnz × K × value
+// bytes; DRAM traffic is the row-wise kernel's (same block order of rows, same reuse profile).
+
+/// Distinct columns per panel of r consecutive CSR rows.
+struct PanelColumns {
+  std::int64_t panel_rows = 8, panels = 0;
+  double sum_distinct = 0;             ///< Σ_panels distinct columns
+  std::int64_t max_panel_distinct = 0; ///< the heaviest panel's distinct columns (latency floor)
+};
+
+template <class Value, class Index>
+PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r);
+
+/// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order), L2 bytes
+/// = sum_distinct × K × value bytes (granule-rounded), latency floor of the heaviest panel.
+RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::int64_t k, std::int64_t kt,
+                          std::size_t value_bytes, std::size_t index_bytes, const DeviceModel& dev,
+                          BMode mode, const RowsCalibration& cal = {});
+
+struct PanelPrediction {
+  PanelColumns columns;
+  RowsTraffic predicted, all_miss, optimistic;
+};
 
 struct RowsVariant {
   std::string name;
@@ -277,12 +339,24 @@ struct RowsDecision {
   std::vector<RowsVariant> variants;
   int chosen = 0;
   std::string reason;
+  PanelPrediction panel;  ///< kernel=panel with R = panel.columns.panel_rows (whole rows, in order)
+  /// "rows" or "panel": the kernel with the lesser predicted time (panel only for a > 3 % gain).
+  /// The row-wise `chosen` variant is kept either way (what kernel=rows runs).
+  std::string kernel = "rows";
 };
 
 template <class Value, class Index>
 RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
                          const LbThresholds& lb = {}, const RowsCalibration& cal = {},
-                         std::int64_t panel_rows = 256);
+                         std::int64_t panel_rows = 256, std::int64_t panel_r = 8);
+
+/// One row-wise configuration as it ran: segment size (0 = whole rows), order, and K-tile
+/// (0 = the model's choose_k_tile). Used to compare predictions with measurements of a run.
+template <class Value, class Index>
+RowsVariant predict_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
+                         std::int64_t segsize, bool reorder, std::int64_t kt,
+                         const RowsCalibration& cal = {}, std::int64_t panel_rows = 256);
+
 
 /// Device numbers by name: h100, h200, a100 (ParseError otherwise).
 DeviceModel device_by_name(const std::string& name);

@@ -197,6 +197,124 @@ TEST(Model, RowKernelTrafficByHand) {
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 4, 4, 4, false, dev, BMode::all_miss).b_bytes, 2 * 6 * 64);
 }
 
+TEST(Model, RowKernelGatherCeilingsByHand) {
+  // example4 (row lengths 2,0,3,1) in one block of 256 work rows: sum_d = 4 distinct columns.
+  // kt = 16 fp32: 4 lanes per row, 8 rows per warp; the warp walks its longest row (3): 24 slots.
+  const auto a = example4();
+  const auto work = segment_rows(a, 0);
+  const auto p = reuse_profile(a, std::span<const WorkRow>(work), 256);
+  EXPECT_EQ(rows_group_lanes(16, 4), 4);
+  EXPECT_EQ(rows_group_lanes(4, 4), 1);
+  EXPECT_EQ(rows_group_lanes(512, 4), 32);
+  EXPECT_EQ(rows_group_lanes(16, 8), 8);
+  EXPECT_DOUBLE_EQ(p.warp_nnz[2], 8 * 3);
+  EXPECT_DOUBLE_EQ(p.warp_nnz[0], 32 * 3);
+  EXPECT_DOUBLE_EQ(p.warp_nnz[5], 2 + 0 + 3 + 1);  // one row per warp: no padding
+  const DeviceModel dev = DeviceModel::h100();
+  RowsCalibration cal;
+  const auto t = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal);
+  EXPECT_DOUBLE_EQ(t.l1_bytes, 24 * 64);  // slots × 64 B pieces
+  EXPECT_DOUBLE_EQ(t.l2_bytes, 4 * 64);   // panel-distinct pieces
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::optimistic, cal).l1_bytes, 6 * 64);
+  // kt = 4 (1 lane, 32 rows per warp: 96 slots; 16 B pieces pay a 32 B sector, K/kt = 4 tiles).
+  const auto narrow = rows_traffic(p, 16, 4, 4, 4, false, dev, BMode::all_miss, cal);
+  EXPECT_DOUBLE_EQ(narrow.l1_bytes, 96 * 128);
+  EXPECT_DOUBLE_EQ(narrow.l2_bytes, 4 * 128);
+  // 64 B granules: a 32 B piece (kt = 8: 2 lanes, 16 rows per warp, 48 slots) costs 64 B.
+  RowsCalibration g64 = cal;
+  g64.granule_bytes = 64;
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 8, 4, 4, false, dev, BMode::all_miss, g64).l1_bytes, 48 * 128);
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 8, 4, 4, false, dev, BMode::all_miss, g64).b_bytes, 4 * 128);
+  // A slow L1 path makes the slot term the time: 1536 B at 1 kB/s = 1.536 s (+ one launch);
+  // all-miss at 1 kB/s / 1.25, optimistic the 384 B of nonzeros at 1 kB/s · 1.25.
+  cal.l1_gbs = 1e-6;
+  const auto slow = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal);
+  EXPECT_DOUBLE_EQ(slow.l1_seconds, 1.536);
+  EXPECT_NEAR(slow.seconds, 1.536 + 4e-6, 1e-12);
+  EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::all_miss, cal).seconds, 1.92 + 4e-6, 1e-12);
+  EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::optimistic, cal).seconds, 0.3072, 1e-12);
+  // A slow L2 path: 256 B at 1 kB/s.
+  cal = RowsCalibration{};
+  cal.l2_gbs = 1e-6;
+  EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal).seconds, 0.256 + 4e-6, 1e-12);
+}
+
+TEST(Model, CapacityAwareHitShareOfFarRetouches) {
+  // A hand-made profile: 10 columns touched (cold), 100 re-touches ~1024 panels apart.
+  ReuseProfile p;
+  p.panels = 1;
+  p.panel_rows = 1;
+  p.cold = p.n_touched = 10;
+  p.sum_d = 110;
+  p.hist[10] = 100;
+  DeviceModel dev = DeviceModel::h100();
+  // fp32, kt = K = 16: 64 B pieces; footprint 10 · 64 = 640 B. The window (l2 / 7104 B per
+  // panel) is < 1 panel, so all 100 re-touches are "far".
+  dev.l2_bytes = 1280;  // usable half = 640 B = footprint: every far re-touch hits
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, 10 * 64);
+  dev.l2_bytes = 640;  // usable 320 B = half the footprint: half of them miss
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, 60 * 64);
+  dev.l2_bytes = 0;  // no L2: all miss = all-miss bytes
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, 110 * 64);
+  EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::all_miss).b_bytes, 110 * 64);
+}
+
+TEST(Model, PanelKernelCountsDistinctColumnsPerPanel) {
+  // example4, R = 2: rows {0,1} touch {0,2}, rows {2,3} touch {0,1,3}: 5 distinct, max 3.
+  const auto a = example4();
+  const auto pc = panel_columns(a, 2);
+  EXPECT_EQ(pc.panels, 2);
+  EXPECT_DOUBLE_EQ(pc.sum_distinct, 5);
+  EXPECT_EQ(pc.max_panel_distinct, 3);
+  const auto one = panel_columns(a, 1);  // R = 1: every nonzero (columns of a row are distinct)
+  EXPECT_DOUBLE_EQ(one.sum_distinct, 6);
+  EXPECT_EQ(panel_columns(a, 8).panels, 1);
+  EXPECT_DOUBLE_EQ(panel_columns(a, 8).sum_distinct, 4);
+  // K = kt = 16 fp32: L2 bytes 5 · 64 = 320 (rows kernel: 384); DRAM bytes as the rows kernel.
+  const auto work = segment_rows(a, 0);
+  const auto p = reuse_profile(a, std::span<const WorkRow>(work), 1);
+  const DeviceModel dev = DeviceModel::h100();
+  const auto pt = panel_traffic(p, pc, 16, 16, 4, 4, dev, BMode::all_miss);
+  const auto rt = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::all_miss);
+  EXPECT_DOUBLE_EQ(pt.l1_bytes, 320);  // rows kernel: every nonzero slot, >= 6 · 64
+  EXPECT_DOUBLE_EQ(pt.l2_bytes, 320);  // min(Σ distinct, rows kernel's panel-distinct 6)
+  EXPECT_GE(rt.l1_bytes, 384);
+  EXPECT_DOUBLE_EQ(pt.total, rt.total);
+  EXPECT_DOUBLE_EQ(pt.b_bytes, rt.b_bytes);
+}
+
+TEST(Model, DecisionPicksThePanelKernelWhenGathersDominate) {
+  // 64 rows in groups of 8 sharing the same 10 columns: the panel kernel (R = 8) gathers each
+  // column once per panel (8 panels · 10 = 80 pieces), the row-wise one per nonzero (640).
+  Csr<float, std::int32_t> a;
+  a.rows = 64;
+  a.cols = 100;
+  for (int i = 0; i < 64; ++i) {
+    for (int j = 0; j < 10; ++j) {
+      a.col_idx.push_back((i / 8) * 10 + j);
+      a.values.push_back(1);
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  RowsCalibration cal;
+  cal.l1_gbs = 1e-3;  // lane-slot gathers dominate everything
+  const auto d = decide_rows(a, 16, DeviceModel::h100(), {}, cal, 256, 8);
+  ASSERT_EQ(d.variants.size(), 4u);
+  EXPECT_EQ(d.kernel, "panel") << d.reason;
+  EXPECT_DOUBLE_EQ(d.panel.columns.sum_distinct, 80);
+  EXPECT_DOUBLE_EQ(d.panel.predicted.l1_bytes, 80 * 64);
+  EXPECT_DOUBLE_EQ(d.panel.predicted.l2_bytes, 80 * 64);  // one block: sum_d = 80 as well
+  EXPECT_DOUBLE_EQ(d.variants[d.chosen].predicted.l1_bytes, 640 * 64);
+  EXPECT_LE(d.panel.optimistic.seconds, d.panel.predicted.seconds);
+  EXPECT_LE(d.panel.predicted.seconds, d.panel.all_miss.seconds);
+  // Fast gathers: DRAM bound, equal bytes: the row-wise kernel stays.
+  const auto e = decide_rows(a, 16, DeviceModel::h100(), {}, RowsCalibration{}, 256, 8);
+  EXPECT_EQ(e.kernel, "rows") << e.reason;
+  // predict_rows reproduces the decision's in-order whole-row variant.
+  const auto v = predict_rows(a, 16, DeviceModel::h100(), 0, false, 0, cal);
+  EXPECT_DOUBLE_EQ(v.predicted.seconds, d.variants[0].predicted.seconds);
+}
+
 TEST(Model, KTileIsNarrowedOnlyWhenBDoesNotFitL2) {
   // 64 rows touching disjoint columns: no reuse at all, nothing to gain from narrow tiles.
   const auto a = interleaved();
@@ -216,6 +334,7 @@ TEST(Model, RowDecisionPrefersReorderingWhenItRaisesReuse) {
   RowsCalibration cal;
   cal.launch_us = 0;
   cal.batch_latency_us = 0;
+  cal.l1_gbs = cal.l2_gbs = 1e9;  // isolate the DRAM term
   const auto d = decide_rows(a, 32, dev, {}, cal, 32);
   ASSERT_EQ(d.variants.size(), 4u);
   EXPECT_LT(d.variants[1].all_miss.b_bytes, d.variants[0].all_miss.b_bytes);

@@ -112,6 +112,29 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
                            mk.data(), mi.data());
       EXPECT_EQ(mk, k2) << "merge path keys, level " << l;
       EXPECT_EQ(mi, i2) << "merge path entries, level " << l;
+      // Round 4: the same placement from the levels' entry -> node maps (no binary search).
+      auto node_map = [](const ProtoLevel& lv) {
+        std::vector<std::int32_t> v(lv.lr.size());
+        for (std::int64_t k = 0; k < lv.nodes(); ++k)
+          for (std::int64_t x = lv.begin[k]; x < lv.begin[k + 1]; ++x)
+            v[x] = static_cast<std::int32_t>(k);
+        return v;
+      };
+      const std::vector<std::int32_t> nda = la ? node_map(*la) : std::vector<std::int32_t>{},
+                                      ndb = lb ? node_map(*lb) : std::vector<std::int32_t>{};
+      std::vector<std::uint64_t> mk2(m, ~std::uint64_t{0});
+      std::vector<std::int64_t> mi2(m, -1);
+      for (std::int64_t t = 0; t < m; ++t)
+        steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
+                           la ? la->nodes() : 0, lb ? lb->nodes() : 0,
+                           la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
+                           la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
+                           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+                           lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
+                           mk2.data(), mi2.data(), la ? nda.data() : nullptr,
+                           lb ? ndb.data() : nullptr);
+      EXPECT_EQ(mk2, k2) << "merge path keys with node maps, level " << l;
+      EXPECT_EQ(mi2, i2) << "merge path entries with node maps, level " << l;
     }
     std::vector<std::int64_t> head(m + 1, 0);
     for (std::int64_t i = 0; i < m; ++i)

@@ -6,9 +6,10 @@
 #
 #   bench/hisparse_bench.sh OUT_DIR        # ~5–8 minutes on an H200
 #   bench/hisparse_bench.sh OUT_DIR round4 # session 3 round 4 only (~3 minutes, fp32): SpMV/SpMVᵀ
-#                                          # with spmv=plan and spmv=plan_tl, A + Aᵀ (t_flag) and
-#                                          # A + A against cuSPARSE, and a per-phase profile of the
-#                                          # GPU add (SPMAT_HISPARSE_PROFILE=1) in hisparse_r4_profile.txt
+#                                          # with spmv=plan and spmv=plan_tl, A + Aᵀ (t_flag; add=merge
+#                                          # and add=merge_ct) and A + A against cuSPARSE, and a
+#                                          # per-phase profile of the GPU add (SPMAT_HISPARSE_PROFILE=1)
+#                                          # in hisparse_r4_profile{,_ct}.txt
 #
 # Environment: SPMAT (default ./build/gpu/spmat), SPMAT_MATRIX_DIR (default ./data),
 # PRECISIONS (default fp32,fp64), HISPARSE_GPU_ADD=0 to leave hisparse out of the GPU add runs
@@ -60,6 +61,10 @@ if [[ "${2:-}" == round4 ]]; then
   "$SPMAT" bench "${R4[@]}" --formats hisparse,cusparse-csr --ops add \
     --option hisparse:add_b=t_flag --option cusparse-csr:add_b=t_flag \
     --json "$OUT/hisparse_r4_add_tflag.json" "${ADD_T[@]}"
+  echo "== r4: A + Aᵀ (add_b=t_flag), hisparse add=merge_ct" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse --ops add \
+    --option hisparse:add_b=t_flag --option hisparse:add=merge_ct \
+    --json "$OUT/hisparse_r4_add_tflag_ct.json" "${ADD_T[@]}"
   echo "== r4: A + A (add_b=a)" >&2
   "$SPMAT" bench "${R4[@]}" --formats hisparse,cusparse-csr --ops add \
     --option hisparse:add_b=a --option cusparse-csr:add_b=a \
@@ -68,6 +73,9 @@ if [[ "${2:-}" == round4 ]]; then
   SPMAT_HISPARSE_PROFILE=1 "$SPMAT" bench --backend cuda --precision fp32 --reps 3 --warmup 1 \
     --formats hisparse --ops add --option hisparse:add_b=t_flag "${ADD_T[@]}" \
     2> "$OUT/hisparse_r4_profile.txt" > /dev/null
+  SPMAT_HISPARSE_PROFILE=1 "$SPMAT" bench --backend cuda --precision fp32 --reps 3 --warmup 1 \
+    --formats hisparse --ops add --option hisparse:add_b=t_flag --option hisparse:add=merge_ct \
+    "${ADD_T[@]}" 2> "$OUT/hisparse_r4_profile_ct.txt" > /dev/null
   grep -c profile "$OUT/hisparse_r4_profile.txt" >&2 || true
   exit 0
 fi

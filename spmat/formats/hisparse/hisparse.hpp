@@ -138,6 +138,8 @@ struct HiSparse {
   bool gpu_plan_tlanes = false;  ///< option spmv=plan_tl: warp plan kernel, y = Sᵀx by entry lanes
   std::int64_t plan_item_cost = 8192;  ///< option item_cost: cost bound of a CUDA plan item
   bool gpu_add_sort = false;  ///< option add=sort: CUDA add sorts all candidates (round-2 path)
+  bool gpu_add_tcount = false;  ///< option add=merge_ct: transposed operand ordered per node by a
+                                ///< warp bitmap count instead of a radix sort (d <= 128)
   std::uint32_t root = hisparse::kNull;
   std::vector<hisparse::Chunk> pool;         ///< header + nodes
   std::vector<hisparse::LevelStats> levels;  ///< depth entries

@@ -277,10 +277,88 @@ void transposed_sort(const DevLevel& lv, std::int64_t* perm) {
                                                    v.data(), perm, e, 0, end_bit));
 }
 
-Work<std::int64_t> transposed_order(const DevLevel& lv) {
+/// add=merge_ct: the sorted view of a transposed operand's level without a sort. One warp per
+/// node (grid-stride, warp-uniform): the view index of entry x in node k is begin[k] + the number
+/// of the node's entries whose column-major position lc·d + lr is smaller (positions are unique).
+///  * n = 1: itself;
+///  * n ≤ 32: lane i holds entry i's position and counts the smaller ones over n shuffles;
+///  * n > 32: the warp sets one bit per entry in a d²-bit column-major bitmap in shared memory
+///    (d ≤ 128: ≤ 512 words), scans the words' popcounts (a lane per 16 words, a warp scan), and
+///    each entry's rank is its word's prefix plus the popcount of the lower bits of its word.
+/// Any entry order inside a node works; the result equals the stable radix sort of tkey.
+constexpr int kTorderWarps = 8;
+constexpr int kTorderMaxWords = 512;  // (128 · 128) / 32
+__global__ void __launch_bounds__(kTorderWarps * 32)
+    torder_kernel(const std::int64_t* __restrict__ begin, std::int64_t nodes,
+                  const std::uint8_t* __restrict__ lr, const std::uint8_t* __restrict__ lc,
+                  int log2d, std::int64_t* __restrict__ perm) {
+  constexpr unsigned kFull = 0xffffffffu;
+  __shared__ unsigned bits_all[kTorderWarps][kTorderMaxWords];
+  __shared__ unsigned pre_all[kTorderWarps][kTorderMaxWords];
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  unsigned* bits = bits_all[warp];
+  unsigned* pre = pre_all[warp];
+  const int nwords = ((1 << (2 * log2d)) + 31) >> 5;
+  const int per = (nwords + 31) >> 5;  // words per lane in the scan
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kTorderWarps + warp; k < nodes;
+       k += static_cast<std::int64_t>(gridDim.x) * kTorderWarps) {
+    const std::int64_t b = begin[k], n = begin[k + 1] - b;
+    if (n <= 1) {
+      if (n == 1 && lane == 0) perm[b] = b;
+      continue;
+    }
+    if (n <= 32) {
+      const unsigned p = lane < n ? (static_cast<unsigned>(lc[b + lane]) << log2d) | lr[b + lane]
+                                  : 0xffffffffu;
+      int rank = 0;
+      for (int j = 0; j < static_cast<int>(n); ++j) rank += __shfl_sync(kFull, p, j) < p ? 1 : 0;
+      if (lane < n) perm[b + rank] = b + lane;
+      continue;
+    }
+    for (int w = lane; w < nwords; w += 32) bits[w] = 0u;
+    __syncwarp();
+    for (std::int64_t i = lane; i < n; i += 32) {
+      const unsigned q = (static_cast<unsigned>(lc[b + i]) << log2d) | lr[b + i];
+      atomicOr(bits + (q >> 5), 1u << (q & 31u));
+    }
+    __syncwarp();
+    const int w0 = lane * per;
+    int own = 0;
+    for (int w = w0; w < w0 + per && w < nwords; ++w) own += __popc(bits[w]);
+    int incl = own;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int t = __shfl_up_sync(kFull, incl, off);
+      if (lane >= off) incl += t;
+    }
+    int run = incl - own;
+    for (int w = w0; w < w0 + per && w < nwords; ++w) {
+      pre[w] = static_cast<unsigned>(run);
+      run += __popc(bits[w]);
+    }
+    __syncwarp();
+    for (std::int64_t i = lane; i < n; i += 32) {
+      const unsigned q = (static_cast<unsigned>(lc[b + i]) << log2d) | lr[b + i];
+      const unsigned w = q >> 5;
+      const unsigned rank = pre[w] + __popc(bits[w] & ((1u << (q & 31u)) - 1u));
+      perm[b + rank] = b + i;
+    }
+    __syncwarp();  // the next node of this warp clears the bitmap
+  }
+}
+
+Work<std::int64_t> transposed_order(const DevLevel& lv, int log2d, bool tcount) {
   const std::int64_t e = lv.entries;
   Work<std::int64_t> perm(static_cast<std::size_t>(e), "the transposed order");
   if (e == 0) return perm;
+  if (tcount && log2d <= 7) {
+    const std::int64_t blocks = (lv.nodes + kTorderWarps - 1) / kTorderWarps;
+    const auto grid = static_cast<unsigned>(blocks < (1 << 20) ? blocks : (1 << 20));
+    torder_kernel<<<grid, kTorderWarps * 32>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
+                                               lv.lc.data(), log2d, perm.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add torder_kernel");
+    return perm;
+  }
   if (st::tkey_bits(lv.nodes) <= 32) transposed_sort<std::uint32_t>(lv, perm.data());
   else transposed_sort<std::uint64_t>(lv, perm.data());
   return perm;
@@ -459,7 +537,7 @@ DevProto<Value> DevProto<Value>::upload(const hisparse::Proto<Value>& t) {
 template <class Value>
 DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Value>& B, bool tb,
                            Value ca, Value cb, std::int64_t rows, std::int64_t cols,
-                           bool merge) {
+                           bool merge, bool tcount) {
   DevProto<Value> C;
   C.rows = rows;
   C.cols = cols;
@@ -504,8 +582,8 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
                                                         inv_b.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add inv_kernel");
       W64 pa, pb;
-      if (la && ta) pa = transposed_order(*la);
-      if (lb && tb) pb = transposed_order(*lb);
+      if (la && ta) pa = transposed_order(*la, C.log2d, tcount);
+      if (lb && tb) pb = transposed_order(*lb, C.log2d, tcount);
       prof.mark(L + "tsort");
       merge_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
           m, la ? la->entries : 0, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
@@ -665,7 +743,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
 #define SPMAT_INSTANTIATE(V)                                                                  \
   template struct DevProto<V>;                                                                \
   template DevProto<V> add_device(const DevProto<V>&, bool, const DevProto<V>&, bool, V, V,   \
-                                  std::int64_t, std::int64_t, bool);                          \
+                                  std::int64_t, std::int64_t, bool, bool);                          \
   template DevPool serialize_device(const DevProto<V>&, bool);
 SPMAT_INSTANTIATE(float)
 SPMAT_INSTANTIATE(double)

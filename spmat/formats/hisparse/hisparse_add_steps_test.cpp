@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -96,7 +97,42 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
         std::stable_sort(p.begin(), p.end(), [&](auto x, auto y) { return tk[x] < tk[y]; });
         return p;
       };
+      // Mirror of torder_kernel (add=merge_ct): per node, rank by count of smaller column-major
+      // positions, through the same paths (n <= 32: compare all; n > 32: bitmap + word prefix).
+      auto torder_count = [log2d = C.log2d](const ProtoLevel& lv) {
+        std::vector<std::int64_t> p(lv.lr.size(), -1);
+        const int nwords = ((1 << (2 * log2d)) + 31) >> 5;
+        for (std::int64_t k = 0; k < lv.nodes(); ++k) {
+          const std::int64_t b = lv.begin[k], n = lv.begin[k + 1] - b;
+          auto pos = [&](std::int64_t i) {
+            return (static_cast<unsigned>(lv.lc[b + i]) << log2d) | lv.lr[b + i];
+          };
+          if (n <= 32) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              int rank = 0;
+              for (std::int64_t j = 0; j < n; ++j) rank += pos(j) < pos(i) ? 1 : 0;
+              p[b + rank] = b + i;
+            }
+            continue;
+          }
+          std::vector<unsigned> bits(nwords, 0u), pre(nwords, 0u);
+          for (std::int64_t i = 0; i < n; ++i) bits[pos(i) >> 5] |= 1u << (pos(i) & 31u);
+          unsigned run = 0;
+          for (int w = 0; w < nwords; ++w) {
+            pre[w] = run;
+            run += static_cast<unsigned>(std::popcount(bits[w]));
+          }
+          for (std::int64_t i = 0; i < n; ++i) {
+            const unsigned q = pos(i), w = q >> 5;
+            p[b + pre[w] + static_cast<unsigned>(std::popcount(bits[w] & ((1u << (q & 31u)) - 1u)))] =
+                b + i;
+          }
+        }
+        return p;
+      };
       std::vector<std::int64_t> pa, pb;
+      if (la && ta) EXPECT_EQ(torder_count(*la), torder(*la)) << "merge_ct order of A, level " << l;
+      if (lb && tb) EXPECT_EQ(torder_count(*lb), torder(*lb)) << "merge_ct order of B, level " << l;
       if (la && ta) pa = torder(*la);
       if (lb && tb) pb = torder(*lb);
       std::vector<std::uint64_t> mk(m, ~std::uint64_t{0});

@@ -777,12 +777,14 @@ class HiSparseCudaImpl final : public MatrixImpl<Value> {
     meta.gpu_levels = a.gpu_levels;
     meta.plan_item_cost = a.plan_item_cost;
     meta.gpu_add_sort = a.gpu_add_sort;
+    meta.gpu_add_tcount = a.gpu_add_tcount;
     meta.gpu_plan_occ6 = a.gpu_plan_occ6;
     meta.gpu_plan_tlanes = a.gpu_plan_tlanes;
     Proto c = hisparse_gpu::add_device(proto(), a.transposed && !both, bp->proto(),
                                        b.transposed && !both, alpha * a.scale, beta * b.scale,
                                        static_cast<std::int64_t>(meta.rows),
-                                       static_cast<std::int64_t>(meta.cols), !a.gpu_add_sort);
+                                       static_cast<std::int64_t>(meta.cols), !a.gpu_add_sort,
+                                       a.gpu_add_tcount);
     hisparse_gpu::DevPool pool = hisparse_gpu::serialize_device(c, meta.allow_dense);
     meta.nnz = pool.nnz;
     meta.root = pool.root;

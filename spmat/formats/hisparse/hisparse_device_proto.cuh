@@ -105,10 +105,13 @@ struct DevPool {
 /// C = ca·op(A) + cb·op(B) on the stored protos (op = transpose where ta / tb): the
 /// level-synchronous dual traversal (hisparse_add_cuda.cu). rows/cols: C's stored shape.
 /// merge: place candidates by merge path (option add=merge, default); false: radix sort all
-/// candidates of a level (add=sort, the round-2 path). Both give the same proto.
+/// candidates of a level (add=sort, the round-2 path). tcount (add=merge_ct, with merge): a
+/// transposed operand's per-node order by a warp bitmap count (torder_kernel) instead of a radix
+/// sort; d > 128 falls back to the sort. All give the same proto.
 template <class Value>
 DevProto<Value> add_device(const DevProto<Value>& a, bool ta, const DevProto<Value>& b, bool tb,
-                           Value ca, Value cb, std::int64_t rows, std::int64_t cols, bool merge);
+                           Value ca, Value cb, std::int64_t rows, std::int64_t cols, bool merge,
+                           bool tcount = false);
 
 /// The pool of `t`, byte-identical to hisparse::serialize on the host copy of `t`.
 template <class Value>

@@ -444,7 +444,9 @@ __device__ __forceinline__ void apply_group(const Group<Value>& G, Value* acc, b
 /// shuffles. Within one round the lanes then hold 32 consecutive row-major entries, which share a
 /// column only across rows of that short window (banded, 17 per row: 2-way), instead of the
 /// group mapping's entries 4l + k, where every lane 4 apart sits one band row lower in the same
-/// column (8-way shared-atomic conflicts). Call with the whole warp (count 0: no group).
+/// column (8-way shared-atomic conflicts). Call with the whole warp (count 0: no group). Used
+/// for batches whose 32 leaves average ≥ 16 entries; shorter leaves rarely share columns and
+/// keep apply_group.
 template <class Value>
 __device__ __forceinline__ void apply_group_lanes(const Group<Value>& G, Value* acc, int lane) {
   constexpr unsigned kFull = 0xffffffffu;
@@ -539,6 +541,10 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
     }
     const unsigned total = __shfl_sync(kFull, incl, 31);
     const unsigned excl = incl - groups;
+    // spmv=plan_tl: the entry-lane atomics only where leaves are long (≥ 4 groups = 16 entries
+    // per leaf on average in this batch), where rows of one leaf overlap in columns; batches of
+    // short leaves (random matrices: 1–2 entries) keep the cheaper group path. Warp-uniform.
+    const bool lanes_batch = TLanes && total >= 4u * 32u;
     // Leaf of flat group t: the first lane s with incl[s] > t (t < total), and its group index.
     auto locate = [&](unsigned t, std::uint32_t& lp, std::uint32_t& ln, std::uint32_t& lin,
                       unsigned& g) {
@@ -562,7 +568,7 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
       B.count = 0;
       if (ta < total) A = fetch_group(pool, pa, na, ia, ga, x, log2d);
       if (tb < total) B = fetch_group(pool, pb, nb, ib, gb, x, log2d);
-      if (TLanes && by_col) {  // warp-uniform: both calls shuffle over the whole warp
+      if (TLanes && by_col && lanes_batch) {  // warp-uniform: both calls shuffle over the warp
         apply_group_lanes(A, acc, lane);
         apply_group_lanes(B, acc, lane);
       } else {

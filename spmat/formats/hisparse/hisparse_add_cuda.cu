@@ -11,6 +11,7 @@
 //   sort    CUB radix sort of the M candidates by key (merges the two sorted lists of every node
 //           and sorts a transposed operand's column-major entries), the operand entry as value
 //   head    1 where a candidate starts a new (node, position); scan -> entry index, total E
+//           (round 4: the flags are computed inside the scan from the keys, no array)
 //   fill    one thread per head: C's local coords; a leaf value ca·a + cb·b (a position in both
 //           operands: the A candidate is followed by the B one); an inner entry becomes the
 //           next level's queue element (the children of operand entry x is node x of the next
@@ -35,6 +36,8 @@
 // Devices without memory-pool support fall back to cudaMalloc/cudaFree.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <chrono>
 #include <cstdint>
@@ -372,11 +375,16 @@ __global__ void queue_init_kernel(std::int64_t* qa, std::int64_t* qb, std::int64
   qbc[0] = 0;
 }
 
-__global__ void head_kernel(const std::uint64_t* keys, std::int64_t m, std::int64_t* head) {
-  SPMAT_GRID_LOOP(i, m + 1) {
-    head[i] = i < m && (i == 0 || !st::same_position(keys[i], keys[i - 1])) ? 1 : 0;
+/// 1 where candidate i starts a new (node, position) of the sorted keys (i < m), else 0: the
+/// scan's input, computed on the fly (round 4: no head array written, read by the scan and read
+/// again by fill: 24 B per candidate less).
+struct HeadFlag {
+  const std::uint64_t* keys;
+  std::int64_t m;
+  __host__ __device__ std::int64_t operator()(std::int64_t i) const {
+    return i < m && (i == 0 || !st::same_position(keys[i], keys[i - 1])) ? 1 : 0;
   }
-}
+};
 
 __global__ void begin_kernel(const std::int64_t* off, const std::int64_t* pos, std::int64_t n,
                              std::int64_t* begin) {
@@ -392,7 +400,7 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
                             std::int64_t* nqb, std::int64_t* nbr, std::int64_t* nbc,
                             std::int32_t* node_out) {
   SPMAT_GRID_LOOP(i, m) {
-    if (!head[i]) continue;
+    if (head ? !head[i] : i > 0 && st::same_position(keys[i], keys[i - 1])) continue;
     const std::int64_t o = pos[i];
     const std::uint64_t key = keys[i];
     if (node_out) node_out[o] = static_cast<std::int32_t>(st::key_node(key));
@@ -614,11 +622,15 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
                                                        0, end_bit));
       prof.mark(L + "sort");
     }
-    W64 head(static_cast<std::size_t>(m + 1), "the heads");
     W64 pos(static_cast<std::size_t>(m + 1), "the positions");
-    head_kernel<<<cuda::grid_for(m + 1, kBlock), kBlock>>>(keys2.data(), m, head.data());
-    SPMAT_CUDA_CHECK_LAUNCH("hisparse add head_kernel");
-    exclusive_scan(head.data(), pos.data(), m + 1);
+    {  // pos = exclusive scan of the head flags, computed from the keys inside the scan
+      const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                                         HeadFlag{keys2.data(), m});
+      std::size_t bytes = 0;
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags, pos.data(), m + 1));
+      Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, flags, pos.data(), m + 1));
+    }
     const std::int64_t e = read_at(pos.data() + m);
     prof.mark(L + "head+E");
     DevLevel out;
@@ -643,7 +655,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       nbc = I64(static_cast<std::size_t>(e), "hisparse add queue");
     }
     fill_kernel<Value><<<cuda::grid_for(m, kBlock), kBlock>>>(
-        keys2.data(), idx2.data(), head.data(), pos.data(), m, qbr.data(), qbc.data(), C.log2d,
+        keys2.data(), idx2.data(), nullptr, pos.data(), m, qbr.data(), qbc.data(), C.log2d,
         out.lr.data(), out.lc.data(), leaf, ea ? nullptr : A.values.data(),
         eb ? nullptr : B.values.data(), ca, cb, leaf ? C.values.data() : nullptr, nqa.data(),
         nqb.data(), nbr.data(), nbc.data(), out.node.data());

@@ -566,6 +566,10 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
       Group<Value> A, B;
       A.count = 0;
       B.count = 0;
+      if (TLanes) {  // apply_group_lanes reads every lane's coordinates (masked by count)
+        A.rc = make_uint2(0u, 0u);
+        B.rc = make_uint2(0u, 0u);
+      }
       if (ta < total) A = fetch_group(pool, pa, na, ia, ga, x, log2d);
       if (tb < total) B = fetch_group(pool, pb, nb, ib, gb, x, log2d);
       if (TLanes && by_col && lanes_batch) {  // warp-uniform: both calls shuffle over the warp

@@ -5,6 +5,11 @@
 # SPDX-License-Identifier: MIT
 #
 #   bench/hisparse_bench.sh OUT_DIR        # ~5–8 minutes on an H200
+#   bench/hisparse_bench.sh OUT_DIR round4 # session 3 round 4 only (~3 minutes, fp32): SpMV/SpMVᵀ
+#                                          # with spmv=plan and spmv=plan_tl, A + Aᵀ (t_flag; add=merge
+#                                          # and add=merge_ct) and A + A against cuSPARSE, and a
+#                                          # per-phase profile of the GPU add (SPMAT_HISPARSE_PROFILE=1)
+#                                          # in hisparse_r4_profile{,_ct}.txt
 #
 # Environment: SPMAT (default ./build/gpu/spmat), SPMAT_MATRIX_DIR (default ./data),
 # PRECISIONS (default fp32,fp64), HISPARSE_GPU_ADD=0 to leave hisparse out of the GPU add runs
@@ -38,6 +43,42 @@ done
 MATS+=(gen:random_p:5000:1)  # the thesis's "dense": 5000², 25 M entries, all stored
 
 COMMON=(--backend cuda --precision "$PRECISIONS" --reps 30 --warmup 5)
+
+if [[ "${2:-}" == round4 ]]; then
+  R4=(--backend cuda --precision fp32 --reps 30 --warmup 5)
+  G3=()
+  [[ -f "$MDIR/G3_circuit.mtx.gz" ]] && G3=("$MDIR/G3_circuit.mtx.gz")
+  SPMV_MATS=(gen:banded:1000000:8 "${G3[@]}" gen:random_k:2000000:16 gen:powerlaw:2000000:16
+             gen:lap2d:2000 gen:ideal gen:rmat:21:16 gen:random_p:5000:1)
+  echo "== r4: spmv, spmv_t (hisparse spmv=plan, cuSPARSE)" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse,cusparse-csr --ops spmv,spmv_t \
+    --json "$OUT/hisparse_r4_spmv_plan.json" "${SPMV_MATS[@]}"
+  echo "== r4: spmv_t with hisparse spmv=plan_tl" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse --ops spmv_t --option hisparse:spmv=plan_tl \
+    --json "$OUT/hisparse_r4_spmv_tl.json" "${SPMV_MATS[@]}"
+  ADD_T=(gen:lap2d:1000 "${G3[@]}" gen:banded:1000000:8 gen:random_k:500000:16)
+  echo "== r4: A + Aᵀ (add_b=t_flag)" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse,cusparse-csr --ops add \
+    --option hisparse:add_b=t_flag --option cusparse-csr:add_b=t_flag \
+    --json "$OUT/hisparse_r4_add_tflag.json" "${ADD_T[@]}"
+  echo "== r4: A + Aᵀ (add_b=t_flag), hisparse add=merge_ct" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse --ops add \
+    --option hisparse:add_b=t_flag --option hisparse:add=merge_ct \
+    --json "$OUT/hisparse_r4_add_tflag_ct.json" "${ADD_T[@]}"
+  echo "== r4: A + A (add_b=a)" >&2
+  "$SPMAT" bench "${R4[@]}" --formats hisparse,cusparse-csr --ops add \
+    --option hisparse:add_b=a --option cusparse-csr:add_b=a \
+    --json "$OUT/hisparse_r4_add_a.json" gen:lap2d:2000 "${G3[@]}"
+  echo "== r4: GPU add phase profile (SPMAT_HISPARSE_PROFILE=1, stderr)" >&2
+  SPMAT_HISPARSE_PROFILE=1 "$SPMAT" bench --backend cuda --precision fp32 --reps 3 --warmup 1 \
+    --formats hisparse --ops add --option hisparse:add_b=t_flag "${ADD_T[@]}" \
+    2> "$OUT/hisparse_r4_profile.txt" > /dev/null
+  SPMAT_HISPARSE_PROFILE=1 "$SPMAT" bench --backend cuda --precision fp32 --reps 3 --warmup 1 \
+    --formats hisparse --ops add --option hisparse:add_b=t_flag --option hisparse:add=merge_ct \
+    "${ADD_T[@]}" 2> "$OUT/hisparse_r4_profile_ct.txt" > /dev/null
+  grep -c profile "$OUT/hisparse_r4_profile.txt" >&2 || true
+  exit 0
+fi
 echo "== spmv, spmv_t" >&2
 "$SPMAT" bench "${COMMON[@]}" --formats hisparse,csr,cusparse-csr --ops spmv,spmv_t \
   --json "$OUT/hisparse_spmv.json" "${MATS[@]}"

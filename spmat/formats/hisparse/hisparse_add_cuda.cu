@@ -11,6 +11,7 @@
 //   sort    CUB radix sort of the M candidates by key (merges the two sorted lists of every node
 //           and sorts a transposed operand's column-major entries), the operand entry as value
 //   head    1 where a candidate starts a new (node, position); scan -> entry index, total E
+//           (round 4: the flags are computed inside the scan from the keys, no array)
 //   fill    one thread per head: C's local coords; a leaf value ca·a + cb·b (a position in both
 //           operands: the A candidate is followed by the B one); an inner entry becomes the
 //           next level's queue element (the children of operand entry x is node x of the next
@@ -29,17 +30,25 @@
 // memory pool private to this file (cudaMallocFromPoolAsync / cudaFreeAsync on the legacy
 // stream, release threshold = max), so neither the levels nor repeated adds pay cudaMalloc or
 // the implicit synchronization of cudaFree; the pool keeps the peak work memory of the largest
-// add cached for the process. Arrays that become part of the result stay DeviceBuffers.
+// add cached for the process. Since round 4 the arrays that become the result (the sum's proto
+// levels and values, its pool) come from the same pool (PoolBuffer), so the timed add and the
+// destruction of the previous sum make no cudaMalloc / cudaFree either.
 // Devices without memory-pool support fall back to cudaMalloc/cudaFree.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "spmat/cuda/check.hpp"
 #include "spmat/cuda/primitives.cuh"
@@ -48,17 +57,6 @@
 
 namespace spmat::hisparse_gpu {
 
-namespace {
-
-namespace st = hisparse::steps;
-constexpr int kBlock = 256;
-
-__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
-
-/// The work-memory pool of the current device (nullptr where memory pools are unsupported).
 cudaMemPool_t work_pool() {
   static std::mutex mu;
   static std::map<int, cudaMemPool_t> pools;
@@ -83,57 +81,99 @@ cudaMemPool_t work_pool() {
   return pool;
 }
 
-/// Work array from work_pool(), ordered on the legacy default stream (the stream every kernel
-/// and CUB call of this file uses), freed stream-ordered. Move-only, uninitialised.
+void* pool_alloc(std::size_t bytes, const char* what, bool* pooled) {
+  void* p = nullptr;
+  const cudaMemPool_t pool = work_pool();
+  const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy)
+                               : cudaMalloc(&p, bytes);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw OutOfMemoryError(std::string("hisparse: cannot allocate ") + std::to_string(bytes) +
+                           " bytes of GPU memory for " + what + " (" + cudaGetErrorString(err) +
+                           ")");
+  }
+  *pooled = pool != nullptr;
+  return p;
+}
+
+void pool_free(void* p, bool pooled) noexcept {
+  if (!p) return;
+  if (pooled) (void)cudaFreeAsync(p, cudaStreamLegacy);
+  else (void)cudaFree(p);
+}
+
+namespace {
+
+namespace st = hisparse::steps;
+constexpr int kBlock = 256;
+
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+/// Work arrays: the pooled buffers of hisparse_device_proto.cuh.
 template <class T>
-class Work {
+using Work = PoolBuffer<T>;
+
+/// Per-phase GPU times of one add / serialize (env SPMAT_HISPARSE_PROFILE=1, off otherwise):
+/// cudaEvents recorded on the legacy stream between the phases; the destructor waits for the
+/// last one and prints one line to stderr: each phase's event-to-event milliseconds (GPU time
+/// including any idle gap while the host waited on a read-back), their sum, and the host wall
+/// time of the whole call. Costs nothing when off.
+class Profile {
  public:
-  Work() = default;
-  explicit Work(std::size_t n, const char* what) : n_(n) {
-    if (n == 0) return;
-    void* p = nullptr;
-    const std::size_t bytes = n * sizeof(T);
-    const cudaMemPool_t pool = work_pool();
-    const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy)
-                                 : cudaMalloc(&p, bytes);
-    if (err != cudaSuccess) {
+  explicit Profile(const char* title) : on_(enabled()), title_(title) {
+    if (!on_) return;
+    t0_ = std::chrono::steady_clock::now();
+    mark("start");
+  }
+  void mark(const std::string& name) {
+    if (!on_) return;
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreate(&e) != cudaSuccess || cudaEventRecord(e, cudaStreamLegacy) != cudaSuccess) {
       (void)cudaGetLastError();
-      throw OutOfMemoryError(std::string("hisparse add: cannot allocate ") +
-                             std::to_string(bytes) + " bytes of GPU work memory for " + what +
-                             " (" + cudaGetErrorString(err) + ")");
+      return;
     }
-    p_ = static_cast<T*>(p);
-    pooled_ = pool != nullptr;
+    ev_.emplace_back(name, e);
   }
-  Work(Work&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)),
-        pooled_(o.pooled_) {}
-  Work& operator=(Work&& o) noexcept {
-    if (this != &o) {
-      release();
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-      pooled_ = o.pooled_;
+  Profile(const Profile&) = delete;
+  Profile& operator=(const Profile&) = delete;
+  ~Profile() {
+    if (!on_ || ev_.empty()) return;
+    mark("end");
+    (void)cudaEventSynchronize(ev_.back().second);
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    std::string line = std::string("hisparse ") + title_ + " profile (ms):";
+    float sum = 0;
+    for (std::size_t i = 1; i < ev_.size(); ++i) {
+      float ms = 0;
+      (void)cudaEventElapsedTime(&ms, ev_[i - 1].second, ev_[i].second);
+      sum += ms;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " %s=%.4f", ev_[i].first.c_str(), static_cast<double>(ms));
+      line += buf;
     }
-    return *this;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " | gpu total %.4f, host wall %.4f", static_cast<double>(sum), wall);
+    line += buf;
+    std::fprintf(stderr, "%s\n", line.c_str());
+    for (auto& e : ev_) (void)cudaEventDestroy(e.second);
   }
-  Work(const Work&) = delete;
-  Work& operator=(const Work&) = delete;
-  ~Work() { release(); }
-  T* data() { return p_; }
-  const T* data() const { return p_; }
-  std::size_t size() const { return n_; }
 
  private:
-  void release() noexcept {
-    if (!p_) return;
-    if (pooled_) (void)cudaFreeAsync(p_, cudaStreamLegacy);
-    else (void)cudaFree(p_);
-    p_ = nullptr;
+  static bool enabled() {
+    static const bool on = [] {
+      const char* v = std::getenv("SPMAT_HISPARSE_PROFILE");
+      return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+    }();
+    return on;
   }
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-  bool pooled_ = false;
+  bool on_;
+  const char* title_;
+  std::chrono::steady_clock::time_point t0_;
+  std::vector<std::pair<std::string, cudaEvent_t>> ev_;
 };
 
 template <class T>
@@ -192,11 +232,12 @@ __global__ void inv_kernel(const std::int64_t* qa, const std::int64_t* qb, std::
 }
 
 /// Keys of a transposed operand's entries: (node, output position); values: the entry index.
-__global__ void tkey_kernel(const std::int64_t* begin, std::int64_t nodes, const std::uint8_t* lr,
-                            const std::uint8_t* lc, std::int64_t entries, std::uint64_t* keys,
-                            std::int64_t* vals) {
+template <class Key>
+__global__ void tkey_kernel(const std::int64_t* begin, const std::int32_t* node, std::int64_t nodes,
+                            const std::uint8_t* lr, const std::uint8_t* lc, std::int64_t entries,
+                            Key* keys, std::int64_t* vals) {
   SPMAT_GRID_LOOP(x, entries) {
-    keys[x] = st::tkey(st::find_segment(begin, nodes, x), st::out_pos(lr, lc, x, true));
+    keys[x] = static_cast<Key>(st::tkey(st::node_at(node, begin, nodes, x), st::out_pos(lr, lc, x, true)));
     vals[x] = x;
   }
 }
@@ -209,39 +250,141 @@ __global__ void merge_kernel(std::int64_t m, std::int64_t ea, const std::int64_t
                              const std::int64_t* a_perm, bool ta, const std::int64_t* b_begin,
                              const std::uint8_t* b_lr, const std::uint8_t* b_lc,
                              const std::int64_t* b_perm, bool tb, std::uint64_t* keys,
-                             std::int64_t* idx) {
+                             std::int64_t* idx, const std::int32_t* a_node,
+                             const std::int32_t* b_node) {
   SPMAT_GRID_LOOP(t, m) {
     st::merge_place(t, ea, off, qa, qb, inv_a, inv_b, na, nb, a_begin, a_lr, a_lc, a_perm, ta,
-                    b_begin, b_lr, b_lc, b_perm, tb, keys, idx);
+                    b_begin, b_lr, b_lc, b_perm, tb, keys, idx, a_node, b_node);
   }
 }
 
 /// The sorted view of a transposed operand's level (see steps::merge_place): perm[s] = entry.
-Work<std::int64_t> transposed_order(const DevLevel& lv) {
+/// Key is std::uint32_t where the keys fit (16 + ⌈log₂ nodes⌉ ≤ 32 bits: round 4, less sort
+/// traffic), else std::uint64_t.
+template <class Key>
+void transposed_sort(const DevLevel& lv, std::int64_t* perm) {
   const std::int64_t e = lv.entries;
-  Work<std::uint64_t> k(static_cast<std::size_t>(e), "the transposed keys"),
+  Work<Key> k(static_cast<std::size_t>(e), "the transposed keys"),
       k2(static_cast<std::size_t>(e), "the transposed keys");
-  Work<std::int64_t> v(static_cast<std::size_t>(e), "the transposed order"),
-      perm(static_cast<std::size_t>(e), "the transposed order");
-  if (e == 0) return perm;
-  tkey_kernel<<<cuda::grid_for(e, kBlock), kBlock>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
-                                                     lv.lc.data(), e, k.data(), v.data());
+  Work<std::int64_t> v(static_cast<std::size_t>(e), "the transposed order");
+  tkey_kernel<Key><<<cuda::grid_for(e, kBlock), kBlock>>>(lv.begin.data(), lv.node.data(),
+                                                          lv.nodes, lv.lr.data(), lv.lc.data(), e,
+                                                          k.data(), v.data());
   SPMAT_CUDA_CHECK_LAUNCH("hisparse add tkey_kernel");
   std::size_t bytes = 0;
   const int end_bit = st::tkey_bits(lv.nodes);
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k.data(), k2.data(), v.data(),
-                                                   perm.data(), e, 0, end_bit));
+                                                   perm, e, 0, end_bit));
   Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, k.data(), k2.data(),
-                                                   v.data(), perm.data(), e, 0, end_bit));
+                                                   v.data(), perm, e, 0, end_bit));
+}
+
+/// add=merge_ct: the sorted view of a transposed operand's level without a sort. One warp per
+/// node (grid-stride, warp-uniform): the view index of entry x in node k is begin[k] + the number
+/// of the node's entries whose column-major position lc·d + lr is smaller (positions are unique).
+///  * n = 1: itself;
+///  * n ≤ 32: lane i holds entry i's position and counts the smaller ones over n shuffles;
+///  * n > 32: the warp sets one bit per entry in a d²-bit column-major bitmap in shared memory
+///    (d ≤ 128: ≤ 512 words), scans the words' popcounts (a lane per 16 words, a warp scan), and
+///    each entry's rank is its word's prefix plus the popcount of the lower bits of its word.
+/// Any entry order inside a node works; the result equals the stable radix sort of tkey.
+constexpr int kTorderWarps = 8;
+constexpr int kTorderMaxWords = 512;  // (128 · 128) / 32
+__global__ void __launch_bounds__(kTorderWarps * 32)
+    torder_kernel(const std::int64_t* __restrict__ begin, std::int64_t nodes,
+                  const std::uint8_t* __restrict__ lr, const std::uint8_t* __restrict__ lc,
+                  int log2d, std::int64_t* __restrict__ perm) {
+  constexpr unsigned kFull = 0xffffffffu;
+  __shared__ unsigned bits_all[kTorderWarps][kTorderMaxWords];
+  __shared__ unsigned pre_all[kTorderWarps][kTorderMaxWords];
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  unsigned* bits = bits_all[warp];
+  unsigned* pre = pre_all[warp];
+  const int nwords = ((1 << (2 * log2d)) + 31) >> 5;
+  const int per = (nwords + 31) >> 5;  // words per lane in the scan
+  for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kTorderWarps + warp; k < nodes;
+       k += static_cast<std::int64_t>(gridDim.x) * kTorderWarps) {
+    const std::int64_t b = begin[k], n = begin[k + 1] - b;
+    if (n <= 1) {
+      if (n == 1 && lane == 0) perm[b] = b;
+      continue;
+    }
+    if (n <= 32) {
+      const unsigned p = lane < n ? (static_cast<unsigned>(lc[b + lane]) << log2d) | lr[b + lane]
+                                  : 0xffffffffu;
+      int rank = 0;
+      for (int j = 0; j < static_cast<int>(n); ++j) rank += __shfl_sync(kFull, p, j) < p ? 1 : 0;
+      if (lane < n) perm[b + rank] = b + lane;
+      continue;
+    }
+    for (int w = lane; w < nwords; w += 32) bits[w] = 0u;
+    __syncwarp();
+    for (std::int64_t i = lane; i < n; i += 32) {
+      const unsigned q = (static_cast<unsigned>(lc[b + i]) << log2d) | lr[b + i];
+      atomicOr(bits + (q >> 5), 1u << (q & 31u));
+    }
+    __syncwarp();
+    const int w0 = lane * per;
+    int own = 0;
+    for (int w = w0; w < w0 + per && w < nwords; ++w) own += __popc(bits[w]);
+    int incl = own;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int t = __shfl_up_sync(kFull, incl, off);
+      if (lane >= off) incl += t;
+    }
+    int run = incl - own;
+    for (int w = w0; w < w0 + per && w < nwords; ++w) {
+      pre[w] = static_cast<unsigned>(run);
+      run += __popc(bits[w]);
+    }
+    __syncwarp();
+    for (std::int64_t i = lane; i < n; i += 32) {
+      const unsigned q = (static_cast<unsigned>(lc[b + i]) << log2d) | lr[b + i];
+      const unsigned w = q >> 5;
+      const unsigned rank = pre[w] + __popc(bits[w] & ((1u << (q & 31u)) - 1u));
+      perm[b + rank] = b + i;
+    }
+    __syncwarp();  // the next node of this warp clears the bitmap
+  }
+}
+
+Work<std::int64_t> transposed_order(const DevLevel& lv, int log2d, bool tcount) {
+  const std::int64_t e = lv.entries;
+  Work<std::int64_t> perm(static_cast<std::size_t>(e), "the transposed order");
+  if (e == 0) return perm;
+  if (tcount && log2d <= 7) {
+    const std::int64_t blocks = (lv.nodes + kTorderWarps - 1) / kTorderWarps;
+    const auto grid = static_cast<unsigned>(blocks < (1 << 20) ? blocks : (1 << 20));
+    torder_kernel<<<grid, kTorderWarps * 32>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
+                                               lv.lc.data(), log2d, perm.data());
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse add torder_kernel");
+    return perm;
+  }
+  if (st::tkey_bits(lv.nodes) <= 32) transposed_sort<std::uint32_t>(lv, perm.data());
+  else transposed_sort<std::uint64_t>(lv, perm.data());
   return perm;
 }
 
-__global__ void head_kernel(const std::uint64_t* keys, std::int64_t m, std::int64_t* head) {
-  SPMAT_GRID_LOOP(i, m + 1) {
-    head[i] = i < m && (i == 0 || !st::same_position(keys[i], keys[i - 1])) ? 1 : 0;
-  }
+__global__ void queue_init_kernel(std::int64_t* qa, std::int64_t* qb, std::int64_t* qbr,
+                                  std::int64_t* qbc, std::int64_t a0, std::int64_t b0) {
+  qa[0] = a0;
+  qb[0] = b0;
+  qbr[0] = 0;
+  qbc[0] = 0;
 }
+
+/// 1 where candidate i starts a new (node, position) of the sorted keys (i < m), else 0: the
+/// scan's input, computed on the fly (round 4: no head array written, read by the scan and read
+/// again by fill: 24 B per candidate less).
+struct HeadFlag {
+  const std::uint64_t* keys;
+  std::int64_t m;
+  __host__ __device__ std::int64_t operator()(std::int64_t i) const {
+    return i < m && (i == 0 || !st::same_position(keys[i], keys[i - 1])) ? 1 : 0;
+  }
+};
 
 __global__ void begin_kernel(const std::int64_t* off, const std::int64_t* pos, std::int64_t n,
                              std::int64_t* begin) {
@@ -254,11 +397,13 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
                             const std::int64_t* brow, const std::int64_t* bcol, int log2d,
                             std::uint8_t* lr, std::uint8_t* lc, bool leaf, const Value* av,
                             const Value* bv, Value ca, Value cb, Value* vals, std::int64_t* nqa,
-                            std::int64_t* nqb, std::int64_t* nbr, std::int64_t* nbc) {
+                            std::int64_t* nqb, std::int64_t* nbr, std::int64_t* nbc,
+                            std::int32_t* node_out) {
   SPMAT_GRID_LOOP(i, m) {
-    if (!head[i]) continue;
+    if (head ? !head[i] : i > 0 && st::same_position(keys[i], keys[i - 1])) continue;
     const std::int64_t o = pos[i];
     const std::uint64_t key = keys[i];
+    if (node_out) node_out[o] = static_cast<std::int32_t>(st::key_node(key));
     const unsigned r = st::key_row(key), c = st::key_col(key);
     lr[o] = static_cast<std::uint8_t>(r);
     lc[o] = static_cast<std::uint8_t>(c);
@@ -283,41 +428,100 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
   }
 }
 
+/// Per node: type and bytes (the CPU rule) and the level statistics. Round 4: the statistics
+/// are aggregated per warp (ballots and __reduce_add_sync), then per block in shared memory, and
+/// each block adds its 12 counters to `stats` once at the end. Round 3 made 3 global atomics per
+/// node on 12 addresses, which serialize: 42 M same-address atomics on random_k:500000:16's
+/// 14 M result leaves. The loop's trip count is block-uniform, so every warp is converged at the
+/// ballots. Launch with blockDim a multiple of 32.
 __global__ void size_kernel(const std::int64_t* begin, const std::int64_t* brow,
                             const std::int64_t* bcol, std::int64_t n, bool leaf,
                             std::int64_t rows, std::int64_t cols, int log2d, std::uint64_t es,
                             bool allow_dense, std::uint64_t* sz, std::uint8_t* type,
                             unsigned long long* stats) {
-  SPMAT_GRID_LOOP(i, n + 1) {
-    if (i == n) {
+  constexpr unsigned kFull = 0xffffffffu;
+  __shared__ unsigned long long sh[12];
+  for (int j = static_cast<int>(threadIdx.x); j < 12; j += static_cast<int>(blockDim.x)) sh[j] = 0;
+  __syncthreads();
+  const unsigned lane = threadIdx.x & 31u;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n + 1;
+       base += stride) {
+    const std::int64_t i = base + threadIdx.x;
+    bool valid = false;
+    unsigned t = 0, cls = 0, cnt32 = 0;
+    if (i < n) {
+      const std::int64_t cnt = begin[i + 1] - begin[i];
+      std::uint64_t b = 0;
+      t = st::node_type(cnt, leaf, brow[i], bcol[i], rows, cols, log2d, es, allow_dense, &b);
+      sz[i] = b;
+      type[i] = static_cast<std::uint8_t>(t);
+      cls = static_cast<unsigned>(st::size_class(t, cnt));
+      cnt32 = static_cast<unsigned>(cnt);  // <= d² = 65536; a warp's sum < 2^32
+      valid = true;
+    } else if (i == n) {
       sz[i] = 0;
-      continue;
     }
-    const std::int64_t cnt = begin[i + 1] - begin[i];
-    std::uint64_t b = 0;
-    const unsigned t = st::node_type(cnt, leaf, brow[i], bcol[i], rows, cols, log2d, es,
-                                     allow_dense, &b);
-    sz[i] = b;
-    type[i] = static_cast<std::uint8_t>(t);
-    atomicAdd(stats + t, 1ull);
-    atomicAdd(stats + 4 + t, static_cast<unsigned long long>(cnt));
-    atomicAdd(stats + 8 + st::size_class(t, cnt), 1ull);
+#pragma unroll
+    for (unsigned k = 0; k < 4; ++k) {
+      const unsigned mt = __ballot_sync(kFull, valid && t == k);
+      if (mt) {  // warp-uniform
+        const unsigned e = __reduce_add_sync(kFull, valid && t == k ? cnt32 : 0u);
+        if (lane == 0) {
+          atomicAdd(sh + k, static_cast<unsigned long long>(__popc(mt)));
+          atomicAdd(sh + 4 + k, static_cast<unsigned long long>(e));
+        }
+      }
+      const unsigned mc = __ballot_sync(kFull, valid && cls == k);
+      if (mc && lane == 0) atomicAdd(sh + 8 + k, static_cast<unsigned long long>(__popc(mc)));
+    }
   }
+  __syncthreads();
+  for (int j = static_cast<int>(threadIdx.x); j < 12; j += static_cast<int>(blockDim.x))
+    if (sh[j]) atomicAdd(stats + j, sh[j]);
 }
 
-__global__ void ptr_kernel(const std::uint64_t* noff, const std::uint8_t* type, std::uint64_t base,
-                           std::int64_t n, std::uint32_t* ptr) {
+/// bases[l] = byte offset of level l in the pool, kept on the device (round 4: no read-back per
+/// level); ptr_kernel reads it.
+__global__ void ptr_kernel(const std::uint64_t* noff, const std::uint8_t* type,
+                           const std::uint64_t* base_at, std::int64_t n, std::uint32_t* ptr) {
+  const std::uint64_t base = *base_at;
   SPMAT_GRID_LOOP(i, n) { ptr[i] = st::encode(base + noff[i], type[i]); }
 }
 
+/// bases[l + 1] = bases[l] + bytes of level l (noff[n], the scan's total); l = -1: the header.
+__global__ void level_base_kernel(std::uint64_t* bases, std::int64_t l, const std::uint64_t* total,
+                                  std::uint64_t header_bytes) {
+  if (l < 0) bases[0] = header_bytes;
+  else bases[l + 1] = bases[l] + *total;
+}
+
+/// out[0] = pool bytes, out[1] = the root pointer (the one read-back of the serializer).
+__global__ void pool_total_kernel(const std::uint64_t* end_base, const std::uint32_t* root_ptr,
+                                  std::uint32_t null_ptr, std::uint64_t* out) {
+  out[0] = *end_base;
+  out[1] = root_ptr ? *root_ptr : null_ptr;
+}
+
+__global__ void header_kernel(std::uint8_t* pool, std::uint32_t root, unsigned depth,
+                              unsigned log2d, unsigned es, std::uint64_t nnz) {
+  *reinterpret_cast<std::uint32_t*>(pool) = root;
+  pool[4] = static_cast<std::uint8_t>(depth);
+  pool[5] = static_cast<std::uint8_t>(log2d);
+  pool[6] = static_cast<std::uint8_t>(es);
+  pool[7] = 0;
+  *reinterpret_cast<std::uint64_t*>(pool + 8) = nnz;
+}
+
 template <class Value>
-__global__ void pool_fill_kernel(const std::int64_t* begin, const std::uint8_t* lr,
-                                 const std::uint8_t* lc, std::int64_t n, std::int64_t entries,
+__global__ void pool_fill_kernel(const std::int64_t* begin, const std::int32_t* node_of,
+                                 const std::uint8_t* lr, const std::uint8_t* lc, std::int64_t n,
+                                 std::int64_t entries,
                                  const std::uint32_t* ptr, const std::uint32_t* next_ptr,
                                  const Value* vals, bool leaf, int log2d, std::uint8_t* pool) {
   const std::uint64_t es = leaf ? sizeof(Value) : 4;
   SPMAT_GRID_LOOP(e, entries) {
-    const std::int64_t i = st::find_segment(begin, n, e);
+    const std::int64_t i = st::node_at(node_of, begin, n, e);
     const std::int64_t b = begin[i], cnt = begin[i + 1] - b, j = e - b;
     const std::uint32_t p = ptr[i];
     const unsigned t = p & 3u;
@@ -351,21 +555,28 @@ DevProto<Value> DevProto<Value>::upload(const hisparse::Proto<Value>& t) {
     DevLevel d;
     d.nodes = lv.nodes();
     d.entries = static_cast<std::int64_t>(lv.lr.size());
-    d.begin = cuda::DeviceBuffer<std::int64_t>(lv.begin, "hisparse proto begin");
-    d.brow = cuda::DeviceBuffer<std::int64_t>(lv.brow, "hisparse proto brow");
-    d.bcol = cuda::DeviceBuffer<std::int64_t>(lv.bcol, "hisparse proto bcol");
-    d.lr = cuda::DeviceBuffer<std::uint8_t>(lv.lr, "hisparse proto lr");
-    d.lc = cuda::DeviceBuffer<std::uint8_t>(lv.lc, "hisparse proto lc");
+    d.begin = PoolBuffer<std::int64_t>(lv.begin, "hisparse proto begin");
+    d.brow = PoolBuffer<std::int64_t>(lv.brow, "hisparse proto brow");
+    d.bcol = PoolBuffer<std::int64_t>(lv.bcol, "hisparse proto bcol");
+    d.lr = PoolBuffer<std::uint8_t>(lv.lr, "hisparse proto lr");
+    d.lc = PoolBuffer<std::uint8_t>(lv.lc, "hisparse proto lc");
+    if (d.nodes < INT32_MAX) {
+      std::vector<std::int32_t> node_of(static_cast<std::size_t>(d.entries));
+      for (std::int64_t k = 0; k < d.nodes; ++k)
+        for (std::int64_t e = lv.begin[k]; e < lv.begin[k + 1]; ++e)
+          node_of[static_cast<std::size_t>(e)] = static_cast<std::int32_t>(k);
+      d.node = PoolBuffer<std::int32_t>(node_of, "hisparse proto node");
+    }
     p.levels.push_back(std::move(d));
   }
-  p.values = cuda::DeviceBuffer<Value>(t.values, "hisparse proto values");
+  p.values = PoolBuffer<Value>(t.values, "hisparse proto values");
   return p;
 }
 
 template <class Value>
 DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Value>& B, bool tb,
                            Value ca, Value cb, std::int64_t rows, std::int64_t cols,
-                           bool merge) {
+                           bool merge, bool tcount) {
   DevProto<Value> C;
   C.rows = rows;
   C.cols = cols;
@@ -373,19 +584,20 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
   C.depth = A.depth;
   const bool ea = A.levels.empty(), eb = B.levels.empty();
   if (ea && eb) return C;
-  using I64 = cuda::DeviceBuffer<std::int64_t>;
+  Profile prof("add");
+  using I64 = PoolBuffer<std::int64_t>;
   using W64 = Work<std::int64_t>;
   W64 qa(1, "the queue"), qb(1, "the queue");
-  {
-    const std::int64_t h[2] = {ea ? -1 : 0, eb ? -1 : 0};
-    SPMAT_CUDA_CHECK(cudaMemcpy(qa.data(), h, 8, cudaMemcpyHostToDevice));
-    SPMAT_CUDA_CHECK(cudaMemcpy(qb.data(), h + 1, 8, cudaMemcpyHostToDevice));
-  }
-  I64 qbr(std::vector<std::int64_t>{0}, "hisparse add queue");
-  I64 qbc(std::vector<std::int64_t>{0}, "hisparse add queue");
+  I64 qbr(1, "hisparse add queue"), qbc(1, "hisparse add queue");
+  // The root queue element by a kernel: a cudaMemcpy from the host would synchronize.
+  queue_init_kernel<<<1, 1>>>(qa.data(), qb.data(), qbr.data(), qbc.data(), ea ? -1 : 0,
+                              eb ? -1 : 0);
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse add queue_init_kernel");
   std::int64_t n = 1;
+  prof.mark("init");
   for (int l = 0; l < C.depth; ++l) {
     const bool leaf = l + 1 == C.depth;
+    const std::string L = "L" + std::to_string(l) + ".";
     const DevLevel* la = ea ? nullptr : &A.levels[l];
     const DevLevel* lb = eb ? nullptr : &B.levels[l];
     W64 cnt(static_cast<std::size_t>(n + 1), "the counts");
@@ -398,6 +610,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
     // Every entry of every operand node of this level is a candidate exactly once (the queue
     // holds each operand node once), so M = off[n] is known without a read-back.
     const std::int64_t m = (la ? la->entries : 0) + (lb ? lb->entries : 0);
+    prof.mark(L + "count");
     Work<std::uint64_t> keys2(static_cast<std::size_t>(m), "the keys");
     W64 idx2(static_cast<std::size_t>(m), "the indices");
     if (merge) {
@@ -408,15 +621,18 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
                                                         inv_b.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add inv_kernel");
       W64 pa, pb;
-      if (la && ta) pa = transposed_order(*la);
-      if (lb && tb) pb = transposed_order(*lb);
+      if (la && ta) pa = transposed_order(*la, C.log2d, tcount);
+      if (lb && tb) pb = transposed_order(*lb, C.log2d, tcount);
+      prof.mark(L + "tsort");
       merge_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
           m, la ? la->entries : 0, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
           la ? la->nodes : 0, lb ? lb->nodes : 0, la ? la->begin.data() : nullptr,
           la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, pa.data(), ta,
           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
-          lb ? lb->lc.data() : nullptr, pb.data(), tb, keys2.data(), idx2.data());
+          lb ? lb->lc.data() : nullptr, pb.data(), tb, keys2.data(), idx2.data(),
+          la ? la->node.data() : nullptr, lb ? lb->node.data() : nullptr);
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add merge_kernel");
+      prof.mark(L + "merge");
     } else {
       // add=sort (the round-2 path): expand all candidates, radix sort them by key.
       Work<std::uint64_t> keys(static_cast<std::size_t>(m), "the keys");
@@ -435,26 +651,34 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
                                                        keys2.data(), idx.data(), idx2.data(), m,
                                                        0, end_bit));
+      prof.mark(L + "sort");
     }
-    W64 head(static_cast<std::size_t>(m + 1), "the heads");
     W64 pos(static_cast<std::size_t>(m + 1), "the positions");
-    head_kernel<<<cuda::grid_for(m + 1, kBlock), kBlock>>>(keys2.data(), m, head.data());
-    SPMAT_CUDA_CHECK_LAUNCH("hisparse add head_kernel");
-    exclusive_scan(head.data(), pos.data(), m + 1);
+    {  // pos = exclusive scan of the head flags, computed from the keys inside the scan
+      const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                                         HeadFlag{keys2.data(), m});
+      std::size_t bytes = 0;
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags, pos.data(), m + 1));
+      Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, flags, pos.data(), m + 1));
+    }
     const std::int64_t e = read_at(pos.data() + m);
+    prof.mark(L + "head+E");
     DevLevel out;
     out.nodes = n;
     out.entries = e;
     out.begin = I64(static_cast<std::size_t>(n + 1), "hisparse proto begin");
-    out.lr = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lr");
-    out.lc = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lc");
+    out.lr = PoolBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lr");
+    out.lc = PoolBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lc");
+    if (n < INT32_MAX)
+      out.node = PoolBuffer<std::int32_t>(static_cast<std::size_t>(e), "hisparse proto node");
     begin_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(off.data(), pos.data(), n,
                                                             out.begin.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add begin_kernel");
     W64 nqa, nqb;
     I64 nbr, nbc;
     if (leaf) {
-      C.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(e), "hisparse proto values");
+      C.values = PoolBuffer<Value>(static_cast<std::size_t>(e), "hisparse proto values");
     } else {
       nqa = W64(static_cast<std::size_t>(e), "the queue");
       nqb = W64(static_cast<std::size_t>(e), "the queue");
@@ -462,11 +686,12 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       nbc = I64(static_cast<std::size_t>(e), "hisparse add queue");
     }
     fill_kernel<Value><<<cuda::grid_for(m, kBlock), kBlock>>>(
-        keys2.data(), idx2.data(), head.data(), pos.data(), m, qbr.data(), qbc.data(), C.log2d,
+        keys2.data(), idx2.data(), nullptr, pos.data(), m, qbr.data(), qbc.data(), C.log2d,
         out.lr.data(), out.lc.data(), leaf, ea ? nullptr : A.values.data(),
         eb ? nullptr : B.values.data(), ca, cb, leaf ? C.values.data() : nullptr, nqa.data(),
-        nqb.data(), nbr.data(), nbc.data());
+        nqb.data(), nbr.data(), nbc.data(), out.node.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add fill_kernel");
+    prof.mark(L + "fill");
     out.brow = std::move(qbr);
     out.bcol = std::move(qbc);
     C.levels.push_back(std::move(out));
@@ -481,14 +706,17 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
 
 template <class Value>
 DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
+  Profile prof("serialize");
   DevPool out;
   out.stats.assign(static_cast<std::size_t>(t.depth), hisparse::LevelStats{});
   out.nnz = static_cast<std::int64_t>(t.values.size());
   const std::size_t nl = t.levels.size();
   std::vector<Work<std::uint32_t>> ptrs(nl);
-  cuda::DeviceBuffer<unsigned long long> stats(12 * (nl > 0 ? nl : 1), "hisparse stats");
+  Work<unsigned long long> stats(12 * (nl > 0 ? nl : 1), "hisparse stats");
   SPMAT_CUDA_CHECK(cudaMemset(stats.data(), 0, stats.bytes()));
-  std::uint64_t base = hisparse::kHeaderBytes;
+  Work<std::uint64_t> bases(nl + 1, "the level offsets"), total(2, "the pool total");
+  level_base_kernel<<<1, 1>>>(bases.data(), -1, nullptr, hisparse::kHeaderBytes);
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse level_base_kernel");
   for (std::size_t l = 0; l < nl; ++l) {
     const DevLevel& lv = t.levels[l];
     const bool leaf = l + 1 == nl;
@@ -502,35 +730,47 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
     SPMAT_CUDA_CHECK_LAUNCH("hisparse size_kernel");
     exclusive_scan(sz.data(), noff.data(), n + 1);
     ptrs[l] = Work<std::uint32_t>(static_cast<std::size_t>(n), "the node pointers");
-    ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(noff.data(), type.data(), base, n,
-                                                      ptrs[l].data());
+    ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(noff.data(), type.data(), bases.data() + l,
+                                                      n, ptrs[l].data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse ptr_kernel");
-    base += read_at(noff.data() + n);
-    if (base >= hisparse::kMaxPoolBytes)
-      throw UnsupportedError("hisparse: the node pool would exceed the 16 GiB that 32-bit node "
-                             "pointers address; use a larger d or split the matrix");
+    level_base_kernel<<<1, 1>>>(bases.data(), static_cast<std::int64_t>(l), noff.data() + n,
+                                hisparse::kHeaderBytes);
+    SPMAT_CUDA_CHECK_LAUNCH("hisparse level_base_kernel");
+    prof.mark("L" + std::to_string(l) + ".size");
   }
-  out.pool = cuda::DeviceBuffer<hisparse::Chunk>(base / sizeof(hisparse::Chunk), "hisparse pool");
-  SPMAT_CUDA_CHECK(cudaMemset(out.pool.data(), 0, out.pool.bytes()));
+  // One read-back for all levels: pool bytes and root. (A pool past 16 GiB has wrapped pointers
+  // in ptrs, which are never used: the check throws first.)
+  pool_total_kernel<<<1, 1>>>(bases.data() + nl, nl > 0 ? ptrs[0].data() : nullptr,
+                                hisparse::kNull, total.data());
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse pool_total_kernel");
+  std::uint64_t tot[2] = {0, 0};
+  SPMAT_CUDA_CHECK(cudaMemcpy(tot, total.data(), sizeof tot, cudaMemcpyDeviceToHost));
+  const std::uint64_t base = tot[0];
+  if (base >= hisparse::kMaxPoolBytes)
+    throw UnsupportedError("hisparse: the node pool would exceed the 16 GiB that 32-bit node "
+                           "pointers address; use a larger d or split the matrix");
+  prof.mark("sizes read back");
+  out.pool = PoolBuffer<hisparse::Chunk>(base / sizeof(hisparse::Chunk), "hisparse pool");
+  SPMAT_CUDA_CHECK(cudaMemsetAsync(out.pool.data(), 0, out.pool.bytes(), cudaStreamLegacy));
   auto* bytes = reinterpret_cast<std::uint8_t*>(out.pool.data());
-  out.root = nl > 0 ? read_at(ptrs[0].data()) : hisparse::kNull;
-  std::uint8_t header[16] = {};
-  std::memcpy(header, &out.root, 4);
-  header[4] = static_cast<std::uint8_t>(t.depth);
-  header[5] = static_cast<std::uint8_t>(t.log2d);
-  header[6] = static_cast<std::uint8_t>(sizeof(Value));
-  const auto nnz = static_cast<std::uint64_t>(out.nnz);
-  std::memcpy(header + 8, &nnz, 8);
-  SPMAT_CUDA_CHECK(cudaMemcpy(bytes, header, 16, cudaMemcpyHostToDevice));
+  out.root = nl > 0 ? static_cast<std::uint32_t>(tot[1]) : hisparse::kNull;
+  // The header by a kernel: a cudaMemcpy from the host would synchronize.
+  header_kernel<<<1, 1>>>(bytes, out.root, static_cast<unsigned>(t.depth),
+                          static_cast<unsigned>(t.log2d), static_cast<unsigned>(sizeof(Value)),
+                          static_cast<std::uint64_t>(out.nnz));
+  SPMAT_CUDA_CHECK_LAUNCH("hisparse header_kernel");
+  prof.mark("alloc+zero+header");
   for (std::size_t l = 0; l < nl; ++l) {
     const DevLevel& lv = t.levels[l];
     const bool leaf = l + 1 == nl;
     pool_fill_kernel<Value><<<cuda::grid_for(lv.entries, kBlock), kBlock>>>(
-        lv.begin.data(), lv.lr.data(), lv.lc.data(), lv.nodes, lv.entries, ptrs[l].data(),
+        lv.begin.data(), lv.node.data(), lv.lr.data(), lv.lc.data(), lv.nodes, lv.entries,
+        ptrs[l].data(),
         leaf ? nullptr : ptrs[l + 1].data(), leaf ? t.values.data() : nullptr, leaf, t.log2d,
         bytes);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse pool_fill_kernel");
   }
+  prof.mark("pool_fill");
   if (nl > 0) {
     const std::vector<unsigned long long> h = stats.download();
     for (std::size_t l = 0; l < nl; ++l)
@@ -546,7 +786,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
 #define SPMAT_INSTANTIATE(V)                                                                  \
   template struct DevProto<V>;                                                                \
   template DevProto<V> add_device(const DevProto<V>&, bool, const DevProto<V>&, bool, V, V,   \
-                                  std::int64_t, std::int64_t, bool);                          \
+                                  std::int64_t, std::int64_t, bool, bool);                          \
   template DevPool serialize_device(const DevProto<V>&, bool);
 SPMAT_INSTANTIATE(float)
 SPMAT_INSTANTIATE(double)

@@ -49,6 +49,13 @@ SPMAT_HD std::int64_t find_segment(const std::int64_t* a, std::int64_t n, std::i
   return lo;
 }
 
+/// Node of entry s of a level: node_of[s] where the level carries its entry -> node map (round 4:
+/// a plain load instead of a binary search over millions of nodes), else find_segment.
+SPMAT_HD std::int64_t node_at(const std::int32_t* node_of, const std::int64_t* begin,
+                              std::int64_t n, std::int64_t s) {
+  return node_of ? static_cast<std::int64_t>(node_of[s]) : find_segment(begin, n, s);
+}
+
 /// Candidate e of the merge: result node k = find_segment(off, n, e), j = e − off[k]; the first
 /// na candidates of node k come from A's node ia, the rest from B's node ib. Returns the key and
 /// the operand entry index in `idx`.
@@ -113,7 +120,8 @@ SPMAT_HD std::int64_t count_before(std::int64_t lo, std::int64_t hi, const std::
   return lo - base;
 }
 /// Candidate t of the merge at a level (t < ea: sorted view index t of A's entries, else
-/// t − ea of B's). inv_a / inv_b: operand node -> result node. Writes the candidate's key (the
+/// t − ea of B's). inv_a / inv_b: operand node -> result node. a_node / b_node: the operands'
+/// entry -> node maps of this level, or nullptr (binary search). Writes the candidate's key (the
 /// key of cand_key) and operand entry to keys[o] / idx[o] at its place o in the sorted order.
 SPMAT_HD void merge_place(std::int64_t t, std::int64_t ea, const std::int64_t* off,
                           const std::int64_t* qa, const std::int64_t* qb,
@@ -122,11 +130,15 @@ SPMAT_HD void merge_place(std::int64_t t, std::int64_t ea, const std::int64_t* o
                           const std::uint8_t* a_lc, const std::int64_t* a_perm, bool ta,
                           const std::int64_t* b_begin, const std::uint8_t* b_lr,
                           const std::uint8_t* b_lc, const std::int64_t* b_perm, bool tb,
-                          std::uint64_t* keys, std::int64_t* idx) {
+                          std::uint64_t* keys, std::int64_t* idx,
+                          const std::int32_t* a_node = nullptr,
+                          const std::int32_t* b_node = nullptr) {
   const bool from_a = t < ea;
   const std::int64_t s = from_a ? t : t - ea;
   const std::int64_t* begin = from_a ? a_begin : b_begin;
-  const std::int64_t node = find_segment(begin, from_a ? na : nb, s);
+  // The sorted view permutes entries inside their nodes only, so view index s lies in the node
+  // of entry s.
+  const std::int64_t node = node_at(from_a ? a_node : b_node, begin, from_a ? na : nb, s);
   const std::int64_t k = (from_a ? inv_a : inv_b)[node];
   const std::int64_t x = from_a ? (a_perm ? a_perm[s] : s) : (b_perm ? b_perm[s] : s);
   const unsigned p = from_a ? out_pos(a_lr, a_lc, x, ta) : out_pos(b_lr, b_lc, x, tb);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -96,7 +97,42 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
         std::stable_sort(p.begin(), p.end(), [&](auto x, auto y) { return tk[x] < tk[y]; });
         return p;
       };
+      // Mirror of torder_kernel (add=merge_ct): per node, rank by count of smaller column-major
+      // positions, through the same paths (n <= 32: compare all; n > 32: bitmap + word prefix).
+      auto torder_count = [log2d = C.log2d](const ProtoLevel& lv) {
+        std::vector<std::int64_t> p(lv.lr.size(), -1);
+        const int nwords = ((1 << (2 * log2d)) + 31) >> 5;
+        for (std::int64_t k = 0; k < lv.nodes(); ++k) {
+          const std::int64_t b = lv.begin[k], n = lv.begin[k + 1] - b;
+          auto pos = [&](std::int64_t i) {
+            return (static_cast<unsigned>(lv.lc[b + i]) << log2d) | lv.lr[b + i];
+          };
+          if (n <= 32) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              int rank = 0;
+              for (std::int64_t j = 0; j < n; ++j) rank += pos(j) < pos(i) ? 1 : 0;
+              p[b + rank] = b + i;
+            }
+            continue;
+          }
+          std::vector<unsigned> bits(nwords, 0u), pre(nwords, 0u);
+          for (std::int64_t i = 0; i < n; ++i) bits[pos(i) >> 5] |= 1u << (pos(i) & 31u);
+          unsigned run = 0;
+          for (int w = 0; w < nwords; ++w) {
+            pre[w] = run;
+            run += static_cast<unsigned>(std::popcount(bits[w]));
+          }
+          for (std::int64_t i = 0; i < n; ++i) {
+            const unsigned q = pos(i), w = q >> 5;
+            p[b + pre[w] + static_cast<unsigned>(std::popcount(bits[w] & ((1u << (q & 31u)) - 1u)))] =
+                b + i;
+          }
+        }
+        return p;
+      };
       std::vector<std::int64_t> pa, pb;
+      if (la && ta) EXPECT_EQ(torder_count(*la), torder(*la)) << "merge_ct order of A, level " << l;
+      if (lb && tb) EXPECT_EQ(torder_count(*lb), torder(*lb)) << "merge_ct order of B, level " << l;
       if (la && ta) pa = torder(*la);
       if (lb && tb) pb = torder(*lb);
       std::vector<std::uint64_t> mk(m, ~std::uint64_t{0});
@@ -112,6 +148,29 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
                            mk.data(), mi.data());
       EXPECT_EQ(mk, k2) << "merge path keys, level " << l;
       EXPECT_EQ(mi, i2) << "merge path entries, level " << l;
+      // Round 4: the same placement from the levels' entry -> node maps (no binary search).
+      auto node_map = [](const ProtoLevel& lv) {
+        std::vector<std::int32_t> v(lv.lr.size());
+        for (std::int64_t k = 0; k < lv.nodes(); ++k)
+          for (std::int64_t x = lv.begin[k]; x < lv.begin[k + 1]; ++x)
+            v[x] = static_cast<std::int32_t>(k);
+        return v;
+      };
+      const std::vector<std::int32_t> nda = la ? node_map(*la) : std::vector<std::int32_t>{},
+                                      ndb = lb ? node_map(*lb) : std::vector<std::int32_t>{};
+      std::vector<std::uint64_t> mk2(m, ~std::uint64_t{0});
+      std::vector<std::int64_t> mi2(m, -1);
+      for (std::int64_t t = 0; t < m; ++t)
+        steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
+                           la ? la->nodes() : 0, lb ? lb->nodes() : 0,
+                           la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
+                           la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
+                           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+                           lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
+                           mk2.data(), mi2.data(), la ? nda.data() : nullptr,
+                           lb ? ndb.data() : nullptr);
+      EXPECT_EQ(mk2, k2) << "merge path keys with node maps, level " << l;
+      EXPECT_EQ(mi2, i2) << "merge path entries with node maps, level " << l;
     }
     std::vector<std::int64_t> head(m + 1, 0);
     for (std::int64_t i = 0; i < m; ++i)

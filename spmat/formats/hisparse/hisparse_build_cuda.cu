@@ -192,12 +192,12 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
       hisparse_gpu::DevLevel lv;
       lv.nodes = read_back(npos.data() + nnz);
       lv.entries = read_back(epos.data() + nnz);
-      lv.begin = I64(static_cast<std::size_t>(lv.nodes + 1), "hisparse proto begin");
-      lv.brow = I64(static_cast<std::size_t>(lv.nodes), "hisparse proto brow");
-      lv.bcol = I64(static_cast<std::size_t>(lv.nodes), "hisparse proto bcol");
-      lv.lr = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(lv.entries), "hisparse proto lr");
-      lv.lc = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(lv.entries), "hisparse proto lc");
-      if (leaf) t.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(lv.entries), "hisparse proto values");
+      lv.begin = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes + 1), "hisparse proto begin");
+      lv.brow = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes), "hisparse proto brow");
+      lv.bcol = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes), "hisparse proto bcol");
+      lv.lr = hisparse_gpu::PoolBuffer<std::uint8_t>(static_cast<std::size_t>(lv.entries), "hisparse proto lr");
+      lv.lc = hisparse_gpu::PoolBuffer<std::uint8_t>(static_cast<std::size_t>(lv.entries), "hisparse proto lc");
+      if (leaf) t.values = hisparse_gpu::PoolBuffer<Value>(static_cast<std::size_t>(lv.entries), "hisparse proto values");
       // begin[nodes] = entries
       SPMAT_CUDA_CHECK(cudaMemcpy(lv.begin.data() + lv.nodes, &lv.entries, sizeof(std::int64_t),
                                   cudaMemcpyHostToDevice));

@@ -172,7 +172,9 @@ HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value
   c.gpu_levels = a.gpu_levels;
   c.plan_item_cost = a.plan_item_cost;
   c.gpu_add_sort = a.gpu_add_sort;
+  c.gpu_add_tcount = a.gpu_add_tcount;
   c.gpu_plan_occ6 = a.gpu_plan_occ6;
+  c.gpu_plan_tlanes = a.gpu_plan_tlanes;
   c.transposed = both;
   return c;
 }

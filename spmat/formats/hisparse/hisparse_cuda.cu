@@ -111,6 +111,7 @@ struct HiSparseDevice {
   bool use_plan = true;
   bool plan_block = false;  ///< spmv=plan1: the round-1 kernel, one 256-thread block per item
   bool plan_occ6 = false;   ///< spmv=plan6: the warp kernel compiled for 6 blocks per SM
+  bool plan_tlanes = false; ///< spmv=plan_tl: y = Sᵀ·x atomics by entry lanes (apply_group_lanes)
   std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)
 
   static HiSparseDevice upload(const HiSparse<Value, Index>& h) {
@@ -126,6 +127,7 @@ struct HiSparseDevice {
     dv.use_plan = !h.gpu_levels;
     dv.plan_block = h.gpu_plan_block;
     dv.plan_occ6 = h.gpu_plan_occ6;
+    dv.plan_tlanes = h.gpu_plan_tlanes;
     if (dv.use_plan) {
       std::int64_t cost = h.plan_item_cost;
       if (!dv.plan_block && h.root != hisparse::kNull) {
@@ -436,6 +438,41 @@ __device__ __forceinline__ void apply_group(const Group<Value>& G, Value* acc, b
   if (key >= 0) atomicAdd(acc + key, run);
 }
 
+/// y = Sᵀ·x variant of apply_group (spmv=plan_tl): the shared atomics of the warp's 32 groups
+/// (128 consecutive entries of the flat walk, lane l holding entries 4l..4l+3) are issued as 4
+/// rounds in which lane l adds entry 32k + l (group 8k + l/4, element l % 4), moved there by
+/// shuffles. Within one round the lanes then hold 32 consecutive row-major entries, which share a
+/// column only across rows of that short window (banded, 17 per row: 2-way), instead of the
+/// group mapping's entries 4l + k, where every lane 4 apart sits one band row lower in the same
+/// column (8-way shared-atomic conflicts). Call with the whole warp (count 0: no group). Used
+/// for batches whose 32 leaves average ≥ 16 entries; shorter leaves rarely share columns and
+/// keep apply_group.
+template <class Value>
+__device__ __forceinline__ void apply_group_lanes(const Group<Value>& G, Value* acc, int lane) {
+  constexpr unsigned kFull = 0xffffffffu;
+  Value pr[4];
+  unsigned cols = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const unsigned w = k < 2 ? G.rc.x : G.rc.y;
+    const int sh = 16 * (k & 1);
+    const unsigned r = (w >> sh) & 0xffu, c = (w >> (sh + 8)) & 0xffu;
+    pr[k] = k < G.count ? G.v[k] * cuda::ldg(G.xin + r) : Value(0);
+    cols |= c << (8 * k);
+  }
+  const int e = lane & 3;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int src = 8 * k + (lane >> 2);
+    const Value p0 = __shfl_sync(kFull, pr[0], src), p1 = __shfl_sync(kFull, pr[1], src);
+    const Value p2 = __shfl_sync(kFull, pr[2], src), p3 = __shfl_sync(kFull, pr[3], src);
+    const unsigned cs = __shfl_sync(kFull, cols, src);
+    const int cnt = __shfl_sync(kFull, G.count, src);
+    const Value v = e == 0 ? p0 : e == 1 ? p1 : e == 2 ? p2 : p3;
+    if (e < cnt) atomicAdd(acc + ((cs >> (8 * e)) & 0xffu), v);
+  }
+}
+
 /// Warp plan path (default): one WARP per item, no block-wide barriers. Each warp owns d ≤ 256
 /// shared accumulators.
 ///  * COO leaves [begin, dense_begin), every size class alike, in batches of 32: lane l reads
@@ -451,7 +488,8 @@ __device__ __forceinline__ void apply_group(const Group<Value>& G, Value* acc, b
 /// MinBlocks: 4 (spmv=plan: 64 registers, no spills, 32 warps per SM) or 6 (spmv=plan6: 40
 /// registers with some spills to L1, 48 warps per SM, for matrices of many short items whose
 /// dependent load chains (record → header → group) want more warps in flight).
-template <class Value, int MinBlocks>
+/// TLanes (spmv=plan_tl): y = Sᵀ·x adds through apply_group_lanes instead of apply_group.
+template <class Value, int MinBlocks, bool TLanes = false>
 __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
     plan_warp_kernel(const std::uint8_t* __restrict__ pool,
                      const hisparse::PlanLeaf* __restrict__ leaves,
@@ -503,6 +541,10 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
     }
     const unsigned total = __shfl_sync(kFull, incl, 31);
     const unsigned excl = incl - groups;
+    // spmv=plan_tl: the entry-lane atomics only where leaves are long (≥ 4 groups = 16 entries
+    // per leaf on average in this batch), where rows of one leaf overlap in columns; batches of
+    // short leaves (random matrices: 1–2 entries) keep the cheaper group path. Warp-uniform.
+    const bool lanes_batch = TLanes && total >= 4u * 32u;
     // Leaf of flat group t: the first lane s with incl[s] > t (t < total), and its group index.
     auto locate = [&](unsigned t, std::uint32_t& lp, std::uint32_t& ln, std::uint32_t& lin,
                       unsigned& g) {
@@ -524,10 +566,19 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
       Group<Value> A, B;
       A.count = 0;
       B.count = 0;
+      if (TLanes) {  // apply_group_lanes reads every lane's coordinates (masked by count)
+        A.rc = make_uint2(0u, 0u);
+        B.rc = make_uint2(0u, 0u);
+      }
       if (ta < total) A = fetch_group(pool, pa, na, ia, ga, x, log2d);
       if (tb < total) B = fetch_group(pool, pb, nb, ib, gb, x, log2d);
-      if (A.count > 0) apply_group(A, acc, by_col);
-      if (B.count > 0) apply_group(B, acc, by_col);
+      if (TLanes && by_col && lanes_batch) {  // warp-uniform: both calls shuffle over the warp
+        apply_group_lanes(A, acc, lane);
+        apply_group_lanes(B, acc, lane);
+      } else {
+        if (A.count > 0) apply_group(A, acc, by_col);
+        if (B.count > 0) apply_group(B, acc, by_col);
+      }
     }
     rec = rec1;
     rec1 = rec2;
@@ -583,7 +634,11 @@ void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, 
   if (!dv.plan_block) {
     const long long n_items = static_cast<long long>(p.items.size());
     const long long grid = (n_items + hisparse_gpu::kWarpPlanWarps - 1) / hisparse_gpu::kWarpPlanWarps;
-    if (dv.plan_occ6)
+    if (dv.plan_tlanes && by_col)
+      plan_warp_kernel<Value, 4, true><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
+          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
+          dv.log2d, dv.rows, dv.cols);
+    else if (dv.plan_occ6)
       plan_warp_kernel<Value, 6><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
           pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
           dv.log2d, dv.rows, dv.cols);
@@ -732,11 +787,14 @@ class HiSparseCudaImpl final : public MatrixImpl<Value> {
     meta.gpu_levels = a.gpu_levels;
     meta.plan_item_cost = a.plan_item_cost;
     meta.gpu_add_sort = a.gpu_add_sort;
+    meta.gpu_add_tcount = a.gpu_add_tcount;
     meta.gpu_plan_occ6 = a.gpu_plan_occ6;
+    meta.gpu_plan_tlanes = a.gpu_plan_tlanes;
     Proto c = hisparse_gpu::add_device(proto(), a.transposed && !both, bp->proto(),
                                        b.transposed && !both, alpha * a.scale, beta * b.scale,
                                        static_cast<std::int64_t>(meta.rows),
-                                       static_cast<std::int64_t>(meta.cols), !a.gpu_add_sort);
+                                       static_cast<std::int64_t>(meta.cols), !a.gpu_add_sort,
+                                       a.gpu_add_tcount);
     hisparse_gpu::DevPool pool = hisparse_gpu::serialize_device(c, meta.allow_dense);
     meta.nnz = pool.nnz;
     meta.root = pool.root;
@@ -768,7 +826,7 @@ class HiSparseCudaImpl final : public MatrixImpl<Value> {
   mutable Host h_;
   mutable bool host_ready_;
   std::size_t pool_bytes_;
-  cuda::DeviceBuffer<hisparse::Chunk> dpool_;  ///< add results: the pool on the device
+  hisparse_gpu::PoolBuffer<hisparse::Chunk> dpool_;  ///< add results: the pool on the device
   mutable std::unique_ptr<Dev> dev_;
   mutable std::unique_ptr<Proto> proto_;
 };

@@ -7,7 +7,9 @@
 // inner entry e is node e of the next level (every Proto that build, decode and add produce
 // numbers children in entry order), so no child array is stored.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "spmat/cuda/buffer.hpp"
@@ -15,11 +17,71 @@
 
 namespace spmat::hisparse_gpu {
 
+/// The stream-ordered memory pool of the current device that the GPU add, the device
+/// serializer and the GPU build allocate from (hisparse_add_cuda.cu; release threshold = max,
+/// so freed memory stays cached for the next add). nullptr where memory pools are unsupported.
+cudaMemPool_t work_pool();
+/// Allocates `bytes` from work_pool() ordered on the legacy default stream (cudaMalloc where
+/// pools are unsupported); throws OutOfMemoryError naming `what`. *pooled says which.
+void* pool_alloc(std::size_t bytes, const char* what, bool* pooled);
+/// Frees stream-ordered on the legacy stream (or cudaFree). Never throws.
+void pool_free(void* p, bool pooled) noexcept;
+
+/// Like cuda::DeviceBuffer (the subset the hisparse GPU code uses), but from work_pool(): the
+/// proto and pool of an add result are allocated and freed every timed add, and cudaMalloc /
+/// cudaFree (which synchronizes the device) would dominate small adds. Every user of this memory
+/// works on the legacy default stream (kernels, cudaMemcpy, CUB), which orders it with the
+/// stream-ordered allocation. Move-only, uninitialised.
+template <class T>
+class PoolBuffer {
+ public:
+  PoolBuffer() = default;
+  explicit PoolBuffer(std::size_t n, const char* what = "hisparse work memory") : n_(n) {
+    if (n) p_ = static_cast<T*>(pool_alloc(n * sizeof(T), what, &pooled_));
+  }
+  explicit PoolBuffer(const std::vector<T>& host, const char* what = "hisparse work memory")
+      : PoolBuffer(host.size(), what) {
+    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), bytes(), cudaMemcpyHostToDevice));
+  }
+  PoolBuffer(PoolBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), pooled_(o.pooled_) {}
+  PoolBuffer& operator=(PoolBuffer&& o) noexcept {
+    if (this != &o) {
+      pool_free(p_, pooled_);
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+      pooled_ = o.pooled_;
+    }
+    return *this;
+  }
+  PoolBuffer(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(const PoolBuffer&) = delete;
+  ~PoolBuffer() { pool_free(p_, pooled_); }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    return h;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+  bool pooled_ = false;
+};
+
 struct DevLevel {
   std::int64_t nodes = 0, entries = 0;
-  cuda::DeviceBuffer<std::int64_t> begin;       ///< nodes + 1
-  cuda::DeviceBuffer<std::int64_t> brow, bcol;  ///< nodes
-  cuda::DeviceBuffer<std::uint8_t> lr, lc;      ///< entries
+  PoolBuffer<std::int64_t> begin;       ///< nodes + 1
+  PoolBuffer<std::int64_t> brow, bcol;  ///< nodes
+  PoolBuffer<std::uint8_t> lr, lc;      ///< entries
+  /// entries: the node of each entry (round 4; replaces binary searches over begin in the add's
+  /// merge, its transposed sort and the serializer). Empty where a producer did not make it
+  /// (the GPU build): the kernels then search.
+  PoolBuffer<std::int32_t> node;
 };
 
 template <class Value>
@@ -27,14 +89,14 @@ struct DevProto {
   std::int64_t rows = 0, cols = 0;
   int log2d = 7, depth = 1;
   std::vector<DevLevel> levels;       ///< depth levels, or none when empty
-  cuda::DeviceBuffer<Value> values;   ///< leaf entries
+  PoolBuffer<Value> values;           ///< leaf entries
   /// Uploads a host proto (throws InternalError if a child index is not its entry index).
   static DevProto upload(const hisparse::Proto<Value>& t);
 };
 
 /// A pool laid out on the device by serialize_device, with what the host struct needs.
 struct DevPool {
-  cuda::DeviceBuffer<hisparse::Chunk> pool;
+  PoolBuffer<hisparse::Chunk> pool;
   std::uint32_t root = hisparse::kNull;
   std::vector<hisparse::LevelStats> stats;  ///< depth entries
   std::int64_t nnz = 0;
@@ -43,10 +105,13 @@ struct DevPool {
 /// C = ca·op(A) + cb·op(B) on the stored protos (op = transpose where ta / tb): the
 /// level-synchronous dual traversal (hisparse_add_cuda.cu). rows/cols: C's stored shape.
 /// merge: place candidates by merge path (option add=merge, default); false: radix sort all
-/// candidates of a level (add=sort, the round-2 path). Both give the same proto.
+/// candidates of a level (add=sort, the round-2 path). tcount (add=merge_ct, with merge): a
+/// transposed operand's per-node order by a warp bitmap count (torder_kernel) instead of a radix
+/// sort; d > 128 falls back to the sort. All give the same proto.
 template <class Value>
 DevProto<Value> add_device(const DevProto<Value>& a, bool ta, const DevProto<Value>& b, bool tb,
-                           Value ca, Value cb, std::int64_t rows, std::int64_t cols, bool merge);
+                           Value ca, Value cb, std::int64_t rows, std::int64_t cols, bool merge,
+                           bool tcount = false);
 
 /// The pool of `t`, byte-identical to hisparse::serialize on the host copy of `t`.
 template <class Value>

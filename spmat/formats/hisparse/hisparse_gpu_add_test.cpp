@@ -48,11 +48,14 @@ void expect_gpu_add(const HiSparse<Value, Index>& a, const HiSparse<Value, Index
                     Value be, const Csr<Value, Index>& want, const std::string& what) {
   SCOPED_TRACE(what);
   const HiSparse<Value, Index> cpu = add(a, b, al, be);
-  for (const bool sort : {false, true}) {  // add=merge (default) and add=sort
-  SCOPED_TRACE(sort ? "add=sort" : "add=merge");
+  for (const int mode : {0, 1, 2}) {  // add=merge (default), add=sort, add=merge_ct
+  const bool sort = mode == 1;
+  SCOPED_TRACE(mode == 0 ? "add=merge" : mode == 1 ? "add=sort" : "add=merge_ct");
   HiSparse<Value, Index> ac(a), bc(b);
   ac.gpu_add_sort = sort;  // the left operand's option picks the path
   bc.gpu_add_sort = sort;
+  ac.gpu_add_tcount = mode == 2;
+  bc.gpu_add_tcount = mode == 2;
   const auto da = make_cuda_impl(std::move(ac));
   const auto db = make_cuda_impl(std::move(bc));
   const auto dc = da->add(*db, al, be);
@@ -138,6 +141,9 @@ void gpu_add_matrix_api() {
                                        FormatOptions(o).set("add", "sort"));
   const auto want_sort = convert<Value, std::int64_t>(csr_add(a, transpose(b), Value(1), Value(1)));
   EXPECT_EQ(As.add(Bt).to_csr(), want_sort) << "add=sort, A + state Bt";
+  const auto Act = Matrix<Value>::build(a, "hisparse", Backend::cuda,
+                                        FormatOptions(o).set("add", "merge_ct"));
+  EXPECT_EQ(Act.add(Bt).to_csr(), want_sort) << "add=merge_ct, A + state Bt";
   const auto E = A.add(Bt);
   const auto want_e = convert<Value, std::int64_t>(csr_add(a, transpose(b), Value(1), Value(1)));
   EXPECT_EQ(E.to_csr(), want_e);

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "spmat/config.hpp"
@@ -47,8 +48,26 @@ Csr<double, std::int64_t> plan_matrix(std::int64_t m, std::int64_t n, double den
 }
 
 /// The matrices of the plan tests: random rectangular ones, empty shapes, a single entry.
+/// n×n band of half-width h (2h + 1 entries per row inside the matrix): the big leaves whose
+/// column products put many lanes on one column (spmv=plan_tl's case).
+Csr<double, std::int64_t> band_matrix(std::int64_t n, std::int64_t h, std::uint64_t seed) {
+  Csr<double, std::int64_t> a{n, n, std::vector<std::int64_t>(static_cast<std::size_t>(n + 1), 0), {}, {}};
+  std::uint64_t s = seed * 2654435761u + 1;
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t c = std::max<std::int64_t>(0, r - h); c <= std::min(n - 1, r + h); ++c) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      a.col_idx.push_back(c);
+      a.values.push_back(static_cast<double>(s >> 40) / static_cast<double>(1ull << 24) - 0.5);
+    }
+    a.row_ptr[static_cast<std::size_t>(r + 1)] = static_cast<std::int64_t>(a.col_idx.size());
+  }
+  return a;
+}
+
 std::vector<Csr<double, std::int64_t>> plan_cases(std::uint64_t seed) {
   std::vector<Csr<double, std::int64_t>> v;
+  v.push_back(band_matrix(700, 8, seed + 7));
+  v.push_back(band_matrix(260, 40, seed + 8));
   v.push_back(plan_matrix(300, 170, 0.03, seed));
   v.push_back(plan_matrix(45, 700, 0.1, seed + 1));
   v.push_back(plan_matrix(1500, 1400, 0.002, seed + 2));
@@ -288,6 +307,7 @@ TEST(HiSparsePlan, SplitsLongBucketsAndKeepsShortOnesWhole) {
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "x"))), ParseError);
   EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan1"))).gpu_plan_block);
   EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan6"))).gpu_plan_occ6);
+  EXPECT_TRUE((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("spmv", "plan_tl"))).gpu_plan_tlanes);
   EXPECT_THROW((HiSparse<double, std::int32_t>::build(a, FormatOptions().set("item_cost", "0"))), ParseError);
 }
 
@@ -299,7 +319,7 @@ void gpu_battery() {
   const double tol = testing::tolerance<Value>();
   for (const auto& src : plan_cases(seed)) {
     const auto a = convert<Value, Index>(src);
-    for (const char* path : {"plan", "plan6", "plan1", "levels"})
+    for (const char* path : {"plan", "plan6", "plan_tl", "plan1", "levels"})
       for (int d : {16, 32, 128})
         for (const char* cost : {"8192", "20"}) {
           if (std::string(path) == "levels" && std::string(cost) == "20") continue;

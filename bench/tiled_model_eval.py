@@ -113,6 +113,8 @@ def accuracy(meas, model):
         for v, t in vs.items():
             if v == "model" and "as_run" in m:
                 p = m["as_run"]
+            elif v == "model" and m.get("kernel") == "panel":
+                p = m["panel"]  # kernel=auto ran the panel kernel (spmat model's decision)
             else:
                 name = m["chosen"] if v == "model" else MODEL_NAME.get(v)
                 if name not in by_name:

@@ -505,7 +505,9 @@ RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::in
   const double piece = static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
   t.l1_bytes = pc.sum_distinct * piece;
   t.l2_bytes = std::min(p.sum_d, pc.sum_distinct) * piece;
-  finish_time(t, static_cast<double>(pc.max_panel_distinct), dev, mode, cal, 1);
+  RowsCalibration pcal = cal;
+  pcal.efficiency = cal.panel_efficiency;
+  finish_time(t, static_cast<double>(pc.max_panel_distinct), dev, mode, pcal, 1);
   return t;
 }
 
@@ -594,12 +596,18 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   // The panel kernel: whole rows in order, R rows per warp, the same K-tile as the in-order
   // whole-row variant.
   d.panel.columns = panel_columns(a, panel_r);
-  const std::int64_t pkt = d.variants[0].predicted.kt;
+  // The panel kernel's K-tile: 128 fp32 / 64 fp64 columns per warp (tiled_cuda.cu).
+  const std::int64_t pkt = std::min<std::int64_t>(k, static_cast<std::int64_t>(512 / vb));
   d.panel.predicted = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::predicted, cal);
   d.panel.all_miss = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::all_miss, cal);
   d.panel.optimistic = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::optimistic, cal);
   const double rows_s = d.variants[d.chosen].predicted.seconds;
-  d.kernel = d.panel.predicted.seconds < rows_s * 0.97 ? "panel" : "rows";
+  // kernel=auto's rule (RowsCalibration::panel_reuse / panel_slice_bytes), so that the decision
+  // names the kernel the format runs for row-major B and C.
+  const double reuse = d.panel.columns.sum_distinct > 0
+                           ? static_cast<double>(a.nnz()) / d.panel.columns.sum_distinct : 0.0;
+  d.kernel = reuse >= cal.panel_reuse && static_cast<double>(k) * static_cast<double>(vb) >= cal.panel_slice_bytes
+                 ? "panel" : "rows";
   d.reason += "; kernel=" + d.kernel + " (panel R=" + std::to_string(d.panel.columns.panel_rows) + " " +
               std::to_string(d.panel.predicted.seconds * 1e3) + " ms vs rows " + std::to_string(rows_s * 1e3) + " ms)";
   return d;

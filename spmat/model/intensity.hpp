@@ -253,6 +253,15 @@ struct RowsCalibration {
   /// l2_gbs·rate_spread; the all-miss bound the padded counts at rates / rate_spread.
   /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
   double rate_spread = 1.25;
+  /// The panel kernel (kernel=panel) streams B and C at a higher share of β than the row-wise
+  /// kernel: 0.59-0.71 on the four H100 session-3 runs at K = 128, R = 4 (banded, lap2d, lap3d,
+  /// G3_circuit; bench/results/2026-11-22-h100-s3/tiled-panel); 0.65 is their middle.
+  double panel_efficiency = 0.65;
+  /// kernel=auto's rule, mirrored here so the model's decision names the kernel that runs: the
+  /// panel kernel for row-major B/C when nnz / Σ_p D_p (R = 4) >= panel_reuse and a B row slice
+  /// K·sizeof(value) >= panel_slice_bytes (tiled.cpp: option panel_reuse; tiled_cuda.cu: 256 B).
+  double panel_reuse = 1.2;
+  double panel_slice_bytes = 256;
   /// Bytes of the smallest unit a B piece costs (DRAM and L2): one 32 B sector on NVIDIA parts
   /// (64 B granules fit the H100 data no better: see tiled-spmm.md, Model).
   int granule_bytes = 32;
@@ -306,7 +315,7 @@ std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t va
 
 /// Distinct columns per panel of r consecutive CSR rows.
 struct PanelColumns {
-  std::int64_t panel_rows = 8, panels = 0;
+  std::int64_t panel_rows = 4, panels = 0;
   double sum_distinct = 0;             ///< Σ_panels distinct columns
   std::int64_t max_panel_distinct = 0; ///< the heaviest panel's distinct columns (latency floor)
 };
@@ -348,7 +357,7 @@ struct RowsDecision {
 template <class Value, class Index>
 RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,
                          const LbThresholds& lb = {}, const RowsCalibration& cal = {},
-                         std::int64_t panel_rows = 256, std::int64_t panel_r = 8);
+                         std::int64_t panel_rows = 256, std::int64_t panel_r = 4);
 
 /// One row-wise configuration as it ran: segment size (0 = whole rows), order, and K-tile
 /// (0 = the model's choose_k_tile). Used to compare predictions with measurements of a run.

@@ -283,7 +283,7 @@ TEST(Model, PanelKernelCountsDistinctColumnsPerPanel) {
   EXPECT_DOUBLE_EQ(pt.b_bytes, rt.b_bytes);
 }
 
-TEST(Model, DecisionPicksThePanelKernelWhenGathersDominate) {
+TEST(Model, DecisionNamesThePanelKernelWhereKernelAutoRunsIt) {
   // 64 rows in groups of 8 sharing the same 10 columns: the panel kernel (R = 8) gathers each
   // column once per panel (8 panels · 10 = 80 pieces), the row-wise one per nonzero (640).
   Csr<float, std::int32_t> a;
@@ -298,20 +298,25 @@ TEST(Model, DecisionPicksThePanelKernelWhenGathersDominate) {
   }
   RowsCalibration cal;
   cal.l1_gbs = 1e-3;  // lane-slot gathers dominate everything
-  const auto d = decide_rows(a, 16, DeviceModel::h100(), {}, cal, 256, 8);
+  // K = 64 fp32: a B row slice is 256 B and the reuse 640 / 80 = 8 >= 1.2: kernel=auto's panel.
+  const auto d = decide_rows(a, 64, DeviceModel::h100(), {}, cal, 256, 8);
   ASSERT_EQ(d.variants.size(), 4u);
   EXPECT_EQ(d.kernel, "panel") << d.reason;
   EXPECT_DOUBLE_EQ(d.panel.columns.sum_distinct, 80);
-  EXPECT_DOUBLE_EQ(d.panel.predicted.l1_bytes, 80 * 64);
-  EXPECT_DOUBLE_EQ(d.panel.predicted.l2_bytes, 80 * 64);  // one block: sum_d = 80 as well
-  EXPECT_DOUBLE_EQ(d.variants[d.chosen].predicted.l1_bytes, 640 * 64);
+  EXPECT_DOUBLE_EQ(d.panel.predicted.l1_bytes, 80 * 256);
+  EXPECT_DOUBLE_EQ(d.panel.predicted.l2_bytes, 80 * 256);  // one block: sum_d = 80 as well
+  EXPECT_DOUBLE_EQ(d.variants[d.chosen].predicted.l1_bytes, 640 * 256);
+  EXPECT_LT(d.panel.predicted.seconds, d.variants[d.chosen].predicted.seconds);
   EXPECT_LE(d.panel.optimistic.seconds, d.panel.predicted.seconds);
   EXPECT_LE(d.panel.predicted.seconds, d.panel.all_miss.seconds);
-  // Fast gathers: DRAM bound, equal bytes: the row-wise kernel stays.
-  const auto e = decide_rows(a, 16, DeviceModel::h100(), {}, RowsCalibration{}, 256, 8);
-  EXPECT_EQ(e.kernel, "rows") << e.reason;
+  // K = 16: a 64 B slice, below panel_slice_bytes: the row-wise kernel runs.
+  EXPECT_EQ(decide_rows(a, 16, DeviceModel::h100(), {}, cal, 256, 8).kernel, "rows");
+  // A reuse threshold above 8: the row-wise kernel runs.
+  RowsCalibration strict = cal;
+  strict.panel_reuse = 9;
+  EXPECT_EQ(decide_rows(a, 64, DeviceModel::h100(), {}, strict, 256, 8).kernel, "rows");
   // predict_rows reproduces the decision's in-order whole-row variant.
-  const auto v = predict_rows(a, 16, DeviceModel::h100(), 0, false, 0, cal);
+  const auto v = predict_rows(a, 64, DeviceModel::h100(), 0, false, 0, cal);
   EXPECT_DOUBLE_EQ(v.predicted.seconds, d.variants[0].predicted.seconds);
 }
 

@@ -132,7 +132,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   int panel_r = 0;
   if (kernel == "panel") {
     // kernel=panel: panel_rows is R, the work rows of one panel (one warp's register tile).
-    const std::int64_t pr = o.get_int("panel_rows", 8);
+    const std::int64_t pr = o.get_int("panel_rows", 4);
     if (pr != 4 && pr != 8 && pr != 16 && pr != 32)
       throw ParseError("tiled: kernel=panel: panel_rows=" + std::to_string(pr) + " is not one of 4, 8, 16, 32");
     panel_r = static_cast<int>(pr);
@@ -143,7 +143,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
       throw ParseError("tiled: panel_rows=" + std::to_string(s.panel_rows) +
                        " must be a multiple of 32 in [32, 1024] (it is the GPU block size)");
   }
-  const double panel_reuse_min = o.get_double("panel_reuse", 2.0);
+  const double panel_reuse_min = o.get_double("panel_reuse", 1.2);
   if (!(panel_reuse_min > 0))
     throw ParseError("tiled: panel_reuse must be > 0 (the reuse nnz / sum of panel-distinct columns "
                      "from which kernel=auto builds the panel kernel's arrays)");
@@ -219,7 +219,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
     s.stage_map_ptr.clear();
     s.slab_ptr.clear();
     if (kernel == "panel") build_panels(s, a, work, panel_r, 0.0);
-    if (kernel == "auto") build_panels(s, a, work, 8, panel_reuse_min);
+    if (kernel == "auto") build_panels(s, a, work, 4, panel_reuse_min);
     s.panel_forced = kernel == "panel";
     set_output_map(s, a, work);
     return s;
@@ -398,7 +398,7 @@ std::vector<FormatEntry> tiled_entries() {
       {"kernel", "auto", "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse), "
                          "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
                          "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"},
-      {"panel_reuse", "2", "kernel=auto: build the panel kernel's arrays (R = 8) iff nnz / sum of panel-distinct columns >= this"},
+      {"panel_reuse", "1.2", "kernel=auto: build the panel kernel's arrays (R = 4) iff nnz / sum of panel-distinct columns >= this"},
       {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
       {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail; round 1), 8 (predicated; round 2), 0 = auto (4 if mean work row < 8 nonzeros)"},
       {"cstore", "auto", "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"},
@@ -407,7 +407,7 @@ std::vector<FormatEntry> tiled_entries() {
       {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},
       {"r", "16", "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"},
       {"panel_rows", "256", "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), multiple of 32; "
-                            "kernel=panel: R, rows per panel = per warp (4, 8, 16, 32; default 8)"},
+                            "kernel=panel: R, rows per panel = per warp (4, 8, 16, 32; default 4)"},
       {"smem", "49152", "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"},
       {"k", "32", "the K the model plans for (variant/reorder = auto)"},
       {"layout", "row_major", "the dense layout the model plans for"},

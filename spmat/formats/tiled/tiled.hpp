@@ -34,7 +34,7 @@
 // applies it to the rows of its mask. Example above, kernel=panel,panel_rows=4: one panel,
 // pn_col_ptr = {0, 4}, pn_col = {0, 1, 2, 3}, pn_mask = {0b0101, 0b0100, 0b0001, 0b1100},
 // pn_val_ptr = {0, 6}, pn_val = {1, 3, 4, 2, 5, 6}. kernel=auto (default) builds these arrays
-// (R = 8) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
+// (R = 4) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
 // row-major calls with K·sizeof(Value) >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
 // B values and map ids, the C block; see traffic_bytes in tiled.cpp.

@@ -76,7 +76,7 @@ TEST(Tiled, FourByFourExampleIsStoredAsTheHeaderSays) {
 
 TEST(Tiled, RowKernelLayoutIsWorkRowRangesOfTheCsrArrays) {
   const auto a = example4();
-  const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("variant=baseline,reorder=off"));
+  const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("kernel=rows,variant=baseline,reorder=off"));
   EXPECT_FALSE(s.sell);
   EXPECT_EQ(s.wr_begin, (std::vector<std::int32_t>{0, 2, 2, 5}));
   EXPECT_EQ(s.wr_end, (std::vector<std::int32_t>{2, 2, 5, 6}));
@@ -324,14 +324,14 @@ TEST(Tiled, PanelKernelArraysAreStoredAsTheHeaderSays) {
   EXPECT_EQ(s.to_csr(), a);
   // The row kernel's arrays + the panel arrays.
   EXPECT_EQ(s.storage_bytes(), ((4 + 4 + 6) * 4u + 6 * 8u + (2 + 2 + 4) * 4u + 4 * 4u + 6 * 8u));
-  // Other kernels do not carry them; auto builds them only above panel_reuse (1.5 < 2 here).
-  for (const char* cfg : {"kernel=rows", "kernel=sell", "variant=baseline,reorder=off"}) {
+  // Other kernels do not carry them; auto builds them only from panel_reuse on (1.5 < 2 here).
+  for (const char* cfg : {"kernel=rows", "kernel=sell", "variant=baseline,reorder=off,panel_reuse=2"}) {
     const auto o = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse(cfg));
     EXPECT_EQ(o.panel_r, 0) << cfg;
     EXPECT_TRUE(o.pn_col.empty() && o.pn_val.empty() && o.pn_col_ptr.empty()) << cfg;
   }
   using S = TiledStorage<double, std::int32_t>;
-  EXPECT_EQ(S::build(a, FormatOptions::parse("panel_reuse=1.5")).panel_r, 8);
+  EXPECT_EQ(S::build(a, FormatOptions::parse("panel_reuse=1.5")).panel_r, 4);  // auto: R = 4
 }
 
 TEST(Tiled, PanelKernelArraysOfTwoPanelsWithAPartialOneAndEmptyRows) {
@@ -409,7 +409,7 @@ const char* kPanelConfigs[] = {
     "kernel=panel,panel_rows=16,variant=baseline,reorder=on",
     "kernel=panel,panel_rows=32,variant=segmented,segsize=5,reorder=off",
     "kernel=panel,panel_rows=8,variant=segmented,segsize=3,reorder=on",
-    "variant=baseline,reorder=off,panel_reuse=1.01",  // auto: panel for K·sizeof >= 256 B
+    "variant=baseline,reorder=off,panel_reuse=0.5",  // auto, arrays always: panel for K·sizeof >= 256 B
 };
 
 TEST(Tiled, PanelArraysReproduceTheReferenceInAHostEmulation) {
@@ -443,9 +443,9 @@ TEST(Tiled, PanelArraysReproduceTheReferenceInAHostEmulation) {
 }
 
 TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
-  const auto band = banded_csr<float, std::int32_t>(1000, 4);  // reuse ~ 9·8 / (8 + 8) = 4.5
+  const auto band = banded_csr<float, std::int32_t>(1000, 4);  // R = 4: reuse ~ 9·4 / (4 + 8) = 3
   const auto s = TiledStorage<float, std::int32_t>::build(band, FormatOptions::parse("variant=baseline,reorder=off"));
-  EXPECT_EQ(s.panel_r, 8);
+  EXPECT_EQ(s.panel_r, 4);
   EXPECT_FALSE(s.panel_forced);
   EXPECT_GE(s.panel_reuse, 2.0);
   const auto rnd = random_csr<float, std::int32_t>(500, 5000, 0.002, 3);  // scattered: reuse ~ 1

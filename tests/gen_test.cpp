@@ -364,9 +364,8 @@ TEST(Gen, DescribeListsEveryGeneratorAndTheDocsPageRepeatsIt) {
                            "gen:lap3d:", "gen:lap3d27:", "gen:rmat:", "gen:banded:",
                            "gen:powerlaw:"})
     EXPECT_TRUE(contains(text, name)) << name;
-  std::string here = __FILE__;  // <repo>/tests/gen_test.cpp
-  here.resize(here.rfind('/'));
-  std::ifstream f(here + "/../docs/generators.md");
+  // From the test data dir (an absolute path; __FILE__ may be relative under ccache's basedir).
+  std::ifstream f(std::string(SPMAT_TEST_DATA_DIR) + "/../../docs/generators.md");
   ASSERT_TRUE(f) << "docs/generators.md not found";
   std::stringstream doc;
   doc << f.rdbuf();

@@ -166,6 +166,8 @@ std::string format_table(const Report& rep, bool color) {
 }
 
 std::string current_commit() {
+  // SPMAT_COMMIT first: a copied working tree (a GPU machine) can carry stale git metadata.
+  if (const char* env = std::getenv("SPMAT_COMMIT"); env && *env) return env;
   std::string out;
   if (FILE* p = popen("git rev-parse --short HEAD 2>/dev/null", "r")) {
     char buf[128];
@@ -175,7 +177,6 @@ std::string current_commit() {
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' '))
     out.pop_back();
   if (!out.empty()) return out;
-  if (const char* env = std::getenv("SPMAT_COMMIT"); env && *env) return env;
   return "unknown";
 }
 

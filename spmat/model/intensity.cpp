@@ -473,18 +473,24 @@ RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
 
 template <class Value, class Index>
 PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r) {
+  return panel_columns(a, std::span<const WorkRow>(segment_rows(a, 0)), r);
+}
+
+template <class Value, class Index>
+PanelColumns panel_columns(const Csr<Value, Index>& a, std::span<const WorkRow> work, std::int64_t r) {
   PanelColumns pc;
   pc.panel_rows = std::max<std::int64_t>(1, r);
-  pc.panels = (a.rows + pc.panel_rows - 1) / pc.panel_rows;
+  const auto nw = static_cast<std::int64_t>(work.size());
+  pc.panels = (nw + pc.panel_rows - 1) / pc.panel_rows;
   std::vector<std::int64_t> seen(static_cast<std::size_t>(a.cols), -1);
   for (std::int64_t p = 0; p < pc.panels; ++p) {
     std::int64_t d = 0;
-    const std::int64_t r1 = std::min<std::int64_t>(a.rows, (p + 1) * pc.panel_rows);
-    for (std::int64_t q = static_cast<std::int64_t>(a.row_ptr[p * pc.panel_rows]);
-         q < static_cast<std::int64_t>(a.row_ptr[r1]); ++q) {
-      std::int64_t& s = seen[static_cast<std::size_t>(a.col_idx[q])];
-      if (s != p) s = p, ++d;
-    }
+    const std::int64_t w1 = std::min<std::int64_t>(nw, (p + 1) * pc.panel_rows);
+    for (std::int64_t w = p * pc.panel_rows; w < w1; ++w)
+      for (std::int64_t q = work[static_cast<std::size_t>(w)].begin; q < work[static_cast<std::size_t>(w)].end; ++q) {
+        std::int64_t& s = seen[static_cast<std::size_t>(a.col_idx[q])];
+        if (s != p) s = p, ++d;
+      }
     pc.sum_distinct += static_cast<double>(d);
     pc.max_panel_distinct = std::max(pc.max_panel_distinct, d);
   }
@@ -595,7 +601,14 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
              " (longest row " + std::to_string(base.max_work_row) + ")";
   // The panel kernel: whole rows in order, R rows per warp, the same K-tile as the in-order
   // whole-row variant.
-  d.panel.columns = panel_columns(a, panel_r);
+  // The panel kernel runs over the work rows of the chosen variant (segmented and/or reordered
+  // as the format builds them), R of them per warp.
+  {
+    const auto& ch = d.variants[d.chosen];
+    auto work = segment_rows(a, ch.segsize);
+    if (ch.reordered) sort_by_pattern(a, work);
+    d.panel.columns = panel_columns(a, std::span<const WorkRow>(work), panel_r);
+  }
   // The panel kernel's K-tile: 128 fp32 / 64 fp64 columns per warp (tiled_cuda.cu).
   const std::int64_t pkt = std::min<std::int64_t>(k, static_cast<std::int64_t>(512 / vb));
   d.panel.predicted = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::predicted, cal);
@@ -643,7 +656,8 @@ RowsVariant predict_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   template RowsVariant predict_rows(const Csr<V, I>&, std::int64_t, const DeviceModel&,           \
                                     std::int64_t, bool, std::int64_t, const RowsCalibration&,     \
                                     std::int64_t);                                                \
-  template PanelColumns panel_columns(const Csr<V, I>&, std::int64_t);
+  template PanelColumns panel_columns(const Csr<V, I>&, std::int64_t);                           \
+  template PanelColumns panel_columns(const Csr<V, I>&, std::span<const WorkRow>, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -322,6 +322,9 @@ struct PanelColumns {
 
 template <class Value, class Index>
 PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r);
+/// The same over work rows (segmented and/or reordered, as the format builds them).
+template <class Value, class Index>
+PanelColumns panel_columns(const Csr<Value, Index>& a, std::span<const WorkRow> work, std::int64_t r);
 
 /// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order), L2 bytes
 /// = sum_distinct × K × value bytes (granule-rounded), latency floor of the heaviest panel.

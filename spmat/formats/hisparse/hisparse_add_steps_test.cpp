@@ -135,17 +135,22 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       if (lb && tb) EXPECT_EQ(torder_count(*lb), torder(*lb)) << "merge_ct order of B, level " << l;
       if (la && ta) pa = torder(*la);
       if (lb && tb) pb = torder(*lb);
-      std::vector<std::uint64_t> mk(m, ~std::uint64_t{0});
-      std::vector<std::int64_t> mi(m, -1);
       const std::int64_t ea_n = la ? static_cast<std::int64_t>(la->lr.size()) : 0;
-      for (std::int64_t t = 0; t < m; ++t)
-        steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
-                           la ? la->nodes() : 0, lb ? lb->nodes() : 0,
-                           la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
-                           la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
-                           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
-                           lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
-                           mk.data(), mi.data());
+      // Merge-path placement of every candidate; node maps (round 4) or binary searches (null).
+      auto place = [&](const std::int32_t* nda, const std::int32_t* ndb) {
+        std::pair<std::vector<std::uint64_t>, std::vector<std::int64_t>> r{
+            std::vector<std::uint64_t>(m, ~std::uint64_t{0}), std::vector<std::int64_t>(m, -1)};
+        for (std::int64_t t = 0; t < m; ++t)
+          steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
+                             la ? la->nodes() : 0, lb ? lb->nodes() : 0,
+                             la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
+                             la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
+                             lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
+                             lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
+                             r.first.data(), r.second.data(), nda, ndb);
+        return r;
+      };
+      const auto [mk, mi] = place(nullptr, nullptr);
       EXPECT_EQ(mk, k2) << "merge path keys, level " << l;
       EXPECT_EQ(mi, i2) << "merge path entries, level " << l;
       // Round 4: the same placement from the levels' entry -> node maps (no binary search).
@@ -158,17 +163,7 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       };
       const std::vector<std::int32_t> nda = la ? node_map(*la) : std::vector<std::int32_t>{},
                                       ndb = lb ? node_map(*lb) : std::vector<std::int32_t>{};
-      std::vector<std::uint64_t> mk2(m, ~std::uint64_t{0});
-      std::vector<std::int64_t> mi2(m, -1);
-      for (std::int64_t t = 0; t < m; ++t)
-        steps::merge_place(t, ea_n, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
-                           la ? la->nodes() : 0, lb ? lb->nodes() : 0,
-                           la ? la->begin.data() : nullptr, la ? la->lr.data() : nullptr,
-                           la ? la->lc.data() : nullptr, pa.empty() ? nullptr : pa.data(), ta,
-                           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
-                           lb ? lb->lc.data() : nullptr, pb.empty() ? nullptr : pb.data(), tb,
-                           mk2.data(), mi2.data(), la ? nda.data() : nullptr,
-                           lb ? ndb.data() : nullptr);
+      const auto [mk2, mi2] = place(la ? nda.data() : nullptr, lb ? ndb.data() : nullptr);
       EXPECT_EQ(mk2, k2) << "merge path keys with node maps, level " << l;
       EXPECT_EQ(mi2, i2) << "merge path entries with node maps, level " << l;
     }

@@ -449,18 +449,28 @@ void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode
 }
 }  // namespace
 
+namespace {
+/// The K-tiling and DRAM bytes of one sweep (fields of t); returns the bytes of one B piece over
+/// all tiles (k values, rounded up to the granule per tile) that the L1/L2 terms count.
+double start_traffic(RowsTraffic& t, const ReuseProfile& p, std::int64_t k, std::int64_t kt,
+                     std::size_t value_bytes, std::size_t index_bytes, bool segmented,
+                     const DeviceModel& dev, BMode mode, const RowsCalibration& cal) {
+  t.kt = std::max<std::int64_t>(1, std::min(kt, k));
+  t.tiles = (k + t.kt - 1) / t.kt;
+  dram_bytes(t, p, k, value_bytes, index_bytes, segmented, dev, mode, cal);
+  const double vb = static_cast<double>(value_bytes);
+  return static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
+}
+}  // namespace
+
 RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
                          std::size_t value_bytes, std::size_t index_bytes, bool segmented,
                          const DeviceModel& dev, BMode mode, const RowsCalibration& cal) {
   RowsTraffic t;
   if (k <= 0) return t;
-  t.kt = std::max<std::int64_t>(1, std::min(kt, k));
-  t.tiles = (k + t.kt - 1) / t.kt;
-  dram_bytes(t, p, k, value_bytes, index_bytes, segmented, dev, mode, cal);
   // Every nonzero slot of a warp gathers its B piece of each tile through L1 (a warp waits for
   // its longest row: warp_nnz; optimistic: nnz); panel-distinct pieces cross L2 → SM.
-  const double vb = static_cast<double>(value_bytes);
-  const double piece = static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
+  const double piece = start_traffic(t, p, k, kt, value_bytes, index_bytes, segmented, dev, mode, cal);
   int g = 0;
   while ((2 << g) <= rows_group_lanes(t.kt, value_bytes)) ++g;
   const double slots = mode == BMode::optimistic ? static_cast<double>(p.nnz) : p.warp_nnz[static_cast<std::size_t>(g)];
@@ -502,13 +512,9 @@ RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::in
                           BMode mode, const RowsCalibration& cal) {
   RowsTraffic t;
   if (k <= 0) return t;
-  t.kt = std::max<std::int64_t>(1, std::min(kt, k));
-  t.tiles = (k + t.kt - 1) / t.kt;
-  dram_bytes(t, p, k, value_bytes, index_bytes, false, dev, mode, cal);
   // The warp loads each distinct column of its panel once (L1 slots = Σ distinct); L2 → SM as
   // the row-wise kernel (blocks of the same rows share L1 the same way).
-  const double vb = static_cast<double>(value_bytes);
-  const double piece = static_cast<double>(k) * vb * granule_factor(static_cast<double>(t.kt) * vb, cal.granule_bytes);
+  const double piece = start_traffic(t, p, k, kt, value_bytes, index_bytes, false, dev, mode, cal);
   t.l1_bytes = pc.sum_distinct * piece;
   t.l2_bytes = std::min(p.sum_d, pc.sum_distinct) * piece;
   RowsCalibration pcal = cal;

@@ -127,6 +127,19 @@ Coo<Value, Index> to_coo(const Csr<Value, Index>& a) {
 }
 
 template <class Value, class Index>
+Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a) {
+  Csr<Value, Index> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (const Index r : a.row_idx) ++c.row_ptr[static_cast<std::size_t>(r) + 1];
+  for (Index r = 0; r < a.rows; ++r) c.row_ptr[r + 1] += c.row_ptr[r];
+  c.col_idx = a.col_idx;
+  c.values = a.values;
+  return c;
+}
+
+template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
   Csc<Value, Index> c;
   c.rows = a.rows;
@@ -191,6 +204,7 @@ void canonicalize(Csr<Value, Index>& a) {
   template struct Coo<V, I>;                                     \
   template Csr<V, I> to_csr(const Coo<V, I>&);                   \
   template Coo<V, I> to_coo(const Csr<V, I>&);                   \
+  template Csr<V, I> sorted_coo_to_csr(const Coo<V, I>&);        \
   template Csc<V, I> to_csc(const Csr<V, I>&);                   \
   template Csr<V, I> to_csr(const Csc<V, I>&);                   \
   template Csr<V, I> transpose(const Csr<V, I>&);                \

@@ -74,6 +74,10 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a);
 /// CSR -> COO in row-major order (row_idx expanded from row_ptr).
 template <class Value, class Index>
 Coo<Value, Index> to_coo(const Csr<Value, Index>& a);
+/// COO already in canonical order (row-major, columns ascending, no duplicates: what to_coo
+/// gives) -> CSR in O(nnz + rows): only row_ptr is rebuilt, nothing is sorted or checked.
+template <class Value, class Index>
+Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a);
 /// CSR -> CSC (a counting-sort transpose of the arrays; O(nnz + rows + cols)).
 template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a);

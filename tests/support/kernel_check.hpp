@@ -5,6 +5,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -150,6 +151,63 @@ std::string host_check(const Matrix<Value>& A, const Csr<Value, Index>& a, Op op
   if (op == Op::spmv) A.spmv(x, y, al, be);
   else A.spmv_t(x, y, al, be);
   return check_result(a, op, x, ab, y0, y);
+}
+
+/// The 4×4 example's products, exact on the CPU: y = A·x and y = Aᵀ·x into NaN poison, and
+/// y = 2·op(A)·x − y from y = 1.
+template <class Value, class Index>
+void check_cpu_example(const char* fmt) {
+  const auto A = Matrix<Value>::build(example<Value, Index>(), fmt);
+  const std::vector<Value> x{1, 2, 3, 4};
+  auto y = poisoned<Value>(4);
+  A.spmv(x, y);
+  EXPECT_EQ(y, (std::vector<Value>{7, 0, 31, 24})) << fmt;
+  y = {1, 1, 1, 1};
+  A.spmv(x, y, Value(2), Value(-1));
+  EXPECT_EQ(y, (std::vector<Value>{13, -1, 61, 47})) << fmt;
+  y = poisoned<Value>(4);
+  A.spmv_t(x, y);
+  EXPECT_EQ(y, (std::vector<Value>{10, 12, 2, 39})) << fmt;
+  y = {1, 1, 1, 1};
+  A.spmv_t(x, y, Value(2), Value(-1));
+  EXPECT_EQ(y, (std::vector<Value>{19, 23, 3, 77})) << fmt;
+}
+
+/// Round trip and both CPU kernels against the fp64 reference on the ragged random matrices.
+template <class Value, class Index>
+void check_cpu_format(const char* fmt) {
+  for (const Spec& spec : cpu_specs()) {
+    const auto seed = fresh_seed();
+    const auto a = random_matrix<Value, Index>(spec, seed, false);
+    const auto A = Matrix<Value>::build(a, fmt);
+    EXPECT_EQ(A.to_csr(), (convert<Value, std::int64_t>(a))) << fmt << " round trip, seed " << seed;
+    for (Op op : {Op::spmv, Op::spmv_t})
+      for (AlphaBeta ab : kAlphaBeta)
+        EXPECT_EQ(host_check(A, a, op, ab, seed), "")
+            << fmt << " " << to_string(op) << " " << spec.rows << "x" << spec.cols << " alpha "
+            << ab.alpha << " beta " << ab.beta << " seed " << seed;
+  }
+}
+
+/// `op` on the CPU gives the same bits with 1, 3 and 8 OpenMP threads.
+template <class Value, class Index>
+void check_cpu_thread_independence(const char* fmt, Op op) {
+  const auto seed = fresh_seed();
+  const auto a = random_matrix<Value, Index>({501, 300, 30, 400, 10, 20}, seed, false);
+  const auto A = Matrix<Value>::build(a, fmt);
+  const auto x = random_vector<Value>(op == Op::spmv ? a.cols : a.rows, seed);
+  const int saved = omp_get_max_threads();
+  std::vector<Value> first;
+  for (int threads : {1, 3, 8}) {
+    omp_set_num_threads(threads);
+    auto y = poisoned<Value>(op == Op::spmv ? a.rows : a.cols);
+    if (op == Op::spmv) A.spmv(x, y);
+    else A.spmv_t(x, y);
+    if (first.empty()) first = y;
+    EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(Value)), 0)
+        << fmt << " " << to_string(op) << ", " << threads << " threads, seed " << seed;
+  }
+  omp_set_num_threads(saved);
 }
 
 template <class V, class I>

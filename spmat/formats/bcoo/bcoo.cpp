@@ -25,15 +25,8 @@ Bcoo<Value, Index> Bcoo<Value, Index>::build(const Csr<Value, Index>& a, const F
 
 template <class Value, class Index>
 Csr<Value, Index> Bcoo<Value, Index>::to_csr() const {
-  Csr<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-  for (const Index r : a.row_idx) ++c.row_ptr[static_cast<std::size_t>(r) + 1];
-  for (Index r = 0; r < a.rows; ++r) c.row_ptr[r + 1] += c.row_ptr[r];
-  c.col_idx = a.col_idx;
-  c.values = a.values;
-  return c;
+  // The entries are already in canonical order: only row_ptr has to be rebuilt (O(nnz + rows)).
+  return sorted_coo_to_csr(a);
 }
 
 template <class Value, class Index>

@@ -60,55 +60,15 @@ TYPED_TEST(CscFormat, StoresTheExampleColumnByColumnWithExactBytes) {
 }
 
 TYPED_TEST(CscFormat, MultipliesTheExampleExactlyOnTheCpu) {
-  using V = typename TypeParam::Value;
-  using I = typename TypeParam::Index;
-  const auto A = Matrix<V>::build(example<V, I>(), "csc");
-  const std::vector<V> x{1, 2, 3, 4};
-  auto y = poisoned<V>(4);
-  A.spmv(x, y);
-  EXPECT_EQ(y, (std::vector<V>{7, 0, 31, 24}));
-  y = poisoned<V>(4);
-  A.spmv_t(x, y);
-  EXPECT_EQ(y, (std::vector<V>{10, 12, 2, 39}));
-  y = {1, 1, 1, 1};
-  A.spmv_t(x, y, V(2), V(-1));
-  EXPECT_EQ(y, (std::vector<V>{19, 23, 3, 77}));
+  testing::check_cpu_example<typename TypeParam::Value, typename TypeParam::Index>("csc");
 }
 
 TYPED_TEST(CscFormat, CpuKernelsMatchTheReferenceOnRaggedRandomMatrices) {
-  using V = typename TypeParam::Value;
-  using I = typename TypeParam::Index;
-  for (const Spec& spec : cpu_specs()) {
-    const auto seed = fresh_seed();
-    const auto a = random_matrix<V, I>(spec, seed, false);
-    const auto A = Matrix<V>::build(a, "csc");
-    EXPECT_EQ(A.to_csr(), (convert<V, std::int64_t>(a))) << "round trip, seed " << seed;
-    for (Op op : {Op::spmv, Op::spmv_t})
-      for (AlphaBeta ab : kAlphaBeta)
-        EXPECT_EQ(host_check(A, a, op, ab, seed), "")
-            << to_string(op) << " " << spec.rows << "x" << spec.cols << " alpha " << ab.alpha
-            << " beta " << ab.beta << " seed " << seed;
-  }
+  testing::check_cpu_format<typename TypeParam::Value, typename TypeParam::Index>("csc");
 }
 
 TYPED_TEST(CscFormat, CpuSpmvTDoesNotDependOnTheThreadCount) {
-  using V = typename TypeParam::Value;
-  using I = typename TypeParam::Index;
-  const auto seed = fresh_seed();
-  const auto a = random_matrix<V, I>({501, 300, 30, 400, 10, 20}, seed, false);
-  const auto A = Matrix<V>::build(a, "csc");
-  const auto x = random_vector<V>(a.rows, seed);
-  const int saved = omp_get_max_threads();
-  std::vector<V> first;
-  for (int threads : {1, 3, 8}) {
-    omp_set_num_threads(threads);
-    auto y = poisoned<V>(a.cols);
-    A.spmv_t(x, y);
-    if (first.empty()) first = y;
-    EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(V)), 0)
-        << threads << " threads, seed " << seed;
-  }
-  omp_set_num_threads(saved);
+  testing::check_cpu_thread_independence<typename TypeParam::Value, typename TypeParam::Index>("csc", Op::spmv_t);
 }
 
 TEST(CscRegistry, DeclaresWhatTheKernelsPromise) {

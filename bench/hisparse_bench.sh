@@ -5,6 +5,8 @@
 # SPDX-License-Identifier: MIT
 #
 #   bench/hisparse_bench.sh OUT_DIR        # ~5–8 minutes on an H200
+#   bench/hisparse_bench.sh OUT_DIR final  # session 4: the defaults, fp32 + fp64, A + Aᵀ against
+#                                          # cuSPARSE with and without a timed transpose
 #   bench/hisparse_bench.sh OUT_DIR round4 # session 3 round 4 only (~3 minutes, fp32): SpMV/SpMVᵀ
 #                                          # with spmv=plan and spmv=plan_tl, A + Aᵀ (t_flag; add=merge
 #                                          # and add=merge_ct) and A + A against cuSPARSE, and a
@@ -44,6 +46,29 @@ MATS+=(gen:random_p:5000:1)  # the thesis's "dense": 5000², 25 M entries, all s
 
 COMMON=(--backend cuda --precision "$PRECISIONS" --reps 30 --warmup 5)
 
+if [[ "${2:-}" == final ]]; then
+  # Session 4: the defaults (spmv=plan_tl, add=merge_ct) in fp32 and fp64, and A + Aᵀ both ways
+  # for cuSPARSE: csrgeam2 on a pre-transposed CSR (add_b=t, transpose in setup) and with the
+  # csr2csc timed (add_b=t_flag). hisparse runs t_flag in both files: its transpose is a flag.
+  F=(--backend cuda --precision "$PRECISIONS" --reps 20 --warmup 5)
+  G3=()
+  [[ -f "$MDIR/G3_circuit.mtx.gz" ]] && G3=("$MDIR/G3_circuit.mtx.gz")
+  SPMV_MATS=(gen:banded:1000000:8 "${G3[@]}" gen:random_k:2000000:16 gen:powerlaw:2000000:16
+             gen:lap2d:2000 gen:ideal gen:rmat:21:16 gen:random_p:5000:1)
+  ADD_T=(gen:lap2d:1000 "${G3[@]}" gen:banded:1000000:8 gen:random_k:500000:16)
+  echo "== final: spmv, spmv_t" >&2
+  "$SPMAT" bench "${F[@]}" --formats hisparse,cusparse-csr --ops spmv,spmv_t \
+    --json "$OUT/hisparse_final_spmv.json" "${SPMV_MATS[@]}"
+  echo "== final: A + Aᵀ: hisparse flag vs cuSPARSE csr2csc + csrgeam2 (t_flag) and csrgeam2 alone (t)" >&2
+  "$SPMAT" bench "${F[@]}" --ops add --variant hisparse:add_b=t_flag \
+    --variant cusparse-csr:add_b=t_flag --variant cusparse-csr:add_b=t \
+    --json "$OUT/hisparse_final_add_t.json" "${ADD_T[@]}"
+  echo "== final: A + A" >&2
+  "$SPMAT" bench "${F[@]}" --formats hisparse,cusparse-csr --ops add \
+    --option hisparse:add_b=a --option cusparse-csr:add_b=a \
+    --json "$OUT/hisparse_final_add_a.json" "${ADD_T[@]}"
+  exit 0
+fi
 if [[ "${2:-}" == round4 ]]; then
   R4=(--backend cuda --precision fp32 --reps 30 --warmup 5)
   G3=()

@@ -9,6 +9,8 @@
 #        SPMAT_MATRIX_DIR (default ./data): real matrices <name>.mtx.gz, skipped when missing
 #        PRECISIONS="fp32 fp64"  KS="16,32,64,128"  LAYOUTS="row col"  REPS=30  WARMUP=5
 #        PARTS="cusparse plain balanced reordered model"  SKIP_MODEL=1 (no predictions)
+#        (PARTS=all: the same cases in one `spmat bench` call per matrix, layout and precision:
+#         one load and one reference per matrix instead of eight)
 #        (extra parts: sell = the paper's kernel; loops = batch 4/8 × cstore plain/stream, kt 64/32;
 #         panel = kernel=panel (B row slice once per panel of R rows), R in PANEL_ROWS="8 16",
 #         row layout only: column-major calls run the row kernel)
@@ -67,6 +69,18 @@ for m in "${MATRICES[@]}"; do
               reordered) opt="kernel=rows,variant=baseline,reorder=on" ;;
             esac
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
+              --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
+          all)
+            # One load of the matrix for every case: cuSPARSE's three SpMMs, the plain, balanced
+            # and reordered row-wise builds, and the model's choice planned for each K (tiled:k=K;
+            # tiled_model_eval.py keeps a planned build only at its own K).
+            vars=(--variant "tiled:kernel=rows,variant=baseline,reorder=off"
+                  --variant "tiled:kernel=rows,variant=segmented,reorder=off"
+                  --variant "tiled:kernel=rows,variant=baseline,reorder=on")
+            for k in ${KS//,/ }; do vars+=(--variant "tiled:k=$k"); done
+            cus=()
+            [[ "$BACKEND" == cpu ]] || cus=(--variant cusparse-csr --variant cusparse-csr-alg2 --variant cusparse-coo)
+            "$SPMAT" bench "${common[@]}" --precision "$prec" "${cus[@]}" "${vars[@]}" \
               --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
           loops)
             # Round-3 attribution of the row kernel's inner loop: batch 4 (+ tail) vs predicated 8,

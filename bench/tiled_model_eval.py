@@ -50,6 +50,14 @@ def variant_of(fmt, options):
     return "other"
 
 
+def planned_k(options):
+    """The K a tiled build was planned for (its option k), or None."""
+    for kv in (options or "").split(","):
+        if kv.startswith("k="):
+            return int(kv[2:])
+    return None
+
+
 def load_measured(d):
     """{(matrix, precision, layout, k): {variant: time_ms}} (cusparse = fastest of its formats)."""
     out = defaultdict(dict)
@@ -62,6 +70,9 @@ def load_measured(d):
             v = variant_of(r["format"], r.get("options", ""))
             if v is None:
                 continue
+            planned = planned_k(r.get("options", ""))
+            if planned is not None and planned != int(r["k"]):
+                continue  # a tiled build planned for another K (the `all` part runs every pair)
             key = (r["matrix"]["name"], r["precision"], r.get("layout", "row"), int(r["k"]))
             t = float(r["time_ms"])
             if v not in out[key] or t < out[key][v]:

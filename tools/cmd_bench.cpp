@@ -64,6 +64,8 @@ void print_help() {
       "  --warmup N            untimed runs first (default 10 on cuda, 2 on cpu)\n"
       "  --flush-l2            write 2x L2 (CPU: 2x last-level cache) between timed runs\n"
       "  --option fmt:k=v      a build option of one format (repeatable)\n"
+      "  --variant fmt[:k=v,..] one more run of fmt with these options, beside the --formats\n"
+      "                        runs (repeatable; compares variants on one load of each matrix)\n"
       "  --suite NAME          matrices when none are given (default: default)\n"
       "  --json PATH           write the results as JSON\n"
       "  --out-dir DIR         write DIR/bench.json\n"
@@ -131,8 +133,9 @@ int cmd_bench(int argc, char** argv) {
   BenchConfig cfg;
   cfg.backend = cuda_available() ? Backend::cuda : Backend::cpu;
   std::vector<std::string> format_names, matrices;
-  bool all_formats = true;
+  bool all_formats = true, formats_given = false;
   std::map<std::string, FormatOptions> options;
+  std::vector<std::pair<std::string, FormatOptions>> variants;  // --variant: (format, options)
   std::string suite = "default", json_path, out_dir;
 
   for (int i = 0; i < argc; ++i) {
@@ -158,6 +161,7 @@ int cmd_bench(int argc, char** argv) {
     }
     if (arg == "--formats") {
       all_formats = value == "all";
+      formats_given = true;
       format_names = all_formats ? std::vector<std::string>{} : split_list(value);
     } else if (arg == "--ops") {
       cfg.ops.clear();
@@ -180,14 +184,19 @@ int cmd_bench(int argc, char** argv) {
       cfg.reps = parse_count(arg, value, 1);
     } else if (arg == "--warmup") {
       cfg.warmup = parse_count(arg, value, 0);
-    } else if (arg == "--option") {
-      const auto colon = value.find(':');
+    } else if (arg == "--option" || arg == "--variant") {
+      auto colon = value.find(':');
+      if (arg == "--variant" && colon == std::string::npos) colon = value.size();  // no options
       if (colon == std::string::npos || colon == 0)
-        throw ParseError("--option expects format:key=value, got '" + value + "'");
-      const std::string fmt = value.substr(0, colon);
-      (void)find_format(fmt);
-      const FormatOptions parsed = FormatOptions::parse(value.substr(colon + 1));
-      for (const auto& [k, v] : parsed.all()) options[fmt].set(k, v);
+        throw ParseError(arg + " expects format:key=value[,key=value...], got '" + value + "'");
+      const std::string fmt = find_format(value.substr(0, colon)).name;
+      const FormatOptions parsed =
+          FormatOptions::parse(colon < value.size() ? value.substr(colon + 1) : std::string());
+      if (arg == "--variant") {
+        variants.emplace_back(fmt, parsed);
+      } else {
+        for (const auto& [k, v] : parsed.all()) options[fmt].set(k, v);
+      }
     } else if (arg == "--suite") {
       suite = value;
     } else if (arg == "--json") {
@@ -208,6 +217,8 @@ int cmd_bench(int argc, char** argv) {
     }
   }
 
+  // --variant alone runs only its variants (no implicit "all formats").
+  if (!formats_given && !variants.empty()) all_formats = false;
   if (all_formats) {
     for (const auto& e : registry())
       if (e.caps.on(cfg.backend).available) format_names.push_back(e.name);
@@ -215,6 +226,13 @@ int cmd_bench(int argc, char** argv) {
   for (const auto& name : format_names) {
     const auto it = options.find(name);
     cfg.formats.push_back({find_format(name).name, it == options.end() ? FormatOptions{} : it->second});
+  }
+  for (const auto& [fmt, own] : variants) {
+    FormatOptions opts;  // --option values of the format first; the variant's own win
+    if (const auto it = options.find(fmt); it != options.end())
+      for (const auto& [k, v] : it->second.all()) opts.set(k, v);
+    for (const auto& [k, v] : own.all()) opts.set(k, v);
+    cfg.formats.push_back({fmt, opts});
   }
   for (const auto& [fmt, opts] : options) {
     bool used = false;

@@ -61,9 +61,21 @@ constexpr int kBlock = 256;
 /// Entries per thread of the stream kernel, and its largest block (chunk <= 512 · 8 = 4096).
 constexpr int kE = bccoo::kStreamPerThread;
 constexpr int kStreamMaxThreads = static_cast<int>(bccoo::kStreamMaxChunk / kE);
+/// Resident blocks per SM the 128-thread stream kernel is compiled for: fp32 12 (register cap
+/// 65536 / (128 · 12) = 42, so 40 registers, no spills), fp64 10 (48 registers: at 40 the fp64
+/// build spills 64 bytes per thread).
+template <class Value>
+constexpr int small_chunk_blocks() {
+  return sizeof(Value) == 8 ? 10 : 12;
+}
 /// Threads of the stream kernel for chunk b: whole warps covering b entries at 8 per thread
 /// (b = 1024 → 128 threads). Not tuned yet: the H100/H200 runs of bench/bccoo_gpu.sh decide
 /// (they also time chunk = 2048 and 4096).
+/// The stream and block kernels decode chunk-local rows and columns in 32 bits: every local row
+/// must be below 0xffffffff (their "no row" key) and every column offset must fit 4 bytes.
+inline bool fits_local32(std::int64_t rows, std::int64_t cols) {
+  return rows < 0xffffffffll && cols <= 0xffffffffll;
+}
 inline int stream_threads(std::int64_t chunk) {
   return static_cast<int>(32 * ((chunk + 32 * kE - 1) / (32 * kE)));
 }
@@ -103,7 +115,8 @@ struct BccooGpuDevice {
     d.kernel = s.kernel;
     d.prefetch = static_cast<int>(s.prefetch);
     if (s.chunk > bccoo::kStreamMaxChunk ||
-        (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff))  // one block per chunk: grid.x
+        (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff) ||  // one block per chunk: grid.x
+        !bccoo_gpu::fits_local32(s.rows, s.cols))
       d.kernel = BccooGpuKernel::atomic;
     d.lut = cuda::DeviceBuffer<Value>(s.lut, "bccoo-gpu value table");
     d.row = cuda::DeviceBuffer<Index>(s.row, "bccoo-gpu chunk rows");
@@ -150,45 +163,61 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
 
 // ---- stream kernel ----------------------------------------------------------------------------
 
-/// Entries 0..7 of thread t's slice of a sub-array of W-byte unsigned fields (W ∈ {1,2,4,8}).
-/// The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays start 8-byte
-/// aligned). Only words holding an entry < n are read: a sub-array padded to 8 B contains every
-/// word that holds one of its entries, so no load leaves the chunk. Unread entries are 0.
+/// Entries 0..7 of thread t's slice of a sub-array of W-byte unsigned fields (W ∈ {1,2,4}), as
+/// 32-bit values. The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays
+/// start 8-byte aligned). Only words holding an entry < n are read: a sub-array padded to 8 B
+/// contains every word that holds one of its entries, so no load leaves the chunk. Unread entries
+/// are 0. 32-bit results halve the unpacking work against 64-bit fields (session 4: the kernel
+/// was issue-bound, ~108 instructions per entry on gen:lap2d:2000, ncu).
 template <int W>
 __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int t, int n,
-                                           std::uint64_t (&out)[bccoo_gpu::kE]) {
+                                           std::uint32_t (&out)[bccoo_gpu::kE]) {
+  static_assert(W == 1 || W == 2 || W == 4, "32-bit slices: widths 1, 2, 4");
   const auto* words =
       reinterpret_cast<const unsigned long long*>(sub) + static_cast<std::int64_t>(t) * W;
   constexpr int kPerWord = 8 / W;
 #pragma unroll
   for (int k = 0; k < W; ++k) {
     const unsigned long long wd = k * kPerWord < n ? cuda::ldg(words + k) : 0ull;
+    const std::uint32_t half[2] = {static_cast<std::uint32_t>(wd),
+                                   static_cast<std::uint32_t>(wd >> 32)};
 #pragma unroll
     for (int j = 0; j < kPerWord; ++j) {
-      if constexpr (W == 8)
-        out[k] = wd;
+      const std::uint32_t h = half[j * W / 4];
+      if constexpr (W == 4)
+        out[k * kPerWord + j] = h;
       else
-        out[k * kPerWord + j] = (wd >> (8 * W * j)) & ((1ull << (8 * W)) - 1ull);
+        out[k * kPerWord + j] = (h >> (8 * W * (j % (4 / W)))) & ((1u << (8 * W)) - 1u);
     }
   }
 }
-/// Runtime width (block-uniform: no divergence).
+/// Runtime width (block-uniform: no divergence). Widths of 8 bytes never reach the stream and
+/// block kernels (upload sends matrices of 2^32 or more rows or columns to the atomic kernel).
 __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int w, int t, int n,
-                                           std::uint64_t (&out)[bccoo_gpu::kE]) {
+                                           std::uint32_t (&out)[bccoo_gpu::kE]) {
   switch (w) {
     case 1: load_slice<1>(sub, t, n, out); break;
     case 2: load_slice<2>(sub, t, n, out); break;
-    case 4: load_slice<4>(sub, t, n, out); break;
-    default: load_slice<8>(sub, t, n, out); break;
+    default: load_slice<4>(sub, t, n, out); break;
   }
 }
-
+/// Thread t's 8 raw values (sub-array of Values, 8-byte aligned); entries >= n are 0.
 template <class Value>
-__device__ __forceinline__ Value value_from_bits(std::uint64_t b) {
-  if constexpr (sizeof(Value) == 8)
-    return __longlong_as_double(static_cast<long long>(b));
-  else
-    return __uint_as_float(static_cast<unsigned>(b));
+__device__ __forceinline__ void load_raw_values(const std::uint8_t* sub, int t, int n,
+                                                Value (&out)[bccoo_gpu::kE]) {
+  const Value* v = reinterpret_cast<const Value*>(sub) + static_cast<std::int64_t>(t) * bccoo_gpu::kE;
+  if constexpr (sizeof(Value) == 4) {  // two floats per aligned 8-byte load, as the words above
+    const auto* v2 = reinterpret_cast<const float2*>(v);
+#pragma unroll
+    for (int k = 0; k < bccoo_gpu::kE / 2; ++k) {
+      const float2 p = 2 * k < n ? cuda::ldg(v2 + k) : float2{0.f, 0.f};
+      out[2 * k] = p.x;
+      out[2 * k + 1] = 2 * k + 1 < n ? p.y : 0.f;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < bccoo_gpu::kE; ++i) out[i] = i < n ? cuda::ldg(v + i) : Value(0);
+  }
 }
 
 /// y = beta*y for an empty row (beta == 0 writes 0 without reading y).
@@ -200,8 +229,8 @@ __device__ __forceinline__ void scale_store(Value* y, Value beta) {
 /// Sum of the warp tails (wval) of warps w, w-1, ... whose trailing key is `key`, walking back
 /// while a whole warp has that key (wfirst[w] == key). Fixed order: deterministic.
 template <class Value>
-__device__ __forceinline__ Value warp_carry(std::int64_t key, int w, const std::int64_t* wkey,
-                                           const std::int64_t* wfirst, const Value* wval) {
+__device__ __forceinline__ Value warp_carry(std::uint32_t key, int w, const std::uint32_t* wkey,
+                                           const std::uint32_t* wfirst, const Value* wval) {
   Value c = 0;
   for (; w >= 0 && wkey[w] == key; --w) {
     c += wval[w];
@@ -237,9 +266,10 @@ __device__ __forceinline__ void prefetch_l2(const std::uint8_t* p, std::int64_t 
 }
 
 /// Shared memory of one block-wide segmented scan: each warp's last key, first key, tail.
+/// Keys are chunk-local rows (row − the chunk's first row), 32 bits.
 template <class Value>
 struct ScanShared {
-  std::int64_t wkey[32], wfirst[32];
+  std::uint32_t wkey[32], wfirst[32];
   Value wval[32];
 };
 
@@ -258,47 +288,49 @@ __device__ __forceinline__ void stream_chunk(
     Value* __restrict__ y, Value alpha, Value beta, Value* __restrict__ head_out,
     Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
   constexpr int kE = bccoo_gpu::kE;
-  constexpr std::int64_t kNone = 0x7fffffffffffffffll;  // key of threads without entries
+  // Rows are chunk-local (row − r0) in 32 bits: upload keeps matrices of 2^32 − 1 or more rows
+  // off this code, so a local row is never kNone, the key of threads without entries.
+  constexpr std::uint32_t kNone = 0xffffffffu;
   const bccoo::GpuChunk g = bccoo::gpu_chunk(hd.fmt, len, sizeof(Value));
   const std::uint8_t* base = data + hd.begin;
-  const std::int64_t r0 = hd.r0, c0 = hd.c0;
+  const Value* xc = x + hd.c0;  // columns are offsets from the chunk's smallest column
+  Value* yc = y + hd.r0;        // rows are offsets from the chunk's first row
   const int t = threadIdx.x;
   const std::int64_t left = len - static_cast<std::int64_t>(t) * kE;
   const int n = left <= 0 ? 0 : (left >= kE ? kE : static_cast<int>(left));
 
   // Issue the slice loads first, then fill the table (its latency overlaps theirs).
-  std::uint64_t ro[kE], co[kE], vb[kE];
+  std::uint32_t ro[kE], co[kE];
   load_slice(base + g.row_at, g.wr, t, n, ro);
   load_slice(base + g.col_at, g.wc, t, n, co);
-  if (g.lut)
-    load_slice<1>(base + g.val_at, t, n, vb);
-  else
-    load_slice<static_cast<int>(sizeof(Value))>(base + g.val_at, t, n, vb);
-  if (fill_lut && g.lut) {  // block-uniform branch
-    for (int i = t; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
-    __syncthreads();
+  Value v[kE];
+  if (g.lut) {  // block-uniform
+    std::uint32_t idx[kE];
+    load_slice<1>(base + g.val_at, t, n, idx);
+    if (fill_lut) {
+      for (int i = t; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < kE; ++i) v[i] = s_lut[idx[i]];
+  } else {
+    load_raw_values(base + g.val_at, t, n, v);
   }
 
   // All 8 gathers of x are independent: issue them before the row logic.
   Value prod[kE];
 #pragma unroll
-  for (int i = 0; i < kE; ++i) {
-    prod[i] = Value(0);
-    if (i < n) {
-      const Value v = g.lut ? s_lut[vb[i]] : value_from_bits<Value>(vb[i]);
-      prod[i] = v * cuda::ldg(x + c0 + static_cast<std::int64_t>(co[i]));
-    }
-  }
+  for (int i = 0; i < kE; ++i) prod[i] = i < n ? v[i] * cuda::ldg(xc + co[i]) : Value(0);
   after_gathers();  // while the gathers are in flight
 
   // Sequential per-row sums over this thread's entries.
-  std::int64_t first = kNone, cur = kNone;
+  std::uint32_t first = kNone, cur = kNone;
   Value s = 0, head = 0;
   bool changed = false;
 #pragma unroll
   for (int i = 0; i < kE; ++i) {
     if (i < n) {
-      const std::int64_t r = r0 + static_cast<std::int64_t>(ro[i]);
+      const std::uint32_t r = ro[i];
       if (i == 0) {
         first = cur = r;
       } else if (r != cur) {
@@ -306,9 +338,9 @@ __device__ __forceinline__ void stream_chunk(
           head = s;  // the first row may continue from earlier threads
           changed = true;
         } else {
-          cuda::axpby_store(y + cur, alpha, s, beta);  // row wholly inside this thread
+          cuda::axpby_store(yc + cur, alpha, s, beta);  // row wholly inside this thread
         }
-        for (std::int64_t q = cur + 1; q < r; ++q) scale_store(y + q, beta);  // empty rows
+        for (std::uint32_t q = cur + 1; q < r; ++q) scale_store(yc + q, beta);  // empty rows
         cur = r;
         s = Value(0);
       }
@@ -318,9 +350,9 @@ __device__ __forceinline__ void stream_chunk(
 
   // Block-wide inclusive segmented scan of the tails (s) keyed by the last row (cur).
   const int lane = t & 31, warp = t >> 5;
-  const std::int64_t up = __shfl_up_sync(cuda::kFullMask, cur, 1);
+  const std::uint32_t up = __shfl_up_sync(cuda::kFullMask, cur, 1);
   Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != cur, s);
-  const std::int64_t lane0_key = __shfl_sync(cuda::kFullMask, cur, 0);
+  const std::uint32_t lane0_key = __shfl_sync(cuda::kFullMask, cur, 0);
   if (lane == 31) {
     sh.wkey[warp] = cur;
     sh.wval[warp] = incl;
@@ -329,7 +361,7 @@ __device__ __forceinline__ void stream_chunk(
   __syncthreads();
   if (cur == lane0_key) incl += warp_carry(cur, warp - 1, sh.wkey, sh.wfirst, sh.wval);
   // The previous thread's last row and scanned tail.
-  std::int64_t prev_key = __shfl_up_sync(cuda::kFullMask, cur, 1);
+  std::uint32_t prev_key = __shfl_up_sync(cuda::kFullMask, cur, 1);
   Value prev_incl = __shfl_up_sync(cuda::kFullMask, incl, 1);
   if (lane == 0) {
     prev_key = warp > 0 ? sh.wkey[warp - 1] : kNone;
@@ -340,22 +372,22 @@ __device__ __forceinline__ void stream_chunk(
   if (t > 0 && prev_key != first) {
     // The previous thread's last row ends exactly at the thread boundary: it is complete, with
     // the scanned sum prev_incl. Then the empty rows up to my first row.
-    if (prev_key == r0)
+    if (prev_key == 0)
       head_out[h] = prev_incl;  // the chunk's first row: may be shared with chunk h-1
     else
-      cuda::axpby_store(y + prev_key, alpha, prev_incl, beta);
-    for (std::int64_t q = prev_key + 1; q < first; ++q) scale_store(y + q, beta);
+      cuda::axpby_store(yc + prev_key, alpha, prev_incl, beta);
+    for (std::uint32_t q = prev_key + 1; q < first; ++q) scale_store(yc + q, beta);
   }
   if (changed) {
     const Value hs = (prev_key == first ? prev_incl : Value(0)) + head;
-    if (first == r0)
+    if (first == 0)
       head_out[h] = hs;  // the chunk's first row: may be shared with chunk h-1
     else
-      cuda::axpby_store(y + first, alpha, hs, beta);
+      cuda::axpby_store(yc + first, alpha, hs, beta);
   }
   if (static_cast<std::int64_t>(t) == (len - 1) / kE) {  // the chunk's last entry
     tail_out[h] = incl;
-    tail_row_out[h] = cur;
+    tail_row_out[h] = hd.r0 + cur;
   }
 }
 
@@ -387,8 +419,13 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
 /// (+ barrier) → x round trips in series. The scan's shared arrays alternate between two
 /// buffers, so one barrier per chunk suffices (a warp can reuse a buffer only after the next
 /// chunk's barrier, which every warp reaches after reading it).
-template <class Value, class Index>
-__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads, 2)  // <= 64 registers: 32 warps/SM
+/// kMaxThreads: 128 for chunks of up to 1,024 entries (the default), compiled for 10 (fp64) or 12
+/// (fp32) resident blocks per SM instead of 8 (session 4: ncu on gen:lap2d:2000 found the
+/// 64-register build latency-bound at 32 warps/SM, 10.3 cycles between a warp's instructions),
+/// else 512 (chunks up to 4,096, 2 blocks per SM).
+template <class Value, class Index, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads,
+                                  kMaxThreads <= 128 ? bccoo_gpu::small_chunk_blocks<Value>() : 2)
     bccoo_gpu_stream_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
                             const Index* __restrict__ row, const Index* __restrict__ column,
                             const std::uint8_t* __restrict__ format,
@@ -577,8 +614,13 @@ unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t block
   std::int64_t g = blocks;
   if (g <= 0) {
     int per_sm = 0;
-    SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, bccoo_gpu_stream_kernel<Value, Index>, bccoo_gpu::stream_threads(chunk), 0));
+    const int threads = bccoo_gpu::stream_threads(chunk);
+    if (threads <= 128)
+      SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, bccoo_gpu_stream_kernel<Value, Index, 128>, threads, 0));
+    else
+      SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, bccoo_gpu_stream_kernel<Value, Index, bccoo_gpu::kStreamMaxThreads>, threads, 0));
     g = static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
   }
   return static_cast<unsigned>(g < nb ? g : nb);
@@ -592,7 +634,10 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
   if (d.nb > 0 && d.kernel != BccooGpuKernel::atomic) {
     const int threads = bccoo_gpu::stream_threads(d.chunk);
     if (d.kernel == BccooGpuKernel::stream) {
-      bccoo_gpu_stream_kernel<<<d.stream_grid, threads>>>(
+      auto* kernel = threads <= 128
+                         ? bccoo_gpu_stream_kernel<Value, Index, 128>
+                         : bccoo_gpu_stream_kernel<Value, Index, bccoo_gpu::kStreamMaxThreads>;
+      kernel<<<d.stream_grid, threads>>>(
           d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
           d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
           d.tail.data(), d.tail_row.data());

@@ -92,14 +92,19 @@ def main():
 
     print(f"\n## Criterion: matrices with >= {args.min_rows:,} rows\n")
     status = 0
+    suite = [m for m in mats if rows[m] >= args.min_rows and cus(m)[0]]
     for v in variants:
         sp = {}
-        for m in mats:
+        for m in suite:
             tc, _ = cus(m)
-            if rows[m] >= args.min_rows and tc and (m, v) in best:
+            if (m, v) in best:
                 sp[m] = tc / best[(m, v)]
         if not sp:
             print(f"{v}: no matrices")
+            continue
+        if len(sp) < len(suite):  # a verdict over part of the suite would mislead
+            print(f"{v}: measured on {len(sp)} of the {len(suite)} matrices "
+                  f"(missing: {', '.join(sorted(set(suite) - set(sp)))}): no verdict")
             continue
         geo = math.exp(sum(math.log(s) for s in sp.values()) / len(sp))
         worst_m = min(sp, key=sp.get)

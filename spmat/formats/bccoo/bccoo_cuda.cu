@@ -68,14 +68,14 @@ template <class Value>
 constexpr int small_chunk_blocks() {
   return sizeof(Value) == 8 ? 10 : 12;
 }
-/// Threads of the stream kernel for chunk b: whole warps covering b entries at 8 per thread
-/// (b = 1024 → 128 threads). Not tuned yet: the H100/H200 runs of bench/bccoo_gpu.sh decide
-/// (they also time chunk = 2048 and 4096).
 /// The stream and block kernels decode chunk-local rows and columns in 32 bits: every local row
 /// must be below 0xffffffff (their "no row" key) and every column offset must fit 4 bytes.
 inline bool fits_local32(std::int64_t rows, std::int64_t cols) {
   return rows < 0xffffffffll && cols <= 0xffffffffll;
 }
+/// Threads of the stream kernel for chunk b: whole warps covering b entries at 8 per thread
+/// (b = 1024 → 128 threads). Not tuned yet: the H100/H200 runs of bench/bccoo_gpu.sh decide
+/// (they also time chunk = 2048 and 4096).
 inline int stream_threads(std::int64_t chunk) {
   return static_cast<int>(32 * ((chunk + 32 * kE - 1) / (32 * kE)));
 }
@@ -192,7 +192,8 @@ __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int t, int n
   }
 }
 /// Runtime width (block-uniform: no divergence). Widths of 8 bytes never reach the stream and
-/// block kernels (upload sends matrices of 2^32 or more rows or columns to the atomic kernel).
+/// block kernels (upload sends matrices of 2^32 − 1 or more rows, or more than 2^32 columns, to
+/// the atomic kernel: fits_local32).
 __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int w, int t, int n,
                                            std::uint32_t (&out)[bccoo_gpu::kE]) {
   switch (w) {

@@ -46,6 +46,10 @@ else
   done
 fi
 
+# The row-wise builds with and without each optimization (tiled_model_eval.py names them back).
+declare -A VARIANT_OPTS=([plain]="kernel=rows,variant=baseline,reorder=off"
+                         [balanced]="kernel=rows,variant=segmented,reorder=off"
+                         [reordered]="kernel=rows,variant=baseline,reorder=on")
 safe() { echo "$1" | sed 's#.*/##; s#\.mtx\.gz$##; s#[^A-Za-z0-9_.-]#_#g'; }
 backend_flag=()
 [[ -n "$BACKEND" ]] && backend_flag=(--backend "$BACKEND")
@@ -63,20 +67,15 @@ for m in "${MATRICES[@]}"; do
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats cusparse-csr,cusparse-csr-alg2,cusparse-coo \
               --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
           plain|balanced|reordered)
-            case $part in
-              plain) opt="kernel=rows,variant=baseline,reorder=off" ;;
-              balanced) opt="kernel=rows,variant=segmented,reorder=off" ;;
-              reordered) opt="kernel=rows,variant=baseline,reorder=on" ;;
-            esac
+            opt=${VARIANT_OPTS[$part]}
             "$SPMAT" bench "${common[@]}" --precision "$prec" --formats tiled --option "tiled:$opt" \
               --json "$out" "$m" || echo "tiled_bench: $m $part failed ($?)" >&2 ;;
           all)
             # One load of the matrix for every case: cuSPARSE's three SpMMs, the plain, balanced
             # and reordered row-wise builds, and the model's choice planned for each K (tiled:k=K;
             # tiled_model_eval.py keeps a planned build only at its own K).
-            vars=(--variant "tiled:kernel=rows,variant=baseline,reorder=off"
-                  --variant "tiled:kernel=rows,variant=segmented,reorder=off"
-                  --variant "tiled:kernel=rows,variant=baseline,reorder=on")
+            vars=()
+            for v in plain balanced reordered; do vars+=(--variant "tiled:${VARIANT_OPTS[$v]}"); done
             for k in ${KS//,/ }; do vars+=(--variant "tiled:k=$k"); done
             cus=()
             [[ "$BACKEND" == cpu ]] || cus=(--variant cusparse-csr --variant cusparse-csr-alg2 --variant cusparse-coo)

@@ -7,23 +7,25 @@
 //
 // Common contract: row/column/format: nb, offset: nb+1 (int64), data: offset[nb] bytes, lut: 256
 // values, x: cols (spmv) or rows (spmv_t), y: rows (spmv) or cols (spmv_t); all device memory
-// (matrix arrays and the stream kernel's scratch allocated by upload, x and y by the caller).
+// (matrix arrays, the stream and block kernels' chunk descriptors (32 B per chunk, derived at
+// upload) and scratch allocated by upload, x and y by the caller).
 // beta == 0 never reads y (NaN poison never leaks). Canonical input: no duplicates; explicit
 // zeros multiplied (0·Inf = NaN propagates); empty rows get beta·y. Offsets, rows and columns
 // are 64-bit inside the kernels. No launch of the chunk kernels when nb == 0 (y = beta·y only).
 //
 // Per-chunk decode of the stream and block kernels (stream_chunk; chunk <= kStreamMaxChunk).
 // A block (T = 32·ceil(b/256) threads) decodes chunk h; thread t owns entries [8t, 8t+8): it
-// loads its slices of the three
+// reads the chunk's precomputed descriptor (two 16-byte loads), loads its slices of the three
 // sub-arrays as aligned 8-byte words (w B per entry → w words) and unpacks them in registers,
-// reads the value table from shared memory (only its lut_used real entries are copied, and only
-// when the chunk uses the table), gathers x with __ldg and sums the 8 products sequentially per
-// row. A row that starts and ends inside one thread is written at once (y = α·s + β·y, one
-// store per row, no atomics). The partial sum of each thread's last row (its "tail") is combined
-// across threads by a block-wide segmented inclusive scan keyed by that row (warp shuffles plus
-// one shared-memory pass over the ≤ 16 warps); a thread whose first row continues from earlier
-// threads adds the scanned carry to its own first-row partial and writes the row (a row that
-// ends exactly at a thread boundary is written by the next thread from the scan). The chunk's
+// issues its 8 x gathers (__ldg) before any product, reads the value table from shared memory
+// (only its lut_used real entries are copied, and only when the chunk uses the table). The
+// partial sum of each thread's last row (its "tail", pass 1) is combined across threads by a
+// block-wide segmented inclusive scan keyed by that row (warp shuffles plus one shared-memory
+// pass over the ≤ 16 warps). Pass 2 starts from the scanned carry and ends a row wherever the
+// next entry's row (or the next thread's first row) differs; the row sums go to a zeroed
+// shared-memory row buffer (one predicated store per entry) and from there to y in one
+// coalesced pass (y = α·s + β·y; empty rows get α·0 + β·y), or, when the chunk spans 1,024 local
+// rows or more, straight to y. The chunk's
 // first row (when the chunk holds more than one row) and its last row can be shared with the
 // neighbour chunks: their partials go to scratch (head[h], tail[h], tail_row[h]), and a second
 // kernel (one warp per chunk) sums them in chunk order and writes those rows plus the empty rows
@@ -61,12 +63,14 @@ constexpr int kBlock = 256;
 /// Entries per thread of the stream kernel, and its largest block (chunk <= 512 · 8 = 4096).
 constexpr int kE = bccoo::kStreamPerThread;
 constexpr int kStreamMaxThreads = static_cast<int>(bccoo::kStreamMaxChunk / kE);
-/// Resident blocks per SM the 128-thread stream kernel is compiled for: fp32 12 (register cap
-/// 65536 / (128 · 12) = 42, so 40 registers, no spills), fp64 10 (48 registers: at 40 the fp64
-/// build spills 64 bytes per thread).
+/// Resident blocks per SM the 128-thread stream and block kernels are compiled for: fp32 12
+/// (register cap 65536 / (128 · 12) = 42, so 40 registers), fp64 9 (56 registers). Session 5
+/// (H100, bench/results/2026-11-22-h100-s5/tuning): with all 8 gathers issued up front, 10
+/// blocks (48 registers) spill 16–32 bytes per thread and 8 blocks (64) lose occupancy; 9 was
+/// fastest or tied on lap2d, lap3d, banded and G3_circuit for the stream kernel.
 template <class Value>
 constexpr int small_chunk_blocks() {
-  return sizeof(Value) == 8 ? 10 : 12;
+  return sizeof(Value) == 8 ? 9 : 12;
 }
 /// The stream and block kernels decode chunk-local rows and columns in 32 bits: every local row
 /// must be below 0xffffffff (their "no row" key) and every column offset must fit 4 bytes.
@@ -80,6 +84,19 @@ inline int stream_threads(std::int64_t chunk) {
   return static_cast<int>(32 * ((chunk + 32 * kE - 1) / (32 * kE)));
 }
 }  // namespace bccoo_gpu
+
+/// Per-chunk descriptor of the stream and block kernels, derived from offset/row/column/format at
+/// upload (32 B per chunk, two 16-byte loads): round 5 (ncu, gen:lap2d:2000) found about 100 of
+/// the ~650 warp instructions per chunk in 64-bit header and sub-array layout arithmetic.
+/// Device-only; the format's arrays are unchanged.
+struct alignas(16) BccooChunkDesc {
+  std::int64_t begin;                   ///< byte position of the chunk in data
+  std::uint32_t r0, c0;                 ///< first row, smallest column (fits_local32)
+  std::uint32_t col_at, val_at, bytes;  ///< sub-array positions from begin; chunk bytes
+  std::uint16_t len;                    ///< entries (<= kStreamMaxChunk)
+  std::uint8_t wr, wc_lut;              ///< row-offset bytes; column-offset bytes | 0x80 (LUT)
+};
+static_assert(sizeof(BccooChunkDesc) == 32, "two 16-byte loads");
 
 /// Grid of the persistent stream kernel for nb chunks (defined after the kernel).
 template <class Value, class Index>
@@ -99,6 +116,7 @@ struct BccooGpuDevice {
   cuda::DeviceBuffer<std::uint8_t> format;
   cuda::DeviceBuffer<std::int64_t> offset;
   cuda::DeviceBuffer<std::uint8_t> data;
+  cuda::DeviceBuffer<BccooChunkDesc> desc;  ///< stream and block kernels only
   // Scratch of the stream kernel, nb each: the chunk's first-row partial (when the chunk holds
   // more than one row), its last-row partial and its last row. Written by every spmv.
   mutable cuda::DeviceBuffer<Value> head, tail;
@@ -128,6 +146,22 @@ struct BccooGpuDevice {
       d.stream_grid = stream_grid_for<Value, Index>(d.nb, d.chunk, s.blocks);
     if (d.kernel != BccooGpuKernel::atomic && d.nb > 0) {
       const auto nb = static_cast<std::size_t>(d.nb);
+      std::vector<BccooChunkDesc> desc(nb);
+      for (std::size_t h = 0; h < nb; ++h) {
+        const auto hh = static_cast<std::int64_t>(h);
+        const std::int64_t len = s.chunk_len(hh);
+        const bccoo::GpuChunk g = bccoo::gpu_chunk(s.format[h], len, sizeof(Value));
+        desc[h] = {s.offset[h],
+                   static_cast<std::uint32_t>(s.row[h]),
+                   static_cast<std::uint32_t>(s.column[h]),
+                   static_cast<std::uint32_t>(g.col_at),
+                   static_cast<std::uint32_t>(g.val_at),
+                   static_cast<std::uint32_t>(g.bytes),
+                   static_cast<std::uint16_t>(len),
+                   static_cast<std::uint8_t>(g.wr),
+                   static_cast<std::uint8_t>(g.wc | (g.lut ? 0x80 : 0))};
+      }
+      d.desc = cuda::DeviceBuffer<BccooChunkDesc>(desc, "bccoo-gpu chunk descriptors");
       d.head = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk head partials");
       d.tail = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk tail partials");
       d.tail_row = cuda::DeviceBuffer<std::int64_t>(nb, "bccoo-gpu chunk last rows");
@@ -240,39 +274,69 @@ __device__ __forceinline__ Value warp_carry(std::uint32_t key, int w, const std:
   return c;
 }
 
-/// Per-chunk metadata (block-uniform): data byte range, first row, smallest column, format.
+/// Per-chunk metadata (block-uniform), unpacked from a BccooChunkDesc.
 struct ChunkHeader {
-  std::int64_t begin = 0, end = 0, r0 = 0, c0 = 0;
-  std::uint8_t fmt = 0;
+  std::int64_t begin = 0;
+  std::uint32_t r0 = 0, c0 = 0, col_at = 0, val_at = 0, bytes = 0;
+  int len = 0, wr = 1, wc = 1;
+  bool lut = false;
 };
-template <class Index>
-__device__ __forceinline__ ChunkHeader load_header(std::int64_t h, const Index* row,
-                                                   const Index* column, const std::uint8_t* format,
-                                                   const std::int64_t* offset) {
+/// A descriptor as loaded (8 registers); unpacked where it is used, so a header carried across a
+/// chunk (the persistent kernel's next one) holds no more registers than this.
+struct RawHeader {
+  int4 a, b;
+};
+__device__ __forceinline__ RawHeader load_raw_header(const BccooChunkDesc* desc, std::int64_t h) {
+  const auto* p = reinterpret_cast<const int4*>(desc + h);
+  return {cuda::ldg(p), cuda::ldg(p + 1)};
+}
+__device__ __forceinline__ ChunkHeader unpack_header(const RawHeader& r) {
+  const int4 a = r.a, b = r.b;
   ChunkHeader c;
-  c.begin = offset[h];
-  c.end = offset[h + 1];
-  c.r0 = row[h];
-  c.c0 = column[h];
-  c.fmt = format[h];
+  c.begin = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.x)) |
+                                      static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.y)) << 32);
+  c.r0 = static_cast<std::uint32_t>(a.z);
+  c.c0 = static_cast<std::uint32_t>(a.w);
+  c.col_at = static_cast<std::uint32_t>(b.x);
+  c.val_at = static_cast<std::uint32_t>(b.y);
+  c.bytes = static_cast<std::uint32_t>(b.z);
+  const auto w = static_cast<std::uint32_t>(b.w);
+  c.len = static_cast<int>(w & 0xffffu);
+  c.wr = static_cast<int>((w >> 16) & 0xffu);
+  c.wc = static_cast<int>((w >> 24) & 0x7fu);
+  c.lut = (w >> 31) != 0;
   return c;
+}
+__device__ __forceinline__ ChunkHeader load_header(const BccooChunkDesc* desc, std::int64_t h) {
+  return unpack_header(load_raw_header(desc, h));
 }
 
 /// Prefetches [p, p + bytes) into L2, one 32-B sector per prefetch, spread over the block (no
 /// registers held; no fault possible: callers pass ranges inside the chunk data).
-__device__ __forceinline__ void prefetch_l2(const std::uint8_t* p, std::int64_t bytes) {
-  for (std::int64_t k = static_cast<std::int64_t>(threadIdx.x) * 32; k < bytes;
-       k += static_cast<std::int64_t>(blockDim.x) * 32)
+__device__ __forceinline__ void prefetch_l2(const std::uint8_t* p, std::uint32_t bytes) {
+  for (std::uint32_t k = threadIdx.x * 32; k < bytes; k += blockDim.x * 32)
     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
 }
 
-/// Shared memory of one block-wide segmented scan: each warp's last key, first key, tail.
+/// Shared memory of one block-wide segmented scan: each warp's last key (lane 31's last row),
+/// lane 0's last row (wfirst) and lane 0's first row (wstart), and the warp's scanned tail.
 /// Keys are chunk-local rows (row − the chunk's first row), 32 bits.
 template <class Value>
 struct ScanShared {
-  std::uint32_t wkey[32], wfirst[32];
+  std::uint32_t wkey[32], wfirst[32], wstart[32];
+  std::uint32_t last_row;  ///< the chunk's last local row (written by the thread holding it)
   Value wval[32];
 };
+
+/// Rows of the per-block row buffer in shared memory (see stream_chunk): a chunk whose local rows
+/// (last row − first row) are fewer writes its row sums there and then to y in one coalesced
+/// pass; a chunk spanning more rows (many empty rows) writes them directly.
+constexpr int kRowBuffer = 1024;
+/// Zeroes the row buffer (once per block; stream_chunk leaves it zero after each chunk).
+template <class Value>
+__device__ __forceinline__ void clear_row_buffer(Value* s_rows) {
+  for (int i = threadIdx.x; i < kRowBuffer; i += blockDim.x) s_rows[i] = Value(0);
+}
 
 /// The block decodes chunk h (header hd, len entries; see the contract at the top). Writes y for
 /// rows wholly inside the chunk (and the empty rows between them), head[h] (first-row partial,
@@ -281,33 +345,45 @@ struct ScanShared {
 /// the chunk uses it; the block kernel), else s_lut is already filled (the persistent kernel).
 /// after_gathers(): called once the x gathers are issued (the stream kernel prefetches there).
 /// Every thread of the block must call it (one barrier).
+/// Round 5 (ncu source counters, gen:lap2d:2000: 736 warp instructions per thread-chunk, and
+/// the 8 gathers issued about two at a time): the thread's rows are summed in two branch-light
+/// passes around the scan instead of one branchy pass with a separate "first row" path: pass 1
+/// sums the last row's entries (the thread tail, the scan's input); pass 2 starts from the
+/// scanned carry and writes every row that ends in this thread or at its right boundary (the
+/// next thread's first row, by shuffle). Entries past the chunk end are masked to (row = last,
+/// product 0), so no per-entry bounds test remains. All gathers are issued before any product.
 template <class Value, class AfterGathers>
 __device__ __forceinline__ void stream_chunk(
-    std::int64_t h, const ChunkHeader& hd, std::int64_t len, const std::uint8_t* __restrict__ data,
+    std::int64_t h, const ChunkHeader& hd, const std::uint8_t* __restrict__ data,
     const Value* __restrict__ lut, int lut_used, Value* s_lut, bool fill_lut, ScanShared<Value>& sh,
-    AfterGathers&& after_gathers, const Value* __restrict__ x,
+    Value* s_rows, AfterGathers&& after_gathers, const Value* __restrict__ x,
     Value* __restrict__ y, Value alpha, Value beta, Value* __restrict__ head_out,
     Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
   constexpr int kE = bccoo_gpu::kE;
   // Rows are chunk-local (row − r0) in 32 bits: upload keeps matrices of 2^32 − 1 or more rows
   // off this code, so a local row is never kNone, the key of threads without entries.
   constexpr std::uint32_t kNone = 0xffffffffu;
-  const bccoo::GpuChunk g = bccoo::gpu_chunk(hd.fmt, len, sizeof(Value));
   const std::uint8_t* base = data + hd.begin;
   const Value* xc = x + hd.c0;  // columns are offsets from the chunk's smallest column
   Value* yc = y + hd.r0;        // rows are offsets from the chunk's first row
   const int t = threadIdx.x;
-  const std::int64_t left = len - static_cast<std::int64_t>(t) * kE;
-  const int n = left <= 0 ? 0 : (left >= kE ? kE : static_cast<int>(left));
+  const int len32 = hd.len;  // <= kStreamMaxChunk
+  const int left = len32 - t * kE;
+  const int n = left <= 0 ? 0 : (left >= kE ? kE : left);
 
-  // Issue the slice loads first, then fill the table (its latency overlaps theirs).
-  std::uint32_t ro[kE], co[kE];
-  load_slice(base + g.row_at, g.wr, t, n, ro);
-  load_slice(base + g.col_at, g.wc, t, n, co);
+  // Columns first, then all kE gathers before anything consumes them. Entries >= n have column
+  // offset 0 (load_slice): x[c0] is a real column, so the load is safe; the product is masked.
+  std::uint32_t co[kE];
+  load_slice(base + hd.col_at, hd.wc, t, n, co);
+  Value xv[kE];
+#pragma unroll
+  for (int i = 0; i < kE; ++i) xv[i] = cuda::ldg(xc + co[i]);
+  std::uint32_t ro[kE];
+  load_slice(base, hd.wr, t, n, ro);
   Value v[kE];
-  if (g.lut) {  // block-uniform
+  if (hd.lut) {  // block-uniform
     std::uint32_t idx[kE];
-    load_slice<1>(base + g.val_at, t, n, idx);
+    load_slice<1>(base + hd.val_at, t, n, idx);
     if (fill_lut) {
       for (int i = t; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
       __syncthreads();
@@ -315,101 +391,127 @@ __device__ __forceinline__ void stream_chunk(
 #pragma unroll
     for (int i = 0; i < kE; ++i) v[i] = s_lut[idx[i]];
   } else {
-    load_raw_values(base + g.val_at, t, n, v);
+    load_raw_values(base + hd.val_at, t, n, v);
   }
-
-  // All 8 gathers of x are independent: issue them before the row logic.
-  Value prod[kE];
-#pragma unroll
-  for (int i = 0; i < kE; ++i) prod[i] = i < n ? v[i] * cuda::ldg(xc + co[i]) : Value(0);
   after_gathers();  // while the gathers are in flight
 
-  // Sequential per-row sums over this thread's entries.
-  std::uint32_t first = kNone, cur = kNone;
-  Value s = 0, head = 0;
-  bool changed = false;
+  // The thread's first and last row; entries >= n become (row = last, product 0).
+  std::uint32_t first = n > 0 ? ro[0] : kNone, last = kNone;
+#pragma unroll
+  for (int i = 0; i < kE; ++i) last = i < n ? ro[i] : last;
+  Value p[kE];
 #pragma unroll
   for (int i = 0; i < kE; ++i) {
-    if (i < n) {
-      const std::uint32_t r = ro[i];
-      if (i == 0) {
-        first = cur = r;
-      } else if (r != cur) {
-        if (!changed) {
-          head = s;  // the first row may continue from earlier threads
-          changed = true;
-        } else {
-          cuda::axpby_store(yc + cur, alpha, s, beta);  // row wholly inside this thread
-        }
-        for (std::uint32_t q = cur + 1; q < r; ++q) scale_store(yc + q, beta);  // empty rows
-        cur = r;
-        s = Value(0);
-      }
-      s += prod[i];
-    }
+    p[i] = i < n ? v[i] * xv[i] : Value(0);
+    ro[i] = i < n ? ro[i] : last;
   }
+  // Pass 1: the thread tail = the sum of its last row's entries.
+  Value tail = 0;
+#pragma unroll
+  for (int i = 0; i < kE; ++i) tail += ro[i] == last ? p[i] : Value(0);
 
-  // Block-wide inclusive segmented scan of the tails (s) keyed by the last row (cur).
+  // Block-wide inclusive segmented scan of the tails keyed by the last row.
   const int lane = t & 31, warp = t >> 5;
-  const std::uint32_t up = __shfl_up_sync(cuda::kFullMask, cur, 1);
-  Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != cur, s);
-  const std::uint32_t lane0_key = __shfl_sync(cuda::kFullMask, cur, 0);
+  const std::uint32_t up = __shfl_up_sync(cuda::kFullMask, last, 1);
+  Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != last, tail);
+  const std::uint32_t lane0_key = __shfl_sync(cuda::kFullMask, last, 0);
   if (lane == 31) {
-    sh.wkey[warp] = cur;
+    sh.wkey[warp] = last;
     sh.wval[warp] = incl;
   }
-  if (lane == 0) sh.wfirst[warp] = cur;
+  if (lane == 0) {
+    sh.wfirst[warp] = last;
+    sh.wstart[warp] = first;
+  }
+  const bool chunk_last = n > 0 && t == (len32 - 1) / kE;  // holds the chunk's last entry
+  if (chunk_last) sh.last_row = last;
   __syncthreads();
-  if (cur == lane0_key) incl += warp_carry(cur, warp - 1, sh.wkey, sh.wfirst, sh.wval);
-  // The previous thread's last row and scanned tail.
-  std::uint32_t prev_key = __shfl_up_sync(cuda::kFullMask, cur, 1);
+  const std::uint32_t last_local = sh.last_row;
+  const bool buffered = last_local < static_cast<std::uint32_t>(kRowBuffer);  // block-uniform
+  if (last == lane0_key) incl += warp_carry(last, warp - 1, sh.wkey, sh.wfirst, sh.wval);
+  // The previous thread's last row and scanned tail; the next thread's first row.
+  std::uint32_t prev_key = __shfl_up_sync(cuda::kFullMask, last, 1);
   Value prev_incl = __shfl_up_sync(cuda::kFullMask, incl, 1);
+  std::uint32_t next_first = __shfl_down_sync(cuda::kFullMask, first, 1);
   if (lane == 0) {
     prev_key = warp > 0 ? sh.wkey[warp - 1] : kNone;
     prev_incl = warp > 0 ? warp_carry(prev_key, warp - 1, sh.wkey, sh.wfirst, sh.wval) : Value(0);
   }
-  if (n == 0) return;
-
-  if (t > 0 && prev_key != first) {
-    // The previous thread's last row ends exactly at the thread boundary: it is complete, with
-    // the scanned sum prev_incl. Then the empty rows up to my first row.
-    if (prev_key == 0)
-      head_out[h] = prev_incl;  // the chunk's first row: may be shared with chunk h-1
-    else
-      cuda::axpby_store(yc + prev_key, alpha, prev_incl, beta);
-    for (std::uint32_t q = prev_key + 1; q < first; ++q) scale_store(yc + q, beta);
-  }
-  if (changed) {
-    const Value hs = (prev_key == first ? prev_incl : Value(0)) + head;
-    if (first == 0)
-      head_out[h] = hs;  // the chunk's first row: may be shared with chunk h-1
-    else
-      cuda::axpby_store(yc + first, alpha, hs, beta);
-  }
-  if (static_cast<std::int64_t>(t) == (len - 1) / kE) {  // the chunk's last entry
+  if (lane == 31) next_first = warp + 1 < static_cast<int>(blockDim.x >> 5) ? sh.wstart[warp + 1] : kNone;
+  // The chunk's last row goes to tail[h] for the fix-up, never to y here.
+  if (chunk_last) {
+    next_first = last;
     tail_out[h] = incl;
-    tail_row_out[h] = hd.r0 + cur;
+    tail_row_out[h] = static_cast<std::int64_t>(hd.r0) + last;
+  }
+
+  // Pass 2: running row sums from the carry; a row ends where the next entry's row (or, after
+  // the thread's last entry, the next thread's first row) differs. Local row 0 is the chunk's
+  // first row, possibly shared with chunk h−1: its partial goes to head[h].
+  Value s = prev_key == first ? prev_incl : Value(0);
+  if (buffered) {
+    // Row sums into the zeroed row buffer (no branches: one predicated shared store per entry),
+    // then rows 0 .. last_local − 1 to y (row 0 to head[h]) in one coalesced pass that also
+    // re-zeroes the buffer. Empty rows read 0 there: y = α·0 + β·y.
+    if (n > 0) {
+#pragma unroll
+      for (int i = 0; i < kE; ++i) {
+        s += p[i];
+        const std::uint32_t r = ro[i];
+        const std::uint32_t nr = i + 1 < kE ? ro[i + 1] : next_first;
+        if (nr != r) {
+          s_rows[r] = s;
+          s = Value(0);
+        }
+      }
+    }
+    __syncthreads();
+    for (int q = t; q < static_cast<int>(last_local); q += blockDim.x) {
+      const Value rs = s_rows[q];
+      s_rows[q] = Value(0);
+      if (q == 0)
+        head_out[h] = rs;
+      else
+        cuda::axpby_store(yc + q, alpha, rs, beta);
+    }
+    return;
+  }
+  if (n == 0) return;
+#pragma unroll
+  for (int i = 0; i < kE; ++i) {
+    s += p[i];
+    const std::uint32_t r = ro[i];
+    const std::uint32_t nr = i + 1 < kE ? ro[i + 1] : next_first;
+    if (nr != r) {
+      if (r == 0)
+        head_out[h] = s;
+      else
+        cuda::axpby_store(yc + r, alpha, s, beta);
+      s = Value(0);
+      if (nr > r + 1 && nr != kNone)  // empty rows (rare)
+#pragma unroll 1
+        for (std::uint32_t q = r + 1; q < nr; ++q) scale_store(yc + q, beta);
+    }
   }
 }
 
 /// kernel=block (round 1): block h decodes chunk h; the table is copied per chunk.
-template <class Value, class Index>
-__global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
-    bccoo_gpu_block_kernel(std::int64_t nnz, std::int64_t chunk, const Index* __restrict__ row,
-                           const Index* __restrict__ column,
-                           const std::uint8_t* __restrict__ format,
-                           const std::int64_t* __restrict__ offset,
+template <class Value, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads,
+                                  kMaxThreads <= 128 ? bccoo_gpu::small_chunk_blocks<Value>() : 1)
+    bccoo_gpu_block_kernel(const BccooChunkDesc* __restrict__ desc,
                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
                            int lut_used, const Value* __restrict__ x, Value* __restrict__ y,
                            Value alpha, Value beta, Value* __restrict__ head_out,
                            Value* __restrict__ tail_out, std::int64_t* __restrict__ tail_row_out) {
   __shared__ Value s_lut[bccoo::kLutSize];
   __shared__ ScanShared<Value> sh;
+  __shared__ Value s_rows[kRowBuffer];
   const std::int64_t h = blockIdx.x;
-  const std::int64_t len = min(chunk, nnz - h * chunk);
-  const ChunkHeader hd = load_header(h, row, column, format, offset);
-  stream_chunk<Value>(h, hd, len, data, lut, lut_used, s_lut, true, sh, [] {}, x, y, alpha, beta,
-                      head_out, tail_out, tail_row_out);
+  const ChunkHeader hd = load_header(desc, h);
+  clear_row_buffer(s_rows);  // visible after stream_chunk's scan barrier
+  stream_chunk<Value>(h, hd, data, lut, lut_used, s_lut, true, sh, s_rows, [] {}, x, y,
+                      alpha, beta, head_out, tail_out, tail_row_out);
 }
 
 /// kernel=stream (default): persistent blocks (one wave: grid = resident blocks, at most nb).
@@ -420,17 +522,14 @@ __global__ void __launch_bounds__(bccoo_gpu::kStreamMaxThreads)
 /// (+ barrier) → x round trips in series. The scan's shared arrays alternate between two
 /// buffers, so one barrier per chunk suffices (a warp can reuse a buffer only after the next
 /// chunk's barrier, which every warp reaches after reading it).
-/// kMaxThreads: 128 for chunks of up to 1,024 entries (the default), compiled for 10 (fp64) or 12
-/// (fp32) resident blocks per SM instead of 8 (session 4: ncu on gen:lap2d:2000 found the
-/// 64-register build latency-bound at 32 warps/SM, 10.3 cycles between a warp's instructions),
-/// else 512 (chunks up to 4,096, 2 blocks per SM).
-template <class Value, class Index, int kMaxThreads>
+/// The next chunk's descriptor is carried as its raw 8 registers (unpack_header).
+/// kMaxThreads: 128 for chunks of up to 1,024 entries (the default), compiled for 9 (fp64) or 12
+/// (fp32) resident blocks per SM (small_chunk_blocks), else 512 (chunks up to 4,096, 2 blocks
+/// per SM).
+template <class Value, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads,
                                   kMaxThreads <= 128 ? bccoo_gpu::small_chunk_blocks<Value>() : 2)
-    bccoo_gpu_stream_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
-                            const Index* __restrict__ row, const Index* __restrict__ column,
-                            const std::uint8_t* __restrict__ format,
-                            const std::int64_t* __restrict__ offset,
+    bccoo_gpu_stream_kernel(std::int64_t nb, const BccooChunkDesc* __restrict__ desc,
                             const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
                             int lut_used, int prefetch, const Value* __restrict__ x,
                             Value* __restrict__ y, Value alpha, Value beta,
@@ -438,34 +537,34 @@ __global__ void __launch_bounds__(kMaxThreads,
                             std::int64_t* __restrict__ tail_row_out) {
   __shared__ Value s_lut[bccoo::kLutSize];
   __shared__ ScanShared<Value> sh[2];
+  __shared__ Value s_rows[kRowBuffer];
   const std::int64_t G = gridDim.x;
   std::int64_t h = blockIdx.x;
   ChunkHeader hd;
-  if (h < nb) hd = load_header(h, row, column, format, offset);  // block-uniform
+  if (h < nb) hd = load_header(desc, h);  // block-uniform
   for (int i = threadIdx.x; i < lut_used; i += blockDim.x) s_lut[i] = cuda::ldg(lut + i);
+  clear_row_buffer(s_rows);
   __syncthreads();
   for (int parity = 0, first = 1; h < nb; h += G, parity ^= 1, first = 0) {  // block-uniform
-    ChunkHeader next;
+    RawHeader next{};
     const bool has_next = h + G < nb;
-    if (has_next) next = load_header(h + G, row, column, format, offset);
-    // prefetch = 2: also the data range of chunk h + 2G (its offsets only).
-    std::int64_t far_begin = 0, far_end = 0;
-    if (prefetch == 2 && h + 2 * G < nb) {
-      far_begin = offset[h + 2 * G];
-      far_end = offset[h + 2 * G + 1];
-    }
-    const std::int64_t len = min(chunk, nnz - h * chunk);
+    if (has_next) next = load_raw_header(desc, h + G);
     stream_chunk<Value>(
-        h, hd, len, data, lut, lut_used, s_lut, false, sh[parity],
+        h, hd, data, lut, lut_used, s_lut, false, sh[parity], s_rows,
         [&] {
           // Distance 1 prefetches chunk h + G every iteration; distance 2 prefetches h + 2G, and
           // h + G only in the first iteration (later it was prefetched two iterations earlier).
-          if (has_next && (prefetch == 1 || (prefetch == 2 && first)))
-            prefetch_l2(data + next.begin, next.end - next.begin);
-          if (far_end > far_begin) prefetch_l2(data + far_begin, far_end - far_begin);
+          if (has_next && (prefetch == 1 || (prefetch == 2 && first))) {
+            const ChunkHeader n1 = unpack_header(next);
+            prefetch_l2(data + n1.begin, n1.bytes);
+          }
+          if (prefetch == 2 && h + 2 * G < nb) {  // also the data of chunk h + 2G
+            const ChunkHeader n2 = load_header(desc, h + 2 * G);
+            prefetch_l2(data + n2.begin, n2.bytes);
+          }
         },
         x, y, alpha, beta, head_out, tail_out, tail_row_out);
-    hd = next;
+    hd = unpack_header(next);
   }
 }
 
@@ -618,10 +717,10 @@ unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t block
     const int threads = bccoo_gpu::stream_threads(chunk);
     if (threads <= 128)
       SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, bccoo_gpu_stream_kernel<Value, Index, 128>, threads, 0));
+          &per_sm, bccoo_gpu_stream_kernel<Value, 128>, threads, 0));
     else
       SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, bccoo_gpu_stream_kernel<Value, Index, bccoo_gpu::kStreamMaxThreads>, threads, 0));
+          &per_sm, bccoo_gpu_stream_kernel<Value, bccoo_gpu::kStreamMaxThreads>, threads, 0));
     g = static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
   }
   return static_cast<unsigned>(g < nb ? g : nb);
@@ -636,17 +735,18 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
     const int threads = bccoo_gpu::stream_threads(d.chunk);
     if (d.kernel == BccooGpuKernel::stream) {
       auto* kernel = threads <= 128
-                         ? bccoo_gpu_stream_kernel<Value, Index, 128>
-                         : bccoo_gpu_stream_kernel<Value, Index, bccoo_gpu::kStreamMaxThreads>;
+                         ? bccoo_gpu_stream_kernel<Value, 128>
+                         : bccoo_gpu_stream_kernel<Value, bccoo_gpu::kStreamMaxThreads>;
       kernel<<<d.stream_grid, threads>>>(
-          d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-          d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
+          d.nb, d.desc.data(), d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
     } else {
-      bccoo_gpu_block_kernel<<<static_cast<unsigned>(d.nb), threads>>>(
-          d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-          d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),
+      auto* kernel = threads <= 128
+                         ? bccoo_gpu_block_kernel<Value, 128>
+                         : bccoo_gpu_block_kernel<Value, bccoo_gpu::kStreamMaxThreads>;
+      kernel<<<static_cast<unsigned>(d.nb), threads>>>(
+          d.desc.data(), d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_block_kernel");
     }

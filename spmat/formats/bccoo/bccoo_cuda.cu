@@ -30,7 +30,12 @@
 // neighbour chunks: their partials go to scratch (head[h], tail[h], tail_row[h]), and a second
 // kernel (one warp per chunk) sums them in chunk order and writes those rows plus the empty rows
 // between chunks and before the first / after the last chunk. Every row of y is written exactly
-// once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run).
+// once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run). Products and the
+// final α·s + β·y use explicitly rounded operations (mul_rn, axpby_rn_store), so stream and
+// block, which inline the same decode into different kernels, cannot differ by the compiler's
+// fma contraction (they did once, session 5). Chunks that fill the block (all but the last at
+// the default b) take a copy of the decode without bounds tests (kFull), and a warp whose
+// threads each end their own row skips the shuffle scan (the identity then).
 // Bytes: storage_bytes (LUT: lut_used values per block (stream) or per chunk (block) from L2)
 // + x (gathered) + y (written once; read once where beta != 0) + 24 B of scratch per chunk.
 //
@@ -255,6 +260,30 @@ __device__ __forceinline__ void load_raw_values(const std::uint8_t* sub, int t, 
   }
 }
 
+/// a·b, rounded, never contracted into an fma with a later addition. The stream and block
+/// kernels inline the same decode but the compiler may fuse products and sums differently in
+/// each (session 5: once the bounds masks of full chunks were folded away, they did, and their
+/// results stopped being bitwise equal); explicit rounding keeps one sequence of operations.
+template <class Value>
+__device__ __forceinline__ Value mul_rn(Value a, Value b) {
+  if constexpr (sizeof(Value) == 8)
+    return __dmul_rn(a, b);
+  else
+    return __fmul_rn(a, b);
+}
+/// y = α·s + β·y with explicitly rounded operations (see mul_rn); β == 0 never reads y.
+template <class Value>
+__device__ __forceinline__ void axpby_rn_store(Value* y, Value alpha, Value s, Value beta) {
+  const Value as = mul_rn(alpha, s);
+  if (beta == Value(0)) {
+    *y = as;
+  } else if constexpr (sizeof(Value) == 8) {
+    *y = __dadd_rn(as, __dmul_rn(beta, *y));
+  } else {
+    *y = __fadd_rn(as, __fmul_rn(beta, *y));
+  }
+}
+
 /// y = beta*y for an empty row (beta == 0 writes 0 without reading y).
 template <class Value>
 __device__ __forceinline__ void scale_store(Value* y, Value beta) {
@@ -352,7 +381,7 @@ __device__ __forceinline__ void clear_row_buffer(Value* s_rows) {
 /// scanned carry and writes every row that ends in this thread or at its right boundary (the
 /// next thread's first row, by shuffle). Entries past the chunk end are masked to (row = last,
 /// product 0), so no per-entry bounds test remains. All gathers are issued before any product.
-template <class Value, class AfterGathers>
+template <class Value, bool kFull, class AfterGathers>
 __device__ __forceinline__ void stream_chunk(
     std::int64_t h, const ChunkHeader& hd, const std::uint8_t* __restrict__ data,
     const Value* __restrict__ lut, int lut_used, Value* s_lut, bool fill_lut, ScanShared<Value>& sh,
@@ -369,7 +398,9 @@ __device__ __forceinline__ void stream_chunk(
   const int t = threadIdx.x;
   const int len32 = hd.len;  // <= kStreamMaxChunk
   const int left = len32 - t * kE;
-  const int n = left <= 0 ? 0 : (left >= kE ? kE : left);
+  // kFull: the chunk fills the block (len = T·8), so every thread has 8 entries and the bounds
+  // tests below fold away (all chunks but the last, at the default b = 1024).
+  const int n = kFull ? kE : (left <= 0 ? 0 : (left >= kE ? kE : left));
 
   // Columns first, then all kE gathers before anything consumes them. Entries >= n have column
   // offset 0 (load_slice): x[c0] is a real column, so the load is safe; the product is masked.
@@ -402,7 +433,7 @@ __device__ __forceinline__ void stream_chunk(
   Value p[kE];
 #pragma unroll
   for (int i = 0; i < kE; ++i) {
-    p[i] = i < n ? v[i] * xv[i] : Value(0);
+    p[i] = i < n ? mul_rn(v[i], xv[i]) : Value(0);
     ro[i] = i < n ? ro[i] : last;
   }
   // Pass 1: the thread tail = the sum of its last row's entries.
@@ -413,7 +444,13 @@ __device__ __forceinline__ void stream_chunk(
   // Block-wide inclusive segmented scan of the tails keyed by the last row.
   const int lane = t & 31, warp = t >> 5;
   const std::uint32_t up = __shfl_up_sync(cuda::kFullMask, last, 1);
-  Value incl = cuda::warp_segmented_inclusive_sum(lane == 0 || up != last, tail);
+  // A lane continues the previous lane's last row only when its entries all lie in that row
+  // (rows longer than 8 entries). Without such a lane every tail is its own segment and the
+  // scan is the identity: skip its 5 shuffle steps (warp-uniform; same bits either way).
+  const bool continues = lane > 0 && up == last;
+  Value incl = tail;
+  if (__any_sync(cuda::kFullMask, continues))
+    incl = cuda::warp_segmented_inclusive_sum(!continues, tail);
   const std::uint32_t lane0_key = __shfl_sync(cuda::kFullMask, last, 0);
   if (lane == 31) {
     sh.wkey[warp] = last;
@@ -472,7 +509,7 @@ __device__ __forceinline__ void stream_chunk(
       if (q == 0)
         head_out[h] = rs;
       else
-        cuda::axpby_store(yc + q, alpha, rs, beta);
+        axpby_rn_store(yc + q, alpha, rs, beta);
     }
     return;
   }
@@ -486,7 +523,7 @@ __device__ __forceinline__ void stream_chunk(
       if (r == 0)
         head_out[h] = s;
       else
-        cuda::axpby_store(yc + r, alpha, s, beta);
+        axpby_rn_store(yc + r, alpha, s, beta);
       s = Value(0);
       if (nr > r + 1 && nr != kNone)  // empty rows (rare)
 #pragma unroll 1
@@ -510,8 +547,12 @@ __global__ void __launch_bounds__(kMaxThreads,
   const std::int64_t h = blockIdx.x;
   const ChunkHeader hd = load_header(desc, h);
   clear_row_buffer(s_rows);  // visible after stream_chunk's scan barrier
-  stream_chunk<Value>(h, hd, data, lut, lut_used, s_lut, true, sh, s_rows, [] {}, x, y,
-                      alpha, beta, head_out, tail_out, tail_row_out);
+  if (hd.len == static_cast<int>(blockDim.x) * bccoo_gpu::kE)  // block-uniform
+    stream_chunk<Value, true>(h, hd, data, lut, lut_used, s_lut, true, sh, s_rows, [] {}, x, y,
+                              alpha, beta, head_out, tail_out, tail_row_out);
+  else
+    stream_chunk<Value, false>(h, hd, data, lut, lut_used, s_lut, true, sh, s_rows, [] {}, x, y,
+                               alpha, beta, head_out, tail_out, tail_row_out);
 }
 
 /// kernel=stream (default): persistent blocks (one wave: grid = resident blocks, at most nb).
@@ -549,21 +590,24 @@ __global__ void __launch_bounds__(kMaxThreads,
     RawHeader next{};
     const bool has_next = h + G < nb;
     if (has_next) next = load_raw_header(desc, h + G);
-    stream_chunk<Value>(
-        h, hd, data, lut, lut_used, s_lut, false, sh[parity], s_rows,
-        [&] {
-          // Distance 1 prefetches chunk h + G every iteration; distance 2 prefetches h + 2G, and
-          // h + G only in the first iteration (later it was prefetched two iterations earlier).
-          if (has_next && (prefetch == 1 || (prefetch == 2 && first))) {
-            const ChunkHeader n1 = unpack_header(next);
-            prefetch_l2(data + n1.begin, n1.bytes);
-          }
-          if (prefetch == 2 && h + 2 * G < nb) {  // also the data of chunk h + 2G
-            const ChunkHeader n2 = load_header(desc, h + 2 * G);
-            prefetch_l2(data + n2.begin, n2.bytes);
-          }
-        },
-        x, y, alpha, beta, head_out, tail_out, tail_row_out);
+    const auto after_gathers = [&] {
+      // Distance 1 prefetches chunk h + G every iteration; distance 2 prefetches h + 2G, and
+      // h + G only in the first iteration (later it was prefetched two iterations earlier).
+      if (has_next && (prefetch == 1 || (prefetch == 2 && first))) {
+        const ChunkHeader n1 = unpack_header(next);
+        prefetch_l2(data + n1.begin, n1.bytes);
+      }
+      if (prefetch == 2 && h + 2 * G < nb) {  // also the data of chunk h + 2G
+        const ChunkHeader n2 = load_header(desc, h + 2 * G);
+        prefetch_l2(data + n2.begin, n2.bytes);
+      }
+    };
+    if (hd.len == static_cast<int>(blockDim.x) * bccoo_gpu::kE)  // block-uniform
+      stream_chunk<Value, true>(h, hd, data, lut, lut_used, s_lut, false, sh[parity], s_rows,
+                                after_gathers, x, y, alpha, beta, head_out, tail_out, tail_row_out);
+    else
+      stream_chunk<Value, false>(h, hd, data, lut, lut_used, s_lut, false, sh[parity], s_rows,
+                                 after_gathers, x, y, alpha, beta, head_out, tail_out, tail_row_out);
     hd = unpack_header(next);
   }
 }

@@ -666,15 +666,10 @@ __device__ __forceinline__ Value chunk_carry(std::int64_t r, std::int64_t g,
   return cuda::warp_sum(c);
 }
 
-/// One thread per chunk h (lane i of warp w: chunk 32w + i): writes the chunk's first row when it
-/// ends in chunk h (head[h] or, for a one-row chunk, tail[h], plus the tails of earlier chunks
-/// ending in that row), its last row when it does not continue into chunk h+1, and the empty rows
-/// after its last row (and, for h = 0, before its first row). Session 5: a warp per chunk spent
-/// most of its ~7.5 µs on gen:lap2d:2000 (ncu) on launch and three load rounds per chunk; now a
-/// lane answers the common case (the carry is chunk h−1's tail or nothing) with one round of
-/// loads, and the rare cases run warp-cooperatively afterwards, one chunk at a time: the window
-/// walk when chunk h−1 lies wholly in the shared row (chunk_carry), and long empty-row runs.
-/// Same additions in the same order as before: deterministic.
+/// One warp per chunk h: writes the chunk's first row when it ends in chunk h (head[h] or, for a
+/// one-row chunk, tail[h], plus the tails of earlier chunks ending in that row), its last row when
+/// it does not continue into chunk h+1, and the empty rows after its last row (and, for h = 0,
+/// before its first row). All branches are warp-uniform (chunk_carry needs the whole warp).
 template <class Value, class Index>
 __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
                                        const Index* __restrict__ row,
@@ -682,60 +677,29 @@ __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
                                        const Value* __restrict__ tail,
                                        const std::int64_t* __restrict__ tail_row,
                                        Value* __restrict__ y, Value alpha, Value beta) {
-  const std::int64_t h = cuda::global_thread_id();
+  const std::int64_t h = cuda::global_thread_id() / cuda::kWarpSize;
+  if (h >= nb) return;  // warp-uniform
   const int lane = cuda::lane_id();
-  const bool valid = h < nb;
-  if (__ballot_sync(cuda::kFullMask, valid) == 0) return;  // warp-uniform
   // Every load of the common case first, none depending on another (one round trip).
-  std::int64_t fh = 0, lh = -1, next = 0;
-  Value head_h = 0, tail_h = 0;
+  const std::int64_t fh = row[h], lh = tail_row[h];
+  const std::int64_t next = h + 1 < nb ? static_cast<std::int64_t>(row[h + 1]) : rows;
+  const Value head_h = head[h], tail_h = tail[h];  // head[h]: only used when written (fh != lh)
   ChunkEnds<Value> prev;
-  if (valid) {
-    fh = row[h];
-    lh = tail_row[h];
-    next = h + 1 < nb ? static_cast<std::int64_t>(row[h + 1]) : rows;
-    head_h = head[h];  // only used when written (fh != lh); zeroed at upload
-    tail_h = tail[h];
-    if (h > 0) prev = {static_cast<std::int64_t>(row[h - 1]), tail_row[h - 1], tail[h - 1]};
-  }
+  if (h > 0) prev = {static_cast<std::int64_t>(row[h - 1]), tail_row[h - 1], tail[h - 1]};
   const bool last_ends_here = h + 1 == nb || next != lh;
-  const bool first_ends_here = fh != lh || last_ends_here;  // the chunk's first row ends in it
-  // The walk case: chunk h−1 lies wholly in row fh (a row spanning three or more chunks).
-  const bool walk = valid && first_ends_here && h > 0 && prev.first == fh && prev.last == fh;
-  if (valid) {
-    if (!walk && first_ends_here) {
-      const Value carry = prev.last == fh ? prev.tail : Value(0);  // h = 0: prev.last = −1
-      cuda::axpby_store(y + fh, alpha, (fh != lh ? head_h : tail_h) + carry, beta);
+  if (fh != lh) {
+    const Value carry = chunk_carry(fh, h - 1, prev, row, tail, tail_row);
+    if (lane == 0) {
+      cuda::axpby_store(y + fh, alpha, head_h + carry, beta);
+      if (last_ends_here) cuda::axpby_store(y + lh, alpha, tail_h, beta);
     }
-    if (fh != lh && last_ends_here) cuda::axpby_store(y + lh, alpha, tail_h, beta);
+  } else if (last_ends_here) {
+    const Value carry = chunk_carry(fh, h - 1, prev, row, tail, tail_row);
+    if (lane == 0) cuda::axpby_store(y + fh, alpha, tail_h + carry, beta);
   }
-  for (unsigned m = __ballot_sync(cuda::kFullMask, walk); m != 0; m &= m - 1) {
-    const int src = __ffs(m) - 1;  // warp-uniform
-    const std::int64_t r = __shfl_sync(cuda::kFullMask, fh, src);
-    const std::int64_t g = __shfl_sync(cuda::kFullMask, h, src) - 1;
-    ChunkEnds<Value> ends;
-    ends.first = __shfl_sync(cuda::kFullMask, prev.first, src);
-    ends.last = __shfl_sync(cuda::kFullMask, prev.last, src);
-    ends.tail = __shfl_sync(cuda::kFullMask, prev.tail, src);
-    const Value carry = chunk_carry(r, g, ends, row, tail, tail_row);
-    if (lane == src) cuda::axpby_store(y + fh, alpha, (fh != lh ? head_h : tail_h) + carry, beta);
-  }
-  // Empty rows after the last row (and before the first, for h = 0): short runs by the lane,
-  // longer ones by the whole warp.
-  constexpr std::int64_t kLaneRun = 4;
-  const std::int64_t gap = valid ? next - lh - 1 : 0;
-  if (gap > 0 && gap <= kLaneRun)
-    for (std::int64_t q = lh + 1; q < next; ++q) scale_store(y + q, beta);
-  for (unsigned m = __ballot_sync(cuda::kFullMask, gap > kLaneRun); m != 0; m &= m - 1) {
-    const int src = __ffs(m) - 1;
-    const std::int64_t from = __shfl_sync(cuda::kFullMask, lh, src) + 1;
-    const std::int64_t to = __shfl_sync(cuda::kFullMask, next, src);
-    for (std::int64_t q = from + lane; q < to; q += cuda::kWarpSize) scale_store(y + q, beta);
-  }
-  if (h - lane == 0) {  // warp 0: the rows before chunk 0's first row
-    const std::int64_t first0 = __shfl_sync(cuda::kFullMask, fh, 0);
-    for (std::int64_t q = lane; q < first0; q += cuda::kWarpSize) scale_store(y + q, beta);
-  }
+  for (std::int64_t q = lh + 1 + lane; q < next; q += cuda::kWarpSize) scale_store(y + q, beta);
+  if (h == 0)
+    for (std::int64_t q = lane; q < fh; q += cuda::kWarpSize) scale_store(y + q, beta);
 }
 
 // ---- atomic kernel (session 1) ------------------------------------------------------------------
@@ -848,8 +812,8 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_block_kernel");
     }
-    constexpr int kFixBlock = 128;  // one chunk per thread
-    const std::int64_t fix_blocks = (d.nb + kFixBlock - 1) / kFixBlock;
+    constexpr int kFixBlock = 128;  // 4 chunks per block
+    const std::int64_t fix_blocks = (d.nb * cuda::kWarpSize + kFixBlock - 1) / kFixBlock;
     bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock>>>(
         d.nb, d.rows, d.row.data(), d.head.data(), d.tail.data(), d.tail_row.data(), y, alpha,
         beta);

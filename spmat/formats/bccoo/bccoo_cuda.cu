@@ -203,6 +203,45 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
 
 // ---- stream kernel ----------------------------------------------------------------------------
 
+/// Cache policy of the stream and block kernels (session 6). The chunk data is read once per
+/// SpMV and y is written once: they are loaded and stored with the streaming policy
+/// (ld.global.cs / st.global.cs, evict-first in L1 and L2), so they do not push the gathered x
+/// out of L2. Same-run A/B on the H100, fp64 (bench/results/2026-11-22-h100-s6): 4–15% faster
+/// on every matrix of the >= 1M-row suite (gen:lap2d:2000 0.0822 → 0.0760 ms, G3_circuit
+/// 0.0462 → 0.0395, random_k 0.3254 → 0.3160). A thread's repeated loads of one sector (its
+/// 8-byte words of a 32-byte slice) still hit L1: evict-first is not no-allocate.
+template <class T>
+__device__ __forceinline__ T ld_chunk(const T* p) {
+  return __ldcs(p);
+}
+template <class T>
+__device__ __forceinline__ void st_y(T* p, T v) {
+  __stcs(p, v);
+}
+#if defined(SPMAT_BCCOO_X_EVICT_LAST) && SPMAT_BCCOO_X_EVICT_LAST
+/// EXPERIMENT: x gathered with an L2 evict-last policy.
+template <class Value>
+__device__ __forceinline__ Value ld_x(const Value* p) {
+  static_assert(sizeof(Value) == 8 || sizeof(Value) == 4, "fp32 or fp64");
+  std::uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  if constexpr (sizeof(Value) == 8) {
+    double v;
+    asm("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(p), "l"(pol));
+    return v;
+  } else {
+    float v;
+    asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;" : "=f"(v) : "l"(p), "l"(pol));
+    return v;
+  }
+}
+#else
+template <class Value>
+__device__ __forceinline__ Value ld_x(const Value* p) {
+  return cuda::ldg(p);
+}
+#endif
+
 /// Entries 0..7 of thread t's slice of a sub-array of W-byte unsigned fields (W ∈ {1,2,4}), as
 /// 32-bit values. The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays
 /// start 8-byte aligned). Only words holding an entry < n are read: a sub-array padded to 8 B
@@ -218,7 +257,7 @@ __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int t, int n
   constexpr int kPerWord = 8 / W;
 #pragma unroll
   for (int k = 0; k < W; ++k) {
-    const unsigned long long wd = k * kPerWord < n ? cuda::ldg(words + k) : 0ull;
+    const unsigned long long wd = k * kPerWord < n ? ld_chunk(words + k) : 0ull;
     const std::uint32_t half[2] = {static_cast<std::uint32_t>(wd),
                                    static_cast<std::uint32_t>(wd >> 32)};
 #pragma unroll
@@ -251,13 +290,13 @@ __device__ __forceinline__ void load_raw_values(const std::uint8_t* sub, int t, 
     const auto* v2 = reinterpret_cast<const float2*>(v);
 #pragma unroll
     for (int k = 0; k < bccoo_gpu::kE / 2; ++k) {
-      const float2 p = 2 * k < n ? cuda::ldg(v2 + k) : float2{0.f, 0.f};
+      const float2 p = 2 * k < n ? ld_chunk(v2 + k) : float2{0.f, 0.f};
       out[2 * k] = p.x;
       out[2 * k + 1] = 2 * k + 1 < n ? p.y : 0.f;
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < bccoo_gpu::kE; ++i) out[i] = i < n ? cuda::ldg(v + i) : Value(0);
+    for (int i = 0; i < bccoo_gpu::kE; ++i) out[i] = i < n ? ld_chunk(v + i) : Value(0);
   }
 }
 
@@ -277,11 +316,11 @@ template <class Value>
 __device__ __forceinline__ void axpby_rn_store(Value* y, Value alpha, Value s, Value beta) {
   const Value as = mul_rn(alpha, s);
   if (beta == Value(0)) {
-    *y = as;
+    st_y(y, as);
   } else if constexpr (sizeof(Value) == 8) {
-    *y = __dadd_rn(as, __dmul_rn(beta, *y));
+    st_y(y, __dadd_rn(as, __dmul_rn(beta, *y)));
   } else {
-    *y = __fadd_rn(as, __fmul_rn(beta, *y));
+    st_y(y, __fadd_rn(as, __fmul_rn(beta, *y)));
   }
 }
 
@@ -409,7 +448,7 @@ __device__ __forceinline__ void stream_chunk(
   load_slice(base + hd.col_at, hd.wc, t, n, co);
   Value xv[kE];
 #pragma unroll
-  for (int i = 0; i < kE; ++i) xv[i] = cuda::ldg(xc + co[i]);
+  for (int i = 0; i < kE; ++i) xv[i] = ld_x(xc + co[i]);
   std::uint32_t ro[kE];
   load_slice(base, hd.wr, t, n, ro);
   Value v[kE];
@@ -666,10 +705,15 @@ __device__ __forceinline__ Value chunk_carry(std::int64_t r, std::int64_t g,
   return cuda::warp_sum(c);
 }
 
-/// One warp per chunk h: writes the chunk's first row when it ends in chunk h (head[h] or, for a
-/// one-row chunk, tail[h], plus the tails of earlier chunks ending in that row), its last row when
-/// it does not continue into chunk h+1, and the empty rows after its last row (and, for h = 0,
-/// before its first row). All branches are warp-uniform (chunk_carry needs the whole warp).
+/// One thread per chunk h (lane i of warp w: chunk 32w + i): writes the chunk's first row when it
+/// ends in chunk h (head[h] or, for a one-row chunk, tail[h], plus the tails of earlier chunks
+/// ending in that row), its last row when it does not continue into chunk h+1, and the empty rows
+/// after its last row (and, for h = 0, before its first row). Session 5: a warp per chunk spent
+/// most of its ~7.5 µs on gen:lap2d:2000 (ncu) on launch and three load rounds per chunk; now a
+/// lane answers the common case (the carry is chunk h−1's tail or nothing) with one round of
+/// loads, and the rare cases run warp-cooperatively afterwards, one chunk at a time: the window
+/// walk when chunk h−1 lies wholly in the shared row (chunk_carry), and long empty-row runs.
+/// Same additions in the same order as before: deterministic.
 template <class Value, class Index>
 __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
                                        const Index* __restrict__ row,
@@ -677,29 +721,60 @@ __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
                                        const Value* __restrict__ tail,
                                        const std::int64_t* __restrict__ tail_row,
                                        Value* __restrict__ y, Value alpha, Value beta) {
-  const std::int64_t h = cuda::global_thread_id() / cuda::kWarpSize;
-  if (h >= nb) return;  // warp-uniform
+  const std::int64_t h = cuda::global_thread_id();
   const int lane = cuda::lane_id();
+  const bool valid = h < nb;
+  if (__ballot_sync(cuda::kFullMask, valid) == 0) return;  // warp-uniform
   // Every load of the common case first, none depending on another (one round trip).
-  const std::int64_t fh = row[h], lh = tail_row[h];
-  const std::int64_t next = h + 1 < nb ? static_cast<std::int64_t>(row[h + 1]) : rows;
-  const Value head_h = head[h], tail_h = tail[h];  // head[h]: only used when written (fh != lh)
+  std::int64_t fh = 0, lh = -1, next = 0;
+  Value head_h = 0, tail_h = 0;
   ChunkEnds<Value> prev;
-  if (h > 0) prev = {static_cast<std::int64_t>(row[h - 1]), tail_row[h - 1], tail[h - 1]};
-  const bool last_ends_here = h + 1 == nb || next != lh;
-  if (fh != lh) {
-    const Value carry = chunk_carry(fh, h - 1, prev, row, tail, tail_row);
-    if (lane == 0) {
-      cuda::axpby_store(y + fh, alpha, head_h + carry, beta);
-      if (last_ends_here) cuda::axpby_store(y + lh, alpha, tail_h, beta);
-    }
-  } else if (last_ends_here) {
-    const Value carry = chunk_carry(fh, h - 1, prev, row, tail, tail_row);
-    if (lane == 0) cuda::axpby_store(y + fh, alpha, tail_h + carry, beta);
+  if (valid) {
+    fh = row[h];
+    lh = tail_row[h];
+    next = h + 1 < nb ? static_cast<std::int64_t>(row[h + 1]) : rows;
+    head_h = head[h];  // only used when written (fh != lh); zeroed at upload
+    tail_h = tail[h];
+    if (h > 0) prev = {static_cast<std::int64_t>(row[h - 1]), tail_row[h - 1], tail[h - 1]};
   }
-  for (std::int64_t q = lh + 1 + lane; q < next; q += cuda::kWarpSize) scale_store(y + q, beta);
-  if (h == 0)
-    for (std::int64_t q = lane; q < fh; q += cuda::kWarpSize) scale_store(y + q, beta);
+  const bool last_ends_here = h + 1 == nb || next != lh;
+  const bool first_ends_here = fh != lh || last_ends_here;  // the chunk's first row ends in it
+  // The walk case: chunk h−1 lies wholly in row fh (a row spanning three or more chunks).
+  const bool walk = valid && first_ends_here && h > 0 && prev.first == fh && prev.last == fh;
+  if (valid) {
+    if (!walk && first_ends_here) {
+      const Value carry = prev.last == fh ? prev.tail : Value(0);  // h = 0: prev.last = −1
+      cuda::axpby_store(y + fh, alpha, (fh != lh ? head_h : tail_h) + carry, beta);
+    }
+    if (fh != lh && last_ends_here) cuda::axpby_store(y + lh, alpha, tail_h, beta);
+  }
+  for (unsigned m = __ballot_sync(cuda::kFullMask, walk); m != 0; m &= m - 1) {
+    const int src = __ffs(m) - 1;  // warp-uniform
+    const std::int64_t r = __shfl_sync(cuda::kFullMask, fh, src);
+    const std::int64_t g = __shfl_sync(cuda::kFullMask, h, src) - 1;
+    ChunkEnds<Value> ends;
+    ends.first = __shfl_sync(cuda::kFullMask, prev.first, src);
+    ends.last = __shfl_sync(cuda::kFullMask, prev.last, src);
+    ends.tail = __shfl_sync(cuda::kFullMask, prev.tail, src);
+    const Value carry = chunk_carry(r, g, ends, row, tail, tail_row);
+    if (lane == src) cuda::axpby_store(y + fh, alpha, (fh != lh ? head_h : tail_h) + carry, beta);
+  }
+  // Empty rows after the last row (and before the first, for h = 0): short runs by the lane,
+  // longer ones by the whole warp.
+  constexpr std::int64_t kLaneRun = 4;
+  const std::int64_t gap = valid ? next - lh - 1 : 0;
+  if (gap > 0 && gap <= kLaneRun)
+    for (std::int64_t q = lh + 1; q < next; ++q) scale_store(y + q, beta);
+  for (unsigned m = __ballot_sync(cuda::kFullMask, gap > kLaneRun); m != 0; m &= m - 1) {
+    const int src = __ffs(m) - 1;
+    const std::int64_t from = __shfl_sync(cuda::kFullMask, lh, src) + 1;
+    const std::int64_t to = __shfl_sync(cuda::kFullMask, next, src);
+    for (std::int64_t q = from + lane; q < to; q += cuda::kWarpSize) scale_store(y + q, beta);
+  }
+  if (h - lane == 0) {  // warp 0: the rows before chunk 0's first row
+    const std::int64_t first0 = __shfl_sync(cuda::kFullMask, fh, 0);
+    for (std::int64_t q = lane; q < first0; q += cuda::kWarpSize) scale_store(y + q, beta);
+  }
 }
 
 // ---- atomic kernel (session 1) ------------------------------------------------------------------
@@ -812,8 +887,8 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_block_kernel");
     }
-    constexpr int kFixBlock = 128;  // 4 chunks per block
-    const std::int64_t fix_blocks = (d.nb * cuda::kWarpSize + kFixBlock - 1) / kFixBlock;
+    constexpr int kFixBlock = 128;  // one chunk per thread
+    const std::int64_t fix_blocks = (d.nb + kFixBlock - 1) / kFixBlock;
     bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock>>>(
         d.nb, d.rows, d.row.data(), d.head.data(), d.tail.data(), d.tail_row.data(), y, alpha,
         beta);

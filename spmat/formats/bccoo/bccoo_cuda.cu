@@ -25,17 +25,18 @@
 // next entry's row (or the next thread's first row) differs; the row sums go to a zeroed
 // shared-memory row buffer (one predicated store per entry) and from there to y in one
 // coalesced pass (y = α·s + β·y; empty rows get α·0 + β·y), or, when the chunk spans 1,024 local
-// rows or more, straight to y. The chunk's
-// first row (when the chunk holds more than one row) and its last row can be shared with the
-// neighbour chunks: their partials go to scratch (head[h], tail[h], tail_row[h]), and a second
-// kernel (one warp per chunk) sums them in chunk order and writes those rows plus the empty rows
-// between chunks and before the first / after the last chunk. Every row of y is written exactly
+// rows or more, straight to y. The chunk's first row (when the chunk holds more than one row)
+// and its last row can be shared with the neighbour chunks: their partials go to scratch
+// (head[h], tail[h], tail_row[h]), and a second kernel (one thread per chunk; the rare long cases
+// by a whole warp) sums them in chunk order and writes those rows plus the empty rows between
+// chunks and before the first / after the last chunk. Every row of y is written exactly
 // once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run). Products and the
 // final α·s + β·y use explicitly rounded operations (mul_rn, axpby_rn_store), so stream and
 // block, which inline the same decode into different kernels, cannot differ by the compiler's
 // fma contraction (they did once, session 5). Chunks that fill the block (all but the last at
 // the default b) take a copy of the decode without bounds tests (kFull), and a warp whose
-// threads each end their own row skips the shuffle scan (the identity then).
+// threads each end their own row skips the shuffle scan (the identity then). Chunk data is
+// loaded and y stored with the streaming cache policy (.cs; session 6, see ld_chunk).
 // Bytes: storage_bytes (LUT: lut_used values per block (stream) or per chunk (block) from L2)
 // + x (gathered) + y (written once; read once where beta != 0) + 24 B of scratch per chunk.
 //
@@ -209,7 +210,8 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
 /// out of L2. Same-run A/B on the H100, fp64 (bench/results/2026-11-22-h100-s6): 4–15% faster
 /// on every matrix of the >= 1M-row suite (gen:lap2d:2000 0.0822 → 0.0760 ms, G3_circuit
 /// 0.0462 → 0.0395, random_k 0.3254 → 0.3160). A thread's repeated loads of one sector (its
-/// 8-byte words of a 32-byte slice) still hit L1: evict-first is not no-allocate.
+/// 8-byte words of a 32-byte slice) still hit L1: evict-first is not no-allocate. The fix-up
+/// kernel and the atomic kernel keep the default policy (little traffic / not tuned).
 template <class T>
 __device__ __forceinline__ T ld_chunk(const T* p) {
   return __ldcs(p);
@@ -218,30 +220,6 @@ template <class T>
 __device__ __forceinline__ void st_y(T* p, T v) {
   __stcs(p, v);
 }
-#if defined(SPMAT_BCCOO_X_EVICT_LAST) && SPMAT_BCCOO_X_EVICT_LAST
-/// EXPERIMENT: x gathered with an L2 evict-last policy.
-template <class Value>
-__device__ __forceinline__ Value ld_x(const Value* p) {
-  static_assert(sizeof(Value) == 8 || sizeof(Value) == 4, "fp32 or fp64");
-  std::uint64_t pol;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  if constexpr (sizeof(Value) == 8) {
-    double v;
-    asm("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(p), "l"(pol));
-    return v;
-  } else {
-    float v;
-    asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;" : "=f"(v) : "l"(p), "l"(pol));
-    return v;
-  }
-}
-#else
-template <class Value>
-__device__ __forceinline__ Value ld_x(const Value* p) {
-  return cuda::ldg(p);
-}
-#endif
-
 /// Entries 0..7 of thread t's slice of a sub-array of W-byte unsigned fields (W ∈ {1,2,4}), as
 /// 32-bit values. The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays
 /// start 8-byte aligned). Only words holding an entry < n are read: a sub-array padded to 8 B
@@ -448,7 +426,10 @@ __device__ __forceinline__ void stream_chunk(
   load_slice(base + hd.col_at, hd.wc, t, n, co);
   Value xv[kE];
 #pragma unroll
-  for (int i = 0; i < kE; ++i) xv[i] = ld_x(xc + co[i]);
+  // x keeps the default policy: an L2 evict-last policy for these gathers (createpolicy +
+  // ld.global.nc.L2::cache_hint) measured within noise in session 6's two A/B rounds
+  // (bench/results/2026-11-22-h100-s6/ab), so it was not kept.
+  for (int i = 0; i < kE; ++i) xv[i] = cuda::ldg(xc + co[i]);
   std::uint32_t ro[kE];
   load_slice(base, hd.wr, t, n, ro);
   Value v[kE];

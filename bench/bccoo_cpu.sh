@@ -8,8 +8,9 @@
 # Default matrices: the largest shared ones (G3_circuit, Maragal_6, bcsstk29_pattern,
 # bcsstk33_pattern from $SPMAT_MATRIX_DIR, default /work/shared/matrices; missing ones skipped)
 # and gen:lap2d:1000 (1M rows) and gen:random_k:1000000:16. Env: BUILD (default ./build-cpu,
-# holding spmat and eigen_spmv), BCCOO_REPS (default 10), BCCOO_WARMUP (default 2).
-# Writes OUT_DIR/spmat_t{1,2}.json (spmat bench schema), eigen_t{1,2}.jsonl (one JSON object per
+# holding spmat and eigen_spmv), BCCOO_REPS (default 10), BCCOO_WARMUP (default 2), BCCOO_THREADS
+# (default "1 2"; e.g. "1 2 4 8 16" for a scaling run on a many-core machine).
+# Writes OUT_DIR/spmat_t{1,2,…}.json (spmat bench schema), eigen_t{1,2,…}.jsonl (one JSON object per
 # matrix), bccoo_cpu.csv and prints the table (bench/bccoo_cpu_summary.py). Run it on a quiet
 # machine: other processes distort 2-thread timings most.
 set -euo pipefail
@@ -31,7 +32,8 @@ if [ ${#mats[@]} -eq 0 ]; then
   mats+=(gen:lap2d:1000 gen:random_k:1000000:16)
 fi
 mkdir -p "$out"
-for t in 1 2; do
+threads=${BCCOO_THREADS:-1 2}
+for t in $threads; do
   OMP_NUM_THREADS=$t OMP_PROC_BIND=close "$build/spmat" bench --backend cpu --ops spmv \
     --precision fp64 --formats bccoo,bcoo,csr --reps "$reps" --warmup "$warmup" \
     --json "$out/spmat_t$t.json" "${mats[@]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # bench/bccoo_cpu_summary.py — table and CSV of bench/bccoo_cpu.sh's results: time per format and
-# thread count, speedup over spmat csr at the same thread count, scaling from 1 to 2 threads.
+# thread count, speedup over spmat csr at the same thread count, scaling from 1 to 2 threads
+# (or, with more thread counts, a scaling table: one column per thread count).
 # SPDX-License-Identifier: MIT
 #
 #   python3 bench/bccoo_cpu_summary.py OUT_DIR      (reads spmat_t*.json, eigen_t*.jsonl;
@@ -56,6 +57,8 @@ def main():
         w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+    if len(threads) > 2:
+        return scaling_table(mats, nnz, fmts, threads, t_ms, d)
     head = ["matrix", "nnz"] + [f"{f} {t}t" for f in fmts for t in threads]
     head += [f"bccoo/csr {t}t" for t in threads] + [f"{f} 2t/1t" for f in fmts]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
@@ -69,6 +72,28 @@ def main():
             a, b = t_ms.get((m, f, 1)), t_ms.get((m, f, 2))
             c.append(f"{a / b:.2f}x" if a and b else "-")
         print("| " + " | ".join(c) + " |")
+    print(f"\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster; wrote {d}/bccoo_cpu.csv")
+    return 0
+
+
+def scaling_table(mats, nnz, fmts, threads, t_ms, d):
+    """More than two thread counts (a many-core scaling run): one row per matrix and format,
+    one column per thread count, then the scaling from 1 thread to the most; and one row per
+    matrix with bccoo's speedup over csr at each thread count."""
+    head = ["matrix", "format"] + [f"{t}t ms" for t in threads] + [f"{threads[-1]}t/1t"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for m in mats:
+        for f in fmts:
+            c = [m, f]
+            c += [f"{t_ms[(m, f, t)]:.3f}" if (m, f, t) in t_ms else "-" for t in threads]
+            a, b = t_ms.get((m, f, threads[0])), t_ms.get((m, f, threads[-1]))
+            c.append(f"{a / b:.1f}x" if a and b else "-")
+            print("| " + " | ".join(c) + " |")
+        c = [m, "**bccoo/csr**"]
+        for t in threads:
+            a, b = t_ms.get((m, "csr", t)), t_ms.get((m, "bccoo", t))
+            c.append(f"**{a / b:.2f}x**" if a and b else "-")
+        print("| " + " | ".join(c + [""]) + " |")
     print(f"\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster; wrote {d}/bccoo_cpu.csv")
     return 0
 

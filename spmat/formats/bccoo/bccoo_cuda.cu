@@ -385,6 +385,26 @@ __device__ __forceinline__ void clear_row_buffer(Value* s_rows) {
   for (int i = threadIdx.x; i < kRowBuffer; i += blockDim.x) s_rows[i] = Value(0);
 }
 
+/// Pass 2's row walk over a thread's kE entries: adds product i to the running sum s and, where
+/// the row ends (the next entry's row, or after the last entry next_first, differs), calls
+/// on_end(row, next row, row sum) and restarts s at 0. One walk for both of stream_chunk's row
+/// outputs (the shared row buffer and the direct path).
+template <class Value, class OnEnd>
+__device__ __forceinline__ void for_each_row_end(const Value (&p)[bccoo_gpu::kE],
+                                                 const std::uint32_t (&ro)[bccoo_gpu::kE],
+                                                 std::uint32_t next_first, Value s, OnEnd&& on_end) {
+#pragma unroll
+  for (int i = 0; i < bccoo_gpu::kE; ++i) {
+    s += p[i];
+    const std::uint32_t r = ro[i];
+    const std::uint32_t nr = i + 1 < bccoo_gpu::kE ? ro[i + 1] : next_first;
+    if (nr != r) {
+      on_end(r, nr, s);
+      s = Value(0);
+    }
+  }
+}
+
 /// The block decodes chunk h (header hd, len entries; see the contract at the top). Writes y for
 /// rows wholly inside the chunk (and the empty rows between them), head[h] (first-row partial,
 /// only when the chunk holds more than one row), tail[h] and tail_row[h] (last row and its
@@ -511,18 +531,9 @@ __device__ __forceinline__ void stream_chunk(
     // Row sums into the zeroed row buffer (no branches: one predicated shared store per entry),
     // then rows 0 .. last_local − 1 to y (row 0 to head[h]) in one coalesced pass that also
     // re-zeroes the buffer. Empty rows read 0 there: y = α·0 + β·y.
-    if (n > 0) {
-#pragma unroll
-      for (int i = 0; i < kE; ++i) {
-        s += p[i];
-        const std::uint32_t r = ro[i];
-        const std::uint32_t nr = i + 1 < kE ? ro[i + 1] : next_first;
-        if (nr != r) {
-          s_rows[r] = s;
-          s = Value(0);
-        }
-      }
-    }
+    if (n > 0)
+      for_each_row_end(p, ro, next_first, s,
+                       [&](std::uint32_t r, std::uint32_t, Value rs) { s_rows[r] = rs; });
     __syncthreads();
     for (int q = t; q < static_cast<int>(last_local); q += blockDim.x) {
       const Value rs = s_rows[q];
@@ -535,22 +546,15 @@ __device__ __forceinline__ void stream_chunk(
     return;
   }
   if (n == 0) return;
-#pragma unroll
-  for (int i = 0; i < kE; ++i) {
-    s += p[i];
-    const std::uint32_t r = ro[i];
-    const std::uint32_t nr = i + 1 < kE ? ro[i + 1] : next_first;
-    if (nr != r) {
-      if (r == 0)
-        head_out[h] = s;
-      else
-        axpby_rn_store(yc + r, alpha, s, beta);
-      s = Value(0);
-      if (nr > r + 1 && nr != kNone)  // empty rows (rare)
+  for_each_row_end(p, ro, next_first, s, [&](std::uint32_t r, std::uint32_t nr, Value rs) {
+    if (r == 0)
+      head_out[h] = rs;
+    else
+      axpby_rn_store(yc + r, alpha, rs, beta);
+    if (nr > r + 1 && nr != kNone)  // empty rows (rare)
 #pragma unroll 1
-        for (std::uint32_t q = r + 1; q < nr; ++q) scale_store(yc + q, beta);
-    }
-  }
+      for (std::uint32_t q = r + 1; q < nr; ++q) scale_store(yc + q, beta);
+  });
 }
 
 /// kernel=block (round 1): block h decodes chunk h; the table is copied per chunk.

@@ -18,6 +18,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/plan/plan.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
@@ -25,11 +26,13 @@ namespace spmat {
 template <class Value>
 class Matrix {
  public:
-  /// Builds `format` from canonical CSR `a` (validated first) on `backend`.
+  /// Builds `format` from canonical CSR `a` (validated first) on `backend`. "auto" (the
+  /// default) lets the planner choose from the matrix's statistics; "tune" also times the best
+  /// candidates on the device (spmat/plan/plan.hpp).
   /// Throws UnsupportedError for an unknown format or a backend it lacks; CudaError /
   /// OutOfMemoryError from the upload.
   template <class Index>
-  static Matrix build(const Csr<Value, Index>& a, std::string_view format,
+  static Matrix build(const Csr<Value, Index>& a, std::string_view format = "auto",
                       Backend backend = Backend::cpu, const FormatOptions& options = {});
 
   const FormatEntry& format() const { return *entry_; }
@@ -42,6 +45,9 @@ class Matrix {
   std::size_t storage_bytes() const { return impl_->storage_bytes(); }
   std::size_t traffic_bytes(Op op, std::int64_t k = 1) const { return impl_->traffic_bytes(op, k); }
   bool supports(Op op) const { return entry_->caps.on(backend()).supports(op); }
+  /// The plan followed by an "auto" or "tune" matrix (format per operation, predicted and
+  /// measured times, the reason); null for a matrix built with a named format.
+  const FormatPlan* plan() const { return impl_->plan(); }
 
   /// Per-operation setup (analysis, buffers) ahead of time; optional.
   void prepare(Op op, std::int64_t k = 1, DenseLayout layout = DenseLayout::row_major) const;

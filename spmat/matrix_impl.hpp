@@ -12,6 +12,8 @@
 
 namespace spmat {
 
+struct FormatPlan;
+
 struct Shape {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
@@ -31,6 +33,8 @@ class MatrixImpl {
   virtual std::size_t traffic_bytes(Op op, std::int64_t k) const = 0;
   /// The stored matrix as canonical CSR (downloads from the device if needed).
   virtual Csr<Value, std::int64_t> to_csr() const = 0;
+  /// The plan this matrix follows ("auto" and "tune" formats); null for a named format.
+  virtual const FormatPlan* plan() const { return nullptr; }
 
   /// One-time per-operation setup (analysis, work buffers); the benchmark times it as setup.
   /// Operations called without it prepare lazily.

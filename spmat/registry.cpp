@@ -13,7 +13,9 @@ namespace spmat {
 
 // Each format folder defines one function returning its entries (a storage may be registered
 // under several names, one per kernel choice). Adding a format = one line in each list below.
-// Order = the order of `spmat formats` and of benchmark tables: baselines first.
+// Order = the order of `spmat formats` and of benchmark tables: the planner's "auto" and
+// "tune" first, then baselines.
+std::vector<FormatEntry> planned_entries();  // spmat/plan: "auto" and "tune"
 std::vector<FormatEntry> csr_entries();
 std::vector<FormatEntry> coo_entries();
 std::vector<FormatEntry> csc_entries();
@@ -39,6 +41,7 @@ const std::vector<FormatEntry>& registry() {
   static const std::vector<FormatEntry> all = [] {
     std::vector<FormatEntry> v;
     for (auto* entries : {
+             &planned_entries,
              &csr_entries,
              &coo_entries,
              &csc_entries,

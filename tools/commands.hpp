@@ -10,4 +10,5 @@ int cmd_convert(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_compress(int argc, char** argv);
 int cmd_model(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 }  // namespace spmat::cli

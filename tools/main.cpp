@@ -14,6 +14,8 @@ struct Command {
   int (*run)(int, char**);
 };
 const Command kCommands[] = {
+    {"plan", "which format and kernel to use for a matrix and operations, and why",
+     spmat::cli::cmd_plan},
     {"formats", "list registered formats with capabilities and options", spmat::cli::cmd_formats},
     {"info", "read a matrix (file or gen:spec) and print its statistics", spmat::cli::cmd_info},
     {"convert", "convert between .mtx, .mtx.gz and the binary cache (.smc)", spmat::cli::cmd_convert},

@@ -251,6 +251,16 @@ struct Context {
 
 double per_ms(double amount, double ms) { return ms > 0 ? amount / (ms * 1e6) : NAN; }
 
+/// For a planned matrix: planning time (taken out of setup_ms) and the format that runs `op`.
+template <class V>
+void record_plan(const Matrix<V>& A, Op op, Result& r) {
+  const FormatPlan* p = A.plan();
+  if (!p) return;
+  r.plan_ms = p->plan_ms;
+  r.setup_ms -= p->plan_ms;
+  if (const OpChoice* c = p->choice(op)) r.planned = c->format + (c->transposed ? " on A^T" : "");
+}
+
 /// Times `run` and fills the timing fields of `r`.
 void time_into(const Context& ctx, const std::function<void()>& run, Result& r) {
   const TimingStats t =
@@ -265,11 +275,12 @@ template <class V, class I>
 void measure_vector_op(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A,
                        double build_ms, const OpConfig& oc, Result& r) {
   const Backend b = ctx.cfg.backend;
-  r.storage_bytes = A.storage_bytes();
   r.setup_ms = build_ms + wall_ms([&] {
                  A.prepare(oc.op, oc.k, oc.layout);
                  device_sync(b);
                });
+  r.storage_bytes = A.storage_bytes();  // after prepare: a planned matrix may add a storage
+  record_plan(A, oc.op, r);
   const Case<V>& c = md.get(oc);
   Operand<V> in(b, c.in.size()), out(b, c.want.size());
   in.set(c.in);

@@ -100,7 +100,9 @@ struct Result {
   std::string error;
   double time_ms = NAN, time_min_ms = NAN, time_max_ms = NAN;
   int repetitions = 0;
-  double setup_ms = NAN;
+  double setup_ms = NAN;     ///< build + prepare, planning excluded
+  double plan_ms = NAN;      ///< "auto" / "tune": planning (and tuning) time; NaN otherwise
+  std::string planned;       ///< "auto" / "tune": the format that ran this op ("csr", "csr on Aᵀ")
   std::size_t storage_bytes = 0;
   double max_relative_norm2 = NAN;
   double gbs = NAN, csr_equiv_gbs = NAN, gflops = NAN, bw_fraction = NAN;

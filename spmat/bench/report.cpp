@@ -38,7 +38,9 @@ std::string op_label(const Result& r) {
 }
 
 std::string format_label(const Result& r) {
-  return r.options.empty() ? r.format : r.format + "[" + r.options + "]";
+  std::string s = r.options.empty() ? r.format : r.format + "[" + r.options + "]";
+  if (!r.planned.empty()) s += " -> " + r.planned;
+  return s;
 }
 
 std::string status_text(const Result& r) {
@@ -79,6 +81,7 @@ Json to_json(const Result& r) {
   j.set("time_max_ms", number_or_null(r.time_max_ms));
   j.set("repetitions", r.repetitions);
   j.set("setup_ms", number_or_null(r.setup_ms));
+  if (!r.planned.empty()) j.set("plan_ms", number_or_null(r.plan_ms)).set("planned", r.planned);
   j.set("storage_bytes", r.storage_bytes);
   j.set("max_relative_norm2", number_or_null(r.max_relative_norm2));
   j.set("gbs", number_or_null(r.gbs));

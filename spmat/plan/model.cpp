@@ -1,0 +1,243 @@
+// spmat/plan/model.cpp — candidates and predicted times.
+// SPDX-License-Identifier: MIT
+#include "spmat/plan/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "spmat/config.hpp"
+#include "spmat/registry.hpp"
+#if SPMAT_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include <omp.h>
+
+namespace spmat::plan_model {
+
+namespace {
+
+/// How one format's kernel for one operation performs, per structural class (stencil,
+/// regular, irregular, skewed; see classify): a fixed cost per call while the matrix stays in
+/// L2 (launches, synchronisation, the tail of a short grid), and the share of the DRAM
+/// bandwidth it reaches in CSR-floor bytes on matrices well past L2. An efficiency of 0 means
+/// "not a candidate for this class".
+struct Kernel {
+  const char* format;
+  Op op;
+  double launch_us[4];
+  double eff[4];
+  enum Padding { none, ell, sliced } padding = none;
+};
+
+// GPU kernels, fitted by bench/planner_fit.py to the calibration sweep committed under
+// bench/results/ (topic "planner"): launch costs are medians over matrices that fit in L2,
+// efficiencies medians over matrices of over 100 MB, per class. A class without large
+// matrices takes the smaller of the stencil and irregular efficiencies.
+constexpr Kernel kGpu[] = {
+    //                              launch us: sten   reg    irr    skew   eff: sten  reg   irr   skew
+    {"csr", Op::spmv, {8.9, 8.9, 9.1, 31.2}, {0.68, 0.40, 0.40, 0.28}},
+    {"ellr", Op::spmv, {18.0, 18.0, 13.5, 0}, {0.81, 0.42, 0.42, 0}, Kernel::ell},
+    {"sell", Op::spmv, {32.3, 32.3, 23.9, 0}, {0.60, 0.40, 0.40, 0}, Kernel::sliced},
+    {"hyb", Op::spmv, {22.2, 22.2, 12.7, 13.6}, {0.68, 0.41, 0.41, 0.27}},
+    {"bccoo-gpu", Op::spmv, {12.5, 12.5, 12.0, 13.5}, {0.96, 0.40, 0.40, 0.37}},
+    {"bro-hyb", Op::spmv, {28.2, 28.2, 31.2, 32.0}, {0.87, 0.43, 0.43, 0.25}},
+    {"bro-coo", Op::spmv, {28.8, 28.8, 29.4, 30.4}, {0.42, 0.39, 0.39, 0.33}},
+    {"cusparse-csr", Op::spmv, {14.4, 14.4, 13.9, 15.3}, {0.66, 0.41, 0.41, 0.41}},
+    {"cusparse-csr-alg2", Op::spmv, {18.3, 18.3, 18.0, 19.0}, {0.55, 0.40, 0.40, 0.38}},
+    {"cusparse-coo", Op::spmv, {13.5, 13.5, 13.5, 14.2}, {0.58, 0.39, 0.39, 0.39}},
+    // Aᵀx from the one storage (scatter or column-wise gather)
+    {"csc", Op::spmv_t, {9.5, 9.5, 9.9, 34.4}, {0.41, 0.35, 0.35, 0.25}},
+    {"csr", Op::spmv_t, {15.6, 15.6, 15.0, 26.9}, {0.48, 0.29, 0.29, 0.24}},
+    {"bccoo-gpu", Op::spmv_t, {16.1, 16.1, 17.3, 19.6}, {0.55, 0.29, 0.29, 0.25}},
+    {"coo", Op::spmv_t, {15.1, 15.1, 15.5, 18.7}, {0.42, 0.28, 0.28, 0.24}},
+    {"hyb", Op::spmv_t, {31.0, 31.0, 18.6, 24.0}, {0.56, 0.29, 0.29, 0.24}},
+    {"ellr", Op::spmv_t, {26.6, 26.6, 15.1, 0}, {0.60, 0.29, 0.29, 0}, Kernel::ell},
+    {"gcsb-det", Op::spmv_t, {76.7, 76.7, 30.4, 36.5}, {0.36, 0.05, 0.05, 0.08}},
+    {"cusparse-csr", Op::spmv_t, {16.6, 16.6, 16.7, 21.7}, {0.51, 0.29, 0.29, 0.26}},
+    {"cusparse-csr-alg2", Op::spmv_t, {16.4, 16.4, 16.3, 22.1}, {0.51, 0.29, 0.29, 0.26}},
+    {"cusparse-coo", Op::spmv_t, {15.4, 15.4, 15.7, 19.4}, {0.44, 0.28, 0.28, 0.24}},
+};
+
+// CPU kernels (OpenMP): CSR's row loop, and its scatter for Aᵀx (per-thread partial sums);
+// a stored transpose runs the row loop on Aᵀ.
+constexpr Kernel kCpu[] = {
+    {"csr", Op::spmv, {2, 2, 2, 2}, {0.70, 0.60, 0.45, 0.40}},
+    {"csr", Op::spmv_t, {4, 4, 4, 4}, {0.35, 0.30, 0.25, 0.20}},
+};
+
+/// Below this many CSR-floor bytes per L2 byte a matrix stays in L2 between calls.
+constexpr double kL2Resident = 0.5;
+constexpr double kL2Speedup = 2.5;
+
+double csr_floor_bytes(const MatrixStats& s, Op op, int vb, int ib) {
+  const double rows = static_cast<double>(op == Op::spmv_t ? s.cols : s.rows);
+  const double cols = static_cast<double>(op == Op::spmv_t ? s.rows : s.cols);
+  return static_cast<double>(s.nnz) * (vb + ib) + (static_cast<double>(s.rows) + 1) * ib +
+         cols * vb + rows * vb;
+}
+
+double padding_factor(const Kernel& k, const MatrixStats& s) {
+  switch (k.padding) {
+    case Kernel::ell: return std::max(s.ell_fill, 1e-3);
+    case Kernel::sliced: return std::max(s.slice_fill, 1e-3);
+    case Kernel::none: return 1.0;
+  }
+  return 1.0;
+}
+
+bool registered(const char* format, Backend b) {
+  for (const auto& e : registry())
+    if (e.name == format) return e.caps.on(b).available;
+  return false;
+}
+
+const BackendCaps& caps_of(const char* format, Backend b) {
+  return find_format(format).caps.on(b);
+}
+
+}  // namespace
+
+StructureClass classify(const MatrixStats& s) {
+  if (s.heavy_share >= 0.1 || s.long_share > 0.0) return StructureClass::skewed;
+  if (s.shifted_rows >= 0.5) return StructureClass::stencil;
+  if (s.col_spread >= 0.05 && s.sectors_per_nnz > 0.5) return StructureClass::irregular;
+  return StructureClass::regular;
+}
+
+const char* shape_name(StructureClass c) {
+  switch (c) {
+    case StructureClass::stencil: return "stencil (rows repeat their neighbour's pattern shifted)";
+    case StructureClass::regular: return "regular (even rows, local columns)";
+    case StructureClass::irregular: return "irregular (even rows, scattered columns)";
+    case StructureClass::skewed: return "skewed (a few rows hold much of the work)";
+  }
+  return "?";
+}
+
+Device device_for(Backend backend) {
+  Device d;
+#if SPMAT_WITH_CUDA
+  if (backend == Backend::cuda) {
+    int dev = 0;
+    cudaDeviceProp p{};
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+      d.name = p.name;
+      d.l2_bytes = static_cast<double>(p.l2CacheSize);
+      int khz = 0, bus = 0;
+      if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+          cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess &&
+          khz > 0 && bus > 0)
+        d.bandwidth_gbs = 2.0 * khz * 1e3 * (bus / 8.0) / 1e9;
+    }
+    cudaGetLastError();
+    if (d.name.empty()) d.name = "an assumed H100 (no GPU present)";
+    if (d.bandwidth_gbs <= 0) d.bandwidth_gbs = 3350;  // H100 SXM
+    if (d.l2_bytes <= 0) d.l2_bytes = 50e6;
+    return d;
+  }
+#endif
+  (void)backend;
+  d.name = "cpu (" + std::to_string(omp_get_max_threads()) + " threads)";
+  // Roughly what a socket's memory system gives a streaming loop; the CPU plan has one
+  // candidate per strategy, so only the ratio between them matters.
+  d.bandwidth_gbs = 10.0 * std::min(omp_get_max_threads(), 16);
+  d.l2_bytes = 32e6;
+  return d;
+}
+
+std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, const Device& d,
+                                  Op op, int vb, int ib) {
+  std::vector<Candidate> out;
+  const bool gpu = r.backend == Backend::cuda;
+  if (op == Op::spmm || op == Op::add) {
+    // SpMM's own model lives with the tiled format (it picks its variant from the intensity
+    // model); add is a merge whose cost is the bytes of both operands.
+    const char* fmt = op == Op::spmm ? (gpu ? "tiled" : "csr") : (gpu ? "cusparse-csr" : "csr");
+    if (gpu && op == Op::add && !registered(fmt, r.backend)) fmt = "hisparse";
+    if (!registered(fmt, r.backend) || !caps_of(fmt, r.backend).supports(op)) return out;
+    Candidate c;
+    c.op = op;
+    c.format = fmt;
+    const double bytes = csr_floor_bytes(s, Op::spmv, vb, ib) +
+                         (op == Op::spmm ? static_cast<double>(r.k - 1) * (s.rows + s.cols) * vb : 0.0);
+    c.predicted_ms = bytes / (d.bandwidth_gbs * 0.5 * 1e6);
+    c.bytes = static_cast<std::size_t>(static_cast<double>(s.nnz) * (vb + ib) + (s.rows + 1.0) * ib);
+    c.note = op == Op::spmm ? "SpMM: the tiled format's intensity model picks its variant"
+                            : "sparse addition";
+    out.push_back(c);
+    return out;
+  }
+  const MatrixStats t = s.transposed();
+  const double csr_bytes = static_cast<double>(s.nnz) * (vb + ib) + (s.rows + 1.0) * ib;
+  auto add_kernel = [&](const Kernel& k, bool on_transpose) {
+    if (!registered(k.format, r.backend)) return;
+    const BackendCaps& caps = caps_of(k.format, r.backend);
+    const Op run_op = on_transpose ? Op::spmv : k.op;
+    if (!caps.supports(run_op)) return;
+    const bool det = run_op == Op::spmv ? caps.deterministic_spmv : caps.deterministic_spmv_t;
+    if (r.deterministic && !det) return;
+    const MatrixStats& m = on_transpose ? t : s;
+    const StructureClass cls = classify(m);
+    const int ci = static_cast<int>(cls);
+    if (k.eff[ci] <= 0) return;  // e.g. ELL padding on skewed rows: never a candidate
+    const double bytes = csr_floor_bytes(m, Op::spmv, vb, ib);
+    const double padded = bytes / padding_factor(k, m);
+    const bool resident = bytes < kL2Resident * d.l2_bytes;
+    Candidate c;
+    c.op = op;
+    c.format = k.format;
+    c.transposed = on_transpose;
+    c.predicted_ms = (resident ? k.launch_us[ci] * 1e-3 : 0.0) +
+                     padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ci] * 1e6);
+    double stored = csr_bytes;
+    if (k.padding != Kernel::none) stored /= padding_factor(k, m);
+    c.bytes = static_cast<std::size_t>(stored);
+    c.note = std::string(on_transpose ? "spmv on a stored transpose; " : "") + shape_name(cls) +
+             (resident ? ", fits L2" : "");
+    out.push_back(c);
+  };
+  const auto& table = gpu ? std::span<const Kernel>(kGpu) : std::span<const Kernel>(kCpu);
+  for (const Kernel& k : table)
+    if (k.op == op && (op != Op::spmv_t || r.transpose != "store")) add_kernel(k, false);
+  if (op == Op::spmv_t && r.transpose != "native") {
+    // A stored transpose: every spmv kernel on Aᵀ, when both copies fit the budget.
+    const double both = 2.0 * csr_bytes;
+    if (r.memory_budget == 0 || both <= static_cast<double>(r.memory_budget))
+      for (const Kernel& k : table)
+        if (k.op == Op::spmv) add_kernel(k, true);
+  }
+  if (r.calls > 0) {
+    // Few calls: the build is weighed. Building a format costs about as much as reading and
+    // writing its bytes a few times on the host; a stored transpose costs one more pass.
+    for (auto& c : out) {
+      const double build_ms = static_cast<double>(c.bytes) / 2e6 * (c.transposed ? 2.0 : 1.0);
+      c.predicted_ms += build_ms / static_cast<double>(r.calls);
+    }
+  }
+  return out;
+}
+
+std::string reason(const MatrixStats& s, const FormatPlan& p, const Device& d) {
+  std::string out = std::string(shape_name(classify(s))) + " on " + d.name;
+  for (const auto& c : p.choices) {
+    out += "; " + std::string(to_string(c.op)) + ": " + c.format;
+    if (c.transposed) out += " on a stored transpose";
+    // The runner-up tells how close the decision was.
+    const Candidate* second = nullptr;
+    for (const auto& cand : p.candidates)
+      if (cand.op == c.op && !(cand.format == c.format && cand.transposed == c.transposed)) {
+        second = &cand;
+        break;
+      }
+    if (second && second->predicted_ms > 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " (%.2fx ahead of %s%s)", second->predicted_ms / c.predicted_ms,
+                    second->format.c_str(), second->transposed ? " on A^T" : "");
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace spmat::plan_model

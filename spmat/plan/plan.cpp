@@ -1,0 +1,181 @@
+// spmat/plan/plan.cpp — candidates, the time model, ranking and tuning.
+// SPDX-License-Identifier: MIT
+#include "spmat/plan/plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "spmat/plan/model.hpp"
+#include "spmat/plan/plan_cache.hpp"
+#include "spmat/plan/tune.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+
+namespace {
+
+std::vector<Op> parse_ops(const std::string& text) {
+  std::vector<Op> ops;
+  std::string cur;
+  auto flush = [&] {
+    if (cur.empty()) return;
+    const Op op = parse_op(cur);
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    cur.clear();
+  };
+  for (char c : text) {
+    if (c == '+' || c == ' ' || c == ';') flush();
+    else cur += c;
+  }
+  flush();
+  if (ops.empty()) throw ParseError("auto: ops='" + text + "' names no operation");
+  return ops;
+}
+
+bool parse_bool(const FormatOptions& o, const std::string& key, bool fallback) {
+  if (!o.has(key)) return fallback;
+  const std::string v = o.get_string(key, "");
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  throw ParseError("auto: " + key + "=" + v + " is not a boolean (0/1, true/false)");
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+PlanRequest PlanRequest::from_options(const FormatOptions& o, Backend backend, PlanLevel level) {
+  PlanRequest r;
+  r.backend = backend;
+  r.level = level;
+  if (o.has("ops")) r.ops = parse_ops(o.get_string("ops", ""));
+  r.calls = o.get_int("calls", 0);
+  if (r.calls < 0) throw ParseError("auto: calls=" + std::to_string(r.calls) + " is negative");
+  r.k = o.get_int("k", 32);
+  if (r.k < 1) throw ParseError("auto: k=" + std::to_string(r.k) + " must be at least 1");
+  r.layout = parse_layout(o.get_string("layout", "row"));
+  const std::int64_t mem = o.get_int("memory", 0);
+  if (mem < 0) throw ParseError("auto: memory=" + std::to_string(mem) + " is negative");
+  r.memory_budget = static_cast<std::size_t>(mem);
+  r.deterministic = parse_bool(o, "deterministic", false);
+  r.tune_budget_ms = o.get_double("budget_ms", 100);
+  if (!(r.tune_budget_ms > 0))
+    throw ParseError("auto: budget_ms=" + o.get_string("budget_ms", "") + " must be positive");
+  r.use_cache = parse_bool(o, "cache", true);
+  r.transpose = o.get_string("transpose", "auto");
+  if (r.transpose != "auto" && r.transpose != "store" && r.transpose != "native")
+    throw ParseError("auto: transpose=" + r.transpose + " is not one of auto, store, native");
+  return r;
+}
+
+std::string PlanRequest::key() const {
+  std::ostringstream s;
+  s << "ops=";
+  for (std::size_t i = 0; i < ops.size(); ++i) s << (i ? "+" : "") << to_string(ops[i]);
+  s << ",calls=" << calls << ",k=" << k << ",layout=" << to_string(layout)
+    << ",backend=" << to_string(backend) << ",memory=" << memory_budget
+    << ",deterministic=" << deterministic << ",transpose=" << transpose;
+  return s.str();
+}
+
+const OpChoice* FormatPlan::choice(Op op) const {
+  for (const auto& c : choices)
+    if (c.op == op) return &c;
+  return nullptr;
+}
+
+std::string FormatPlan::describe() const {
+  std::ostringstream s;
+  char buf[256];
+  s << "matrix: " << stats.summary() << "\n";
+  s << "plan (" << (level == PlanLevel::tune ? "tune" : "auto") << ", " << to_string(backend)
+    << ", " << precision << (from_cache ? ", from the plan cache" : "") << "):\n";
+  for (const auto& c : choices) {
+    std::snprintf(buf, sizeof buf, "  %-7s -> %s%s  predicted %.4f ms", std::string(to_string(c.op)).c_str(),
+                  c.format.c_str(), c.transposed ? " on a stored transpose" : "", c.predicted_ms);
+    s << buf;
+    if (!std::isnan(c.measured_ms)) {
+      std::snprintf(buf, sizeof buf, ", measured %.4f ms", c.measured_ms);
+      s << buf;
+    }
+    s << "\n";
+  }
+  s << "reason: " << reason << "\n";
+  std::snprintf(buf, sizeof buf, "planning: %.2f ms (tuning %.2f ms)\n", plan_ms, tune_ms);
+  s << buf << "candidates (best first per operation):\n";
+  for (const auto& c : candidates) {
+    std::snprintf(buf, sizeof buf, "  %-7s %-22s predicted %9.4f ms", std::string(to_string(c.op)).c_str(),
+                  (c.format + (c.transposed ? " (A^T)" : "")).c_str(), c.predicted_ms);
+    s << buf;
+    if (!std::isnan(c.measured_ms)) {
+      std::snprintf(buf, sizeof buf, "  measured %9.4f ms", c.measured_ms);
+      s << buf;
+    }
+    std::snprintf(buf, sizeof buf, "  %8.1f MB  %s\n", static_cast<double>(c.bytes) / 1e6, c.note.c_str());
+    s << buf;
+  }
+  return s.str();
+}
+
+FormatPlan plan_from_stats(const MatrixStats& s, const PlanRequest& r, int value_bytes,
+                     int index_bytes) {
+  FormatPlan p;
+  p.level = PlanLevel::automatic;
+  p.backend = r.backend;
+  p.precision = value_bytes == 4 ? "fp32" : "fp64";
+  p.stats = s;
+  const plan_model::Device dev = plan_model::device_for(r.backend);
+  for (Op op : r.ops) {
+    auto cands = plan_model::candidates(s, r, dev, op, value_bytes, index_bytes);
+    if (cands.empty())
+      throw UnsupportedError("auto: no registered format runs " + std::string(to_string(op)) +
+                             " on " + std::string(to_string(r.backend)) +
+                             (r.deterministic ? " deterministically" : "") +
+                             (r.memory_budget ? " within the memory budget" : ""));
+    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+      return a.predicted_ms < b.predicted_ms;
+    });
+    const Candidate& best = cands.front();
+    p.choices.push_back({op, best.format, best.transposed, best.predicted_ms, NAN});
+    for (auto& c : cands) p.candidates.push_back(std::move(c));
+  }
+  p.reason = plan_model::reason(s, p, dev);
+  return p;
+}
+
+template <class Value, class Index>
+FormatPlan plan(const Csr<Value, Index>& a, const PlanRequest& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool transposed_ops =
+      std::find(r.ops.begin(), r.ops.end(), Op::spmv_t) != r.ops.end();
+  const MatrixStats s = matrix_stats(a, transposed_ops);
+  FormatPlan p = plan_from_stats(s, r, sizeof(Value), sizeof(Index));
+  if (r.level == PlanLevel::tune) {
+    p.level = PlanLevel::tune;
+    PlanCache cache = PlanCache::from_environment();
+    const std::string key = plan_cache_key(structure_fingerprint(a), p, r, index_name<Index>());
+    if (r.use_cache) {
+      if (auto cached = cache.load(key); cached && apply_cached(p, *cached)) {
+        p.from_cache = true;
+        p.plan_ms = ms_since(t0);
+        return p;
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    tune_plan(a, r, p);
+    p.tune_ms = ms_since(t1);
+    if (r.use_cache) cache.store(key, p);
+  }
+  p.plan_ms = ms_since(t0);
+  return p;
+}
+
+#define SPMAT_INSTANTIATE(V, I) template FormatPlan plan(const Csr<V, I>&, const PlanRequest&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

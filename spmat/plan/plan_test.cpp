@@ -1,0 +1,323 @@
+// spmat/plan/plan_test.cpp — the planner: statistics, choices on synthetic families, the plan
+// cache, and the "auto" format's lazily built transpose.
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "spmat/gen/generators.hpp"
+#include "spmat/matrix.hpp"
+#include "spmat/plan/model.hpp"
+#include "spmat/plan/plan.hpp"
+#include "spmat/plan/plan_cache.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+namespace {
+
+namespace fs = std::filesystem;
+
+Csr<double, std::int32_t> gen(const std::string& spec) { return gen::generate<double, std::int32_t>(spec); }
+
+/// A matrix whose first row holds every column: the extreme of skew.
+Csr<double, std::int32_t> one_dense_row(std::int32_t n) {
+  Csr<double, std::int32_t> a;
+  a.rows = a.cols = n;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t c = 0; c < n; ++c) a.col_idx.push_back(c);
+  a.row_ptr.push_back(n);
+  for (std::int32_t r = 1; r < n; ++r) {
+    a.col_idx.push_back(r);
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  a.values.assign(a.col_idx.size(), 1.0);
+  return a;
+}
+
+bool is_ell_family(const std::string& f) {
+  return f == "ell" || f == "ellr" || f == "sell" || f == "bro-ell" || f == "bro-ell-bar" ||
+         f == "bro-csr";
+}
+
+TEST(PlanStats, StencilIsEvenAndShifted) {
+  const MatrixStats s = matrix_stats(gen("gen:lap2d:100"));
+  EXPECT_EQ(s.rows, 10000);
+  EXPECT_NEAR(s.mean_row, 4.96, 0.01);
+  EXPECT_EQ(s.max_row, 5);
+  EXPECT_EQ(s.heavy_share, 0.0);
+  EXPECT_EQ(s.long_share, 0.0);
+  EXPECT_GT(s.shifted_rows, 0.9);
+  EXPECT_LT(s.col_spread, 0.01);
+  EXPECT_EQ(s.max_col, 5);
+  EXPECT_EQ(plan_model::classify(s), plan_model::StructureClass::stencil);
+}
+
+TEST(PlanStats, DenseRowIsSkewedAndLong) {
+  const MatrixStats s = matrix_stats(one_dense_row(5000));
+  EXPECT_EQ(s.max_row, 5000);
+  EXPECT_GT(s.long_share, 0.4);
+  EXPECT_GT(s.heavy_share, 0.4);
+  EXPECT_EQ(s.max_col, 2);  // column 0 and the diagonal
+  EXPECT_EQ(plan_model::classify(s), plan_model::StructureClass::skewed);
+  // Aᵀ has one dense column turned into a dense row: skew moves with it.
+  const MatrixStats t = s.transposed();
+  EXPECT_EQ(t.max_row, 2);
+  EXPECT_EQ(t.max_col, 5000);
+}
+
+TEST(PlanStats, RandomColumnsAreIrregular) {
+  const MatrixStats s = matrix_stats(gen("gen:random_k:20000:8"));
+  EXPECT_GT(s.col_spread, 0.2);
+  EXPECT_GT(s.sectors_per_nnz, 0.9);
+  EXPECT_EQ(plan_model::classify(s), plan_model::StructureClass::irregular);
+}
+
+TEST(PlanStats, FingerprintIgnoresValuesOnly) {
+  auto a = gen("gen:random_k:3000:6");
+  auto b = a;
+  for (auto& v : b.values) v *= 2;
+  EXPECT_EQ(structure_fingerprint(a), structure_fingerprint(b));
+  b.col_idx[10] = b.col_idx[10] == 0 ? 1 : 0;
+  EXPECT_NE(structure_fingerprint(a), structure_fingerprint(b));
+}
+
+// The GPU choices are a pure function of the statistics: checked without a GPU.
+class GpuPlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_compiled()) GTEST_SKIP() << "spmat built without CUDA: no GPU formats to plan among";
+  }
+  static PlanRequest request(std::vector<Op> ops) {
+    PlanRequest r;
+    r.backend = Backend::cuda;
+    r.ops = std::move(ops);
+    return r;
+  }
+};
+
+TEST_F(GpuPlan, SkewedMatricesNeverGetAnEllFamilyFormat) {
+  // Skewed rows: no ELL-family kernel runs A. (Aᵀ of a power-law matrix has even rows, and
+  // an ELL format on a stored Aᵀ is fair game there.)
+  for (const char* spec : {"gen:powerlaw:200000:16", "gen:rmat:16:16", "gen:powerlaw:20000:4"}) {
+    const FormatPlan p = plan(gen(spec), request({Op::spmv, Op::spmv_t}));
+    for (const auto& c : p.candidates)
+      if (!c.transposed) EXPECT_FALSE(is_ell_family(c.format)) << spec << ": " << c.format;
+  }
+  // Skewed both ways (a dense row and a dense column): no ELL-family candidate at all.
+  auto a = one_dense_row(100000);
+  const auto both = [&] {
+    Coo<double, std::int32_t> c = to_coo(a);
+    for (std::int32_t r = 1; r < a.rows; ++r) {
+      c.row_idx.push_back(r);
+      c.col_idx.push_back(0);
+      c.values.push_back(1.0);
+    }
+    return to_csr(c);
+  }();
+  for (const auto& m : {a, both}) {
+    const FormatPlan p = plan(m, request({Op::spmv, Op::spmv_t}));
+    for (const auto& c : p.candidates)
+      if (!c.transposed || &m == &both) EXPECT_FALSE(is_ell_family(c.format)) << c.format;
+  }
+}
+
+TEST_F(GpuPlan, DeterministicRequestsGetNoAtomicKernel) {
+  for (const char* spec : {"gen:lap2d:300", "gen:rmat:14:8", "gen:random_k:50000:16", "gen:banded:100000:4"}) {
+    auto r = request({Op::spmv, Op::spmv_t});
+    r.deterministic = true;
+    const FormatPlan p = plan(gen(spec), r);
+    ASSERT_EQ(p.choices.size(), 2u);
+    for (const auto& c : p.choices) {
+      const auto& caps = find_format(c.format).caps.cuda;
+      const Op run_op = c.transposed ? Op::spmv : c.op;
+      EXPECT_TRUE(run_op == Op::spmv ? caps.deterministic_spmv : caps.deterministic_spmv_t)
+          << spec << ": " << to_string(c.op) << " -> " << c.format;
+    }
+    for (const auto& c : p.candidates) {
+      const auto& caps = find_format(c.format).caps.cuda;
+      const Op run_op = c.transposed ? Op::spmv : c.op;
+      EXPECT_TRUE(run_op == Op::spmv ? caps.deterministic_spmv : caps.deterministic_spmv_t) << c.format;
+    }
+  }
+}
+
+TEST_F(GpuPlan, CusparseIsAlwaysACandidate) {
+  const FormatPlan p = plan(gen("gen:lap2d:200"), request({Op::spmv, Op::spmv_t}));
+  for (Op op : {Op::spmv, Op::spmv_t}) {
+    bool vendor = false;
+    for (const auto& c : p.candidates) vendor = vendor || (c.op == op && c.format.rfind("cusparse", 0) == 0);
+    EXPECT_TRUE(vendor) << to_string(op);
+  }
+}
+
+TEST_F(GpuPlan, MemoryBudgetRulesOutAStoredTranspose) {
+  const auto a = gen("gen:random_k:50000:8");
+  auto r = request({Op::spmv_t});
+  r.memory_budget = storage_bytes(a) + storage_bytes(a) / 2;  // room for one copy, not two
+  for (const auto& c : plan(a, r).candidates) EXPECT_FALSE(c.transposed) << c.format;
+  r.transpose = "store";
+  r.memory_budget = 0;
+  for (const auto& c : plan(a, r).candidates) EXPECT_TRUE(c.transposed) << c.format;
+}
+
+TEST_F(GpuPlan, ChoicesAreRankedAndExplained) {
+  const FormatPlan p = plan(gen("gen:lap2d:300"), request({Op::spmv}));
+  ASSERT_FALSE(p.candidates.empty());
+  for (std::size_t i = 1; i < p.candidates.size(); ++i)
+    EXPECT_LE(p.candidates[i - 1].predicted_ms, p.candidates[i].predicted_ms);
+  EXPECT_EQ(p.choices.front().format, p.candidates.front().format);
+  EXPECT_NE(p.reason.find("stencil"), std::string::npos) << p.reason;
+  EXPECT_NE(p.describe().find(p.choices.front().format), std::string::npos);
+}
+
+TEST(PlanRequestOptions, ParsesAndRejects) {
+  FormatOptions o;
+  o.set("ops", "spmv+spmm").set("k", "64").set("deterministic", "1").set("memory", "1000");
+  const PlanRequest r = PlanRequest::from_options(o, Backend::cpu, PlanLevel::automatic);
+  ASSERT_EQ(r.ops.size(), 2u);
+  EXPECT_EQ(r.ops[1], Op::spmm);
+  EXPECT_EQ(r.k, 64);
+  EXPECT_TRUE(r.deterministic);
+  EXPECT_EQ(r.memory_budget, 1000u);
+  EXPECT_THROW(PlanRequest::from_options(FormatOptions().set("ops", "spmx"), Backend::cpu,
+                                         PlanLevel::automatic), Error);
+  EXPECT_THROW(PlanRequest::from_options(FormatOptions().set("transpose", "sideways"), Backend::cpu,
+                                         PlanLevel::automatic), ParseError);
+  EXPECT_THROW(PlanRequest::from_options(FormatOptions().set("deterministic", "maybe"), Backend::cpu,
+                                         PlanLevel::automatic), ParseError);
+}
+
+/// Points the plan cache at a fresh directory for one test.
+class PlanCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("spmat-plan-cache-test-" + std::to_string(std::random_device{}()));
+    fs::remove_all(dir_);
+    const char* old = std::getenv("SPMAT_CACHE_DIR");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("SPMAT_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (had_) setenv("SPMAT_CACHE_DIR", old_.c_str(), 1);
+    else unsetenv("SPMAT_CACHE_DIR");
+    fs::remove_all(dir_);
+  }
+  static PlanRequest tune_request() {
+    PlanRequest r;  // cpu: spmv_t has two candidates (scatter, stored transpose) to time
+    r.level = PlanLevel::tune;
+    r.ops = {Op::spmv, Op::spmv_t};
+    return r;
+  }
+  fs::path dir_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST_F(PlanCacheTest, SecondTuneComesFromTheCache) {
+  const auto a = gen("gen:random_k:20000:8");
+  const FormatPlan first = plan(a, tune_request());
+  EXPECT_FALSE(first.from_cache);
+  const OpChoice* t = first.choice(Op::spmv_t);
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(std::isnan(t->measured_ms)) << "the spmv_t candidates were timed";
+  const FormatPlan second = plan(a, tune_request());
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.tune_ms, 0.0);
+  ASSERT_EQ(second.choices.size(), first.choices.size());
+  for (std::size_t i = 0; i < first.choices.size(); ++i) {
+    EXPECT_EQ(second.choices[i].format, first.choices[i].format);
+    EXPECT_EQ(second.choices[i].transposed, first.choices[i].transposed);
+  }
+  // Another structure misses the cache.
+  EXPECT_FALSE(plan(gen("gen:random_k:20000:7"), tune_request()).from_cache);
+}
+
+TEST_F(PlanCacheTest, CorruptCacheIsIgnoredAndRewritten) {
+  const auto a = gen("gen:lap2d:120");
+  plan(a, tune_request());
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::string header_and_key;  // the valid file's first two lines
+  {
+    std::ifstream in(files[0]);
+    std::string l1, l2;
+    std::getline(in, l1);
+    std::getline(in, l2);
+    header_and_key = l1 + "\n" + l2 + "\n";
+  }
+  const std::string corrupt[] = {"", "spmat-plan-cache 1\nkey nonsense\n", "\x01\x02\x03 binary",
+                                 header_and_key + "choice spmv\n", header_and_key + "choice spmv csr 7 1 1\n",
+                                 header_and_key};
+  for (const auto& garbage : corrupt) {
+    std::ofstream(files[0], std::ios::trunc) << garbage;
+    testing::internal::CaptureStderr();
+    const FormatPlan p = plan(a, tune_request());
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(p.from_cache) << garbage;
+    EXPECT_NE(err.find("plan cache"), std::string::npos) << err;
+    EXPECT_TRUE(plan(a, tune_request()).from_cache) << "rewritten after the corrupt read";
+  }
+}
+
+TEST_F(PlanCacheTest, UnknownFormatInCacheIsNotTrusted) {
+  const auto a = gen("gen:lap2d:90");
+  plan(a, tune_request());
+  fs::path f = fs::directory_iterator(dir_)->path();
+  std::ifstream in(f);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const auto pos = text.find("choice spmv csr");
+  ASSERT_NE(pos, std::string::npos) << text;
+  text.replace(pos, 15, "choice spmv no-such-format");
+  std::ofstream(f, std::ios::trunc) << text;
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(plan(a, tune_request()).from_cache);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("no-such-format"), std::string::npos);
+}
+
+TEST(AutoFormat, IsTheDefaultAndReportsItsPlan) {
+  const auto a = gen("gen:lap2d:50");
+  const auto A = Matrix<double>::build(a);
+  EXPECT_EQ(A.format_name(), "auto");
+  ASSERT_NE(A.plan(), nullptr);
+  EXPECT_EQ(A.plan()->choice(Op::spmv)->format, "csr");
+  EXPECT_EQ(Matrix<double>::build(a, "csr").plan(), nullptr);
+}
+
+TEST(AutoFormat, TransposedCopyIsBuiltOnFirstUse) {
+  const auto a = gen("gen:random_k:4000:5");  // not symmetric
+  const auto A = Matrix<double>::build(a, "auto", Backend::cpu, FormatOptions().set("transpose", "store"));
+  const std::size_t one = A.storage_bytes();
+  EXPECT_EQ(one, storage_bytes(a));
+  std::vector<double> x(a.rows, 1.0), y(a.cols, NAN);
+  A.spmv_t(x, y);
+  EXPECT_EQ(A.storage_bytes(), 2 * one) << "the transposed copy exists after the first spmv_t";
+  std::vector<double> want(a.cols, 0.0);
+  for (std::int32_t r = 0; r < a.rows; ++r)
+    for (std::int32_t i = a.row_ptr[r]; i < a.row_ptr[r + 1]; ++i) want[a.col_idx[i]] += a.values[i];
+  for (std::int32_t c = 0; c < a.cols; ++c) EXPECT_NEAR(y[c], want[c], 1e-12) << c;
+
+  // A symmetric matrix's transpose is the matrix itself: no second storage.
+  const auto s = gen("gen:lap2d:60");
+  const auto S = Matrix<double>::build(s, "auto", Backend::cpu, FormatOptions().set("transpose", "store"));
+  std::vector<double> xs(s.rows, 1.0), ys(s.cols, NAN);
+  S.spmv_t(xs, ys);
+  EXPECT_EQ(S.storage_bytes(), storage_bytes(s));
+}
+
+TEST(AutoFormat, SpmvOnlyPlanAnswersSpmvTFromTheSameStorage) {
+  const auto a = gen("gen:random_k:3000:4");
+  const auto A = Matrix<double>::build(a, "auto", Backend::cpu, FormatOptions().set("ops", "spmv"));
+  std::vector<double> x(a.rows, 1.0), y(a.cols, NAN);
+  A.spmv_t(x, y);
+  EXPECT_EQ(A.storage_bytes(), storage_bytes(a));
+  for (double v : y) EXPECT_FALSE(std::isnan(v));
+}
+
+}  // namespace
+}  // namespace spmat

@@ -1,0 +1,200 @@
+// spmat/plan/planned.cpp — PlannedImpl and the "auto" / "tune" registry entries.
+// SPDX-License-Identifier: MIT
+#include "spmat/plan/planned.hpp"
+
+#include "spmat/config.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+
+template <class Value>
+template <class Index>
+std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(const Csr<Value, Index>& a, FormatPlan plan) {
+  const Backend backend = plan.backend;
+  Builder builder = [backend](const std::string& format, const Csr<Value, std::int64_t>& m) {
+    const Csr<Value, Index> mi = convert<Value, Index>(m, "auto");
+    return std::shared_ptr<MatrixImpl<Value>>(
+        find_format(format).factory<Value, Index>()(mi, FormatOptions{}, backend));
+  };
+  std::vector<Part> parts;
+  for (const auto& c : plan.choices) {
+    bool listed = false;
+    for (const auto& p : parts) listed = listed || (p.format == c.format && p.transposed == c.transposed);
+    if (!listed) parts.push_back({c.format, c.transposed, nullptr});
+  }
+  if (parts.empty()) throw UnsupportedError("auto: the plan chose no format");
+  // The first operation's storage now, from the CSR at hand.
+  Part& first = parts.front();
+  const FormatEntry& e = find_format(first.format);
+  first.impl = first.transposed
+                   ? std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(transpose(a), {}, backend))
+                   : std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(a, {}, backend));
+  const Shape shape{a.rows, a.cols, a.nnz()};
+  return std::make_unique<PlannedImpl>(std::move(plan), std::move(parts), shape, backend,
+                                       std::move(builder));
+}
+
+template <class Value>
+const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::ensure_built(std::size_t i) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Part& part = parts_[i];
+  if (part.impl) return part;
+  // Rebuild from the first part's storage: A, or Aᵀ when that part holds the transpose.
+  const Part& source = parts_.front();
+  Csr<Value, std::int64_t> m = source.impl->to_csr();
+  if (source.transposed != part.transposed) {
+    Csr<Value, std::int64_t> mt = transpose(m);
+    // A symmetric matrix is its own transpose: share the storage of that format if built.
+    if (mt == m)
+      for (const auto& p : parts_)
+        if (p.impl && p.format == part.format) {
+          part.impl = p.impl;
+          return part;
+        }
+    m = std::move(mt);
+  }
+  part.impl = builder_(part.format, m);
+  return part;
+}
+
+template <class Value>
+const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) const {
+  for (const auto& c : plan_.choices)
+    if (c.op == op)
+      for (std::size_t i = 0; i < parts_.size(); ++i)
+        if (parts_[i].format == c.format && parts_[i].transposed == c.transposed) return ensure_built(i);
+  // An operation the plan was not asked about runs on the first storage when it holds A.
+  if (!parts_.front().transposed) return parts_.front();
+  throw UnsupportedError("auto: " + std::string(to_string(op)) +
+                         " was not planned; build with ops including it");
+}
+
+template <class Value>
+std::size_t PlannedImpl<Value>::storage_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    if (!parts_[i].impl) continue;
+    bool seen = false;  // a symmetric matrix's "transpose" shares the forward storage
+    for (std::size_t j = 0; j < i; ++j) seen = seen || parts_[j].impl == parts_[i].impl;
+    if (!seen) bytes += parts_[i].impl->storage_bytes();
+  }
+  return bytes;
+}
+
+template <class Value>
+std::size_t PlannedImpl<Value>::traffic_bytes(Op op, std::int64_t k) const {
+  const Part& p = part_for(op);
+  return p.transposed ? p.impl->traffic_bytes(Op::spmv, k) : p.impl->traffic_bytes(op, k);
+}
+
+template <class Value>
+Csr<Value, std::int64_t> PlannedImpl<Value>::to_csr() const {
+  const Part& first = parts_.front();
+  return first.transposed ? transpose(first.impl->to_csr()) : first.impl->to_csr();
+}
+
+template <class Value>
+void PlannedImpl<Value>::prepare(Op op, std::int64_t k, DenseLayout layout) const {
+  const Part& p = part_for(op);
+  p.impl->prepare(p.transposed ? Op::spmv : op, k, layout);
+}
+
+template <class Value>
+void PlannedImpl<Value>::spmv(const Value* x, Value* y, Value alpha, Value beta) const {
+  const Part& p = part_for(Op::spmv);
+  if (p.transposed) throw UnsupportedError("auto: spmv planned on a transposed copy");
+  p.impl->spmv(x, y, alpha, beta);
+}
+
+template <class Value>
+void PlannedImpl<Value>::spmv_t(const Value* x, Value* y, Value alpha, Value beta) const {
+  const Part& p = part_for(Op::spmv_t);
+  if (p.transposed) p.impl->spmv(x, y, alpha, beta);
+  else p.impl->spmv_t(x, y, alpha, beta);
+}
+
+template <class Value>
+void PlannedImpl<Value>::spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout,
+                              Value alpha, Value beta) const {
+  part_for(Op::spmm).impl->spmm(b, c, k, layout, alpha, beta);
+}
+
+template <class Value>
+std::unique_ptr<MatrixImpl<Value>> PlannedImpl<Value>::add(const MatrixImpl<Value>& b, Value alpha,
+                                                           Value beta) const {
+  const auto* pb = dynamic_cast<const PlannedImpl*>(&b);
+  const Part& mine = part_for(Op::add);
+  if (!pb) throw UnsupportedError("auto: add needs both operands built by the planner");
+  const Part& theirs = pb->part_for(Op::add);
+  if (mine.format != theirs.format || mine.transposed || theirs.transposed)
+    throw UnsupportedError("auto: add needs both operands planned with the same format for add ('" +
+                           mine.format + "' vs '" + theirs.format +
+                           "'): build both with ops=add or name the format");
+  auto sum = std::shared_ptr<MatrixImpl<Value>>(mine.impl->add(*theirs.impl, alpha, beta));
+  FormatPlan p = plan_;
+  p.choices.clear();
+  p.candidates.clear();
+  for (Op op : {Op::spmv, Op::spmv_t, Op::spmm, Op::add})
+    p.choices.push_back({op, mine.format, false, NAN, NAN});
+  p.reason = "the sum of two planned matrices, in their add format " + mine.format;
+  const Shape s = sum->shape();
+  return std::make_unique<PlannedImpl>(std::move(p), std::vector<Part>{{mine.format, false, sum}}, s,
+                                       backend_, builder_);
+}
+
+namespace {
+template <class Value, class Index>
+Factory<Value, Index> planned_factory(PlanLevel level) {
+  return [level](const Csr<Value, Index>& a, const FormatOptions& o,
+                 Backend backend) -> std::unique_ptr<MatrixImpl<Value>> {
+    const PlanRequest r = PlanRequest::from_options(o, backend, level);
+    return PlannedImpl<Value>::build(a, plan(a, r));
+  };
+}
+
+FormatEntry planned_entry(std::string name, std::string summary, PlanLevel level) {
+  // Every operation, on both backends; the plan picks a format that has it. Not declared
+  // deterministic: a plan may choose atomics unless asked for deterministic=1.
+  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = true,
+                        .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true,
+                        .spmm = true, .add = true, .deterministic_spmv = false,
+                        .deterministic_spmv_t = false};
+  FormatEntry e{.name = std::move(name), .summary = std::move(summary), .caps = {cpu, gpu}};
+  e.params = {
+      {"ops", "spmv+spmv_t", "operations to plan for, joined by '+': spmv, spmv_t, spmm, add"},
+      {"calls", "0", "expected calls of each operation; 0 = many (build cost not weighed)"},
+      {"k", "32", "spmm: dense columns"},
+      {"layout", "row", "spmm: layout of B and C (row, col)"},
+      {"memory", "0", "bytes the stored matrix may take (0 = no limit); limits a stored transpose"},
+      {"deterministic", "0", "1: only kernels with bitwise-identical results run to run"},
+      {"transpose", "auto", "spmv_t strategy: auto, store (a transposed copy), native (one storage)"},
+      {"budget_ms", "100", "tune: wall time for building and timing candidates"},
+      {"cache", "1", "tune: use the on-disk plan cache (SPMAT_CACHE_DIR)"},
+  };
+  e.factory<float, std::int32_t>() = planned_factory<float, std::int32_t>(level);
+  e.factory<float, std::int64_t>() = planned_factory<float, std::int64_t>(level);
+  e.factory<double, std::int32_t>() = planned_factory<double, std::int32_t>(level);
+  e.factory<double, std::int64_t>() = planned_factory<double, std::int64_t>(level);
+  return e;
+}
+}  // namespace
+
+std::vector<FormatEntry> planned_entries() {
+  std::vector<FormatEntry> v;
+  v.push_back(planned_entry("auto", "the planner's choice from matrix statistics (the default)",
+                            PlanLevel::automatic));
+  v.push_back(planned_entry("tune", "auto, then the best candidates timed on the device (cached)",
+                            PlanLevel::tune));
+  return v;
+}
+
+template class PlannedImpl<float>;
+template class PlannedImpl<double>;
+#define SPMAT_INSTANTIATE(V, I) \
+  template std::unique_ptr<PlannedImpl<V>> PlannedImpl<V>::build(const Csr<V, I>&, FormatPlan);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

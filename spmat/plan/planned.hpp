@@ -1,0 +1,67 @@
+// spmat/plan/planned.hpp — the matrix behind the "auto" and "tune" formats: a plan and the
+// format instances it chose (one per distinct format; a stored transpose where planned).
+//
+// The storage of the first planned operation is built at once; the others (a transposed copy
+// for spmv_t, say) on their operation's first prepare or call, from that storage's to_csr(), so
+// a matrix planned for spmv and spmv_t costs no second storage until Aᵀx is used. A symmetric
+// matrix's transpose shares the forward storage.
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "spmat/matrix_impl.hpp"
+#include "spmat/plan/plan.hpp"
+
+namespace spmat {
+
+template <class Value>
+class PlannedImpl final : public MatrixImpl<Value> {
+ public:
+  struct Part {
+    std::string format;
+    bool transposed = false;  ///< holds Aᵀ
+    std::shared_ptr<MatrixImpl<Value>> impl;  ///< null until first used
+  };
+  /// Builds `format` on the backend from a CSR (the index type is the one `build` was given).
+  using Builder = std::function<std::shared_ptr<MatrixImpl<Value>>(const std::string& format,
+                                                                   const Csr<Value, std::int64_t>&)>;
+
+  template <class Index>
+  static std::unique_ptr<PlannedImpl> build(const Csr<Value, Index>& a, FormatPlan plan);
+  PlannedImpl(FormatPlan plan, std::vector<Part> parts, Shape shape, Backend backend, Builder builder)
+      : plan_(std::move(plan)),
+        parts_(std::move(parts)),
+        shape_(shape),
+        backend_(backend),
+        builder_(std::move(builder)) {}
+
+  const FormatPlan* plan() const override { return &plan_; }
+  Shape shape() const override { return shape_; }
+  Backend backend() const override { return backend_; }
+  std::size_t storage_bytes() const override;
+  std::size_t traffic_bytes(Op op, std::int64_t k) const override;
+  Csr<Value, std::int64_t> to_csr() const override;
+  void prepare(Op op, std::int64_t k, DenseLayout layout) const override;
+  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override;
+  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override;
+  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
+            Value beta) const override;
+  std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& b, Value alpha,
+                                         Value beta) const override;
+
+ private:
+  /// The part serving `op`, built on first use.
+  const Part& part_for(Op op) const;
+  const Part& ensure_built(std::size_t i) const;
+  FormatPlan plan_;
+  mutable std::vector<Part> parts_;  // impls filled in lazily under mutex_
+  mutable std::mutex mutex_;
+  Shape shape_;
+  Backend backend_;
+  Builder builder_;
+};
+
+}  // namespace spmat

@@ -1,0 +1,137 @@
+// spmat/plan/tune.cpp — timing the candidates (CUDA events on the GPU, steady_clock on the CPU).
+// SPDX-License-Identifier: MIT
+#include "spmat/plan/tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+
+#include "spmat/bench/timer.hpp"
+#include "spmat/config.hpp"
+#include "spmat/matrix_impl.hpp"
+#include "spmat/registry.hpp"
+
+namespace spmat {
+
+namespace {
+
+constexpr int kMaxTimed = 4;          // candidates timed per operation
+constexpr double kReach = 1.6;        // ... whose prediction is within this factor of the best
+constexpr int kWarmup = 2, kReps = 7;
+
+/// Vectors for one operation in the backend's memory, freed on scope exit.
+template <class Value>
+struct Operands {
+  Backend backend;
+  std::vector<Value> hx, hy;
+  Value* x = nullptr;
+  Value* y = nullptr;
+  Operands(Backend b, std::int64_t nx, std::int64_t ny) : backend(b) {
+    hx.assign(static_cast<std::size_t>(std::max<std::int64_t>(nx, 1)), Value(1));
+    hy.assign(static_cast<std::size_t>(std::max<std::int64_t>(ny, 1)), Value(0));
+#if SPMAT_WITH_CUDA
+    if (b == Backend::cuda) {
+      x = static_cast<Value*>(bench::gpu::alloc(hx.size() * sizeof(Value), "tune x"));
+      y = static_cast<Value*>(bench::gpu::alloc(hy.size() * sizeof(Value), "tune y"));
+      bench::gpu::upload(x, hx.data(), hx.size() * sizeof(Value));
+      return;
+    }
+#endif
+    x = hx.data();
+    y = hy.data();
+  }
+  ~Operands() {
+#if SPMAT_WITH_CUDA
+    if (backend == Backend::cuda) {
+      bench::gpu::free(x);
+      bench::gpu::free(y);
+    }
+#endif
+  }
+  Operands(const Operands&) = delete;
+  Operands& operator=(const Operands&) = delete;
+};
+
+double median_ms(Backend b, const std::function<void()>& run) {
+#if SPMAT_WITH_CUDA
+  if (b == Backend::cuda) return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false)).median_ms;
+#endif
+  return bench::summarize(bench::cpu::time_runs(run, kWarmup, kReps, false)).median_ms;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto spent = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> built;
+  std::unique_ptr<Csr<Value, Index>> at;
+  for (auto& choice : p.choices) {
+    if (choice.op == Op::add) continue;  // add's result is a new matrix: not timed here
+    std::vector<Candidate*> mine;
+    for (auto& c : p.candidates)
+      if (c.op == choice.op) mine.push_back(&c);
+    if (mine.size() < 2) continue;
+    const double best = mine.front()->predicted_ms;
+    std::vector<Candidate*> timed;
+    for (auto* c : mine)
+      if (static_cast<int>(timed.size()) < kMaxTimed - 1 && c->predicted_ms <= kReach * best)
+        timed.push_back(c);
+    // The vendor library's best is always timed: auto is never slower than it by mistake.
+    for (auto* c : mine)
+      if (c->format.rfind("cusparse", 0) == 0) {
+        if (std::find(timed.begin(), timed.end(), c) == timed.end()) timed.push_back(c);
+        break;
+      }
+    const bool t = choice.op == Op::spmv_t;
+    Operands<Value> ops(r.backend, t ? a.rows : (choice.op == Op::spmm ? a.cols * r.k : a.cols),
+                        t ? a.cols : (choice.op == Op::spmm ? a.rows * r.k : a.rows));
+    Candidate* fastest = nullptr;
+    for (auto* c : timed) {
+      if (spent() > r.tune_budget_ms && fastest) break;
+      auto& impl = built[{c->format, c->transposed}];
+      try {
+        if (!impl) {
+          const auto& e = find_format(c->format);
+          if (c->transposed) {
+            if (!at) at = std::make_unique<Csr<Value, Index>>(transpose(a));
+            impl = std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(*at, {}, r.backend));
+          } else {
+            impl = std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(a, {}, r.backend));
+          }
+        }
+        const MatrixImpl<Value>* m = impl.get();
+        std::function<void()> run;
+        if (choice.op == Op::spmv || (t && c->transposed))
+          run = [&] { m->spmv(ops.x, ops.y, Value(1), Value(0)); };
+        else if (t)
+          run = [&] { m->spmv_t(ops.x, ops.y, Value(1), Value(0)); };
+        else
+          run = [&] { m->spmm(ops.x, ops.y, r.k, r.layout, Value(1), Value(0)); };
+        m->prepare(c->transposed ? Op::spmv : choice.op, r.k, r.layout);
+        c->measured_ms = median_ms(r.backend, run);
+      } catch (const Error& e) {
+        c->note += std::string(" (not timed: ") + e.what() + ")";
+        continue;
+      }
+      if (!fastest || c->measured_ms < fastest->measured_ms) fastest = c;
+    }
+    if (fastest) {
+      choice.format = fastest->format;
+      choice.transposed = fastest->transposed;
+      choice.predicted_ms = fastest->predicted_ms;
+      choice.measured_ms = fastest->measured_ms;
+    }
+  }
+  p.reason = "fastest measured of the model's best candidates; " + p.reason;
+}
+
+#define SPMAT_INSTANTIATE(V, I) template void tune_plan(const Csr<V, I>&, const PlanRequest&, FormatPlan&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/tiled_model_eval.py — join the measured tiled/cuSPARSE SpMM times of bench/tiled_bench.sh
-with the model's predictions (spmat model --json) and print the issue-8 tables:
+"""bench/tiled_model_eval.py — join the measured tiled/cuSPARSE SpMM times of `bench/reproduce
+tiled` with the model's predictions (spmat model --json) and print the tables of
+docs/formats/tiled-spmm.md:
 
   * speedup of each tiled variant over cuSPARSE's fastest SpMM (per precision, layout, K):
     geometric mean and the number of matrices where the variant is slower;
@@ -10,8 +11,8 @@ with the model's predictions (spmat model --json) and print the issue-8 tables:
 
 usage: python3 bench/tiled_model_eval.py DIR [--model-dir PATH] [--plot PATH] [--markdown PATH]
                                            [--fit-l2] [--loo]
-DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as tiled_bench.sh writes.
---model-dir: predictions from another folder (e.g. DIR/model-s3 from bench/tiled_model_regen.py);
+DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as bench/reproduce writes.
+--model-dir: predictions from another folder (e.g. from bench/tiled_model_regen.py);
     where a model JSON has an `as_run` entry (the configuration the measured run used), the
     "model" variant is compared with it instead of the model's own current choice.
 --fit-l2 / --loo: refit the gather (L1/L2 -> SM) bandwidth of the row-wise kernel on the as_run

@@ -232,7 +232,7 @@ std::vector<ParamInfo> bro_ell_params() {
   return {{"h", "32", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice; paper: 256)"},
           {"sym_len", "32", "symbol length in bits: 32 or 64"},
           {"first", "slice", "first-column coding: slice (relative to the slice's smallest first column) or abs (paper: column+1)"},
-          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (spec 3.5 loop)"},
+          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (one thread per row, the paper's decode loop)"},
           {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
           {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
           {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},

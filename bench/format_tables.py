@@ -74,7 +74,7 @@ def table(formats, files, experiment=None, page=None):
             r = cases[key][p][1]
             if not r["completed"]:
                 err = r.get("error", "").replace("|", "/")
-                cells += ["refused: " + (err[:60] + "…" if len(err) > 60 else err), "", ""]
+                cells += ["refused: " + (err[:48] + "…" if len(err) > 48 else err), "", ""]
                 continue
             sp = r.get("speedup_vs_cusparse")
             cells += ["%.4f" % r["time_ms"], "%.0f" % (100 * (r.get("bw_fraction") or 0)),

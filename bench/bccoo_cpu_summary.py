@@ -89,9 +89,10 @@ def compact_table(mats, nnz, fmts, n, t_ms):
     head = ["matrix", "nnz", "csr 1t"] + [f"{f} {n}t" for f in cols]
     head += [f"{f}/csr {n}t" for f in ("bcoo", "bccoo") if f in cols]
     print("| " + " | ".join(head) + " |\n|" + "---|" * 2 + "---:|" * (len(head) - 2))
+    ms = lambda x: f"{x:.3f}" if x < 1 else (f"{x:.2f}" if x < 100 else f"{x:.1f}")
     for m in mats:
-        c = [m, f"{nnz[m]:,}", f"{t_ms[(m, 'csr', 1)]:.2f}" if (m, "csr", 1) in t_ms else "-"]
-        c += [f"{t_ms[(m, f, n)]:.2f}" if (m, f, n) in t_ms else "-" for f in cols]
+        c = [m, f"{nnz[m]:,}", ms(t_ms[(m, "csr", 1)]) if (m, "csr", 1) in t_ms else "-"]
+        c += [ms(t_ms[(m, f, n)]) if (m, f, n) in t_ms else "-" for f in cols]
         for f in ("bcoo", "bccoo"):
             if f in cols:
                 a, b = t_ms.get((m, "csr", n)), t_ms.get((m, f, n))

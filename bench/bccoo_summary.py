@@ -5,6 +5,8 @@
 # SPDX-License-Identifier: MIT
 #
 #   python3 bench/bccoo_summary.py DIR_OR_JSON... [--precision fp64] [--min-rows 1000000]
+#                                  [--unweighted] [--compact]
+# --compact prints the page's table: bccoo-gpu with its default options, spmat csr, cuSPARSE.
 #
 # Exit status 0, or 2 when there is no data.
 import argparse
@@ -41,6 +43,8 @@ def main():
     ap.add_argument("--unweighted", action="store_true",
                     help="replace each generated graph by its values=ones twin where one was run "
                          "(graphs stored as patterns, as SuiteSparse stores them)")
+    ap.add_argument("--compact", action="store_true",
+                    help="only bccoo-gpu with its default options, spmat csr and cuSPARSE")
     args = ap.parse_args()
     results, devices = load(args.paths)
     # best (median) time per (matrix, variant) among completed, correct spmv results
@@ -68,6 +72,9 @@ def main():
         return 2
     variants = sorted({v for _, v in best if v.startswith("bccoo-gpu")})
     others = [v for v in ("csr", "coo", "bcoo") if any((m, v) in best for m in mats)]
+    if args.compact:
+        variants = [v for v in variants if v == "bccoo-gpu"]
+        others = [v for v in others if v == "csr"]
 
     def cus(m):
         c = [(t, v) for (mm, v), t in best.items() if mm == m and v.startswith("cusparse-")]

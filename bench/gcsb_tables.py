@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/gcsb_tables.py — markdown tables of a `bench/reproduce gcsb` run (the GCSB thesis sweeps).
 # SPDX-License-Identifier: MIT
-"""Usage: bench/gcsb_tables.py DIR [--precision fp32,fp64]
+"""Usage: bench/gcsb_tables.py DIR [--precision fp32,fp64] [--summary]
 
 Reads DIR/ideal_beta*.json, DIR/ideal_baselines.json, DIR/random_p.json and DIR/real.json (any
 may be missing) and prints:
@@ -12,6 +12,7 @@ may be missing) and prints:
   4. the summary of docs/formats/gcsb.md: N, T, T/N of gcsb and gcsb-det, (cuSPARSE best N +
      best T) / (N + T) and its geometric mean over the ideal matrix and random_p with
      p >= 0.005, storage ratio vs CSR.
+--summary prints only 4. (the table of docs/formats/gcsb.md is `--precision fp64 --summary`).
 Times are medians (time_ms) in ms. Only the Python standard library is used.
 """
 import glob
@@ -227,7 +228,12 @@ def main(argv):
         names = open(missing).read().split()
         if names:
             print(f"Table 4.3 matrices not found (skipped): {', '.join(names)}\n")
+    only_summary = "--summary" in argv
     for prec in precs:
+        if only_summary:
+            print("\n".join(summary(dir_, {k: v for k, v in rnd.items() if k[3] == prec},
+                                     {k: v for k, v in real.items() if k[3] == prec}, prec)))
+            continue
         out = beta_sweep(dir_, prec)
         mats = sorted({k[0] for k in rnd if k[3] == prec}, key=lambda n: p_of(n) or 0)
         out += totals_table(rnd, mats, prec, "random_p")

@@ -37,8 +37,8 @@ struct BroEll {
   int h = 32;                   ///< slice height (rows per slice; paper: 256)
   int sym_len = 32;             ///< symbol length in bits: 32 or 64
   /// First-column coding: false = the paper's (first delta = column + 1); true = relative to
-  /// the slice's smallest first column (first delta = column − col_base[s] + 1, "beyond the
-  /// paper", issue item 6). The decoder is the same: the accumulator starts at col_base[s] − 1.
+  /// the slice's smallest first column (first delta = column − col_base[s] + 1, beyond the
+  /// paper). The decoder is the same: the accumulator starts at col_base[s] − 1.
   bool first_slice = true;
   /// CUDA spmv kernel (run-time choice, not part of the code): 2 = fit (default; every row's
   /// stream in one 64-bit word, shift-only decode, see bro_ell_fit_eligible — matrices that do

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-# bench/bccoo_cpu_summary.py — table and CSV of bench/bccoo_cpu.sh's results: time per format and
-# thread count, speedup over spmat csr at the same thread count, scaling from 1 to 2 threads
-# (or, with more thread counts, a scaling table: one column per thread count).
+# bench/bccoo_cpu_summary.py — tables of `bench/reproduce bccoo-cpu`: time per format and thread
+# count, speedup over spmat csr at the same thread count, scaling from 1 to 2 threads (or, with
+# more thread counts, a scaling table: one column per thread count); with --threads N, the
+# compact table of docs/formats/bcoo.md at N threads.
 # SPDX-License-Identifier: MIT
 #
-#   python3 bench/bccoo_cpu_summary.py OUT_DIR      (reads spmat_t*.json, eigen_t*.jsonl;
-#                                                    writes OUT_DIR/bccoo_cpu.csv)
+#   python3 bench/bccoo_cpu_summary.py DIR [--threads N] [--csv PATH]
+#     (reads DIR/spmat_t*.json and DIR/eigen_t*.jsonl; --csv also writes every row as CSV)
+import argparse
 import csv
 import glob
 import json
@@ -15,10 +17,12 @@ import sys
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: bccoo_cpu_summary.py OUT_DIR", file=sys.stderr)
-        return 2
-    d = sys.argv[1]
+    ap = argparse.ArgumentParser(description="bccoo / bcoo / csr / Eigen CPU tables")
+    ap.add_argument("dir")
+    ap.add_argument("--threads", type=int, help="compact table at this thread count")
+    ap.add_argument("--csv", help="also write every (matrix, format, threads) row here")
+    args = ap.parse_args()
+    d = args.dir
     t_ms, nnz = {}, {}  # (matrix, format, threads) -> median ms
     for f in glob.glob(os.path.join(d, "spmat_t*.json")):
         threads = int(re.search(r"_t(\d+)\.json$", f).group(1))
@@ -53,12 +57,15 @@ def main():
                              "time_ms": ms, "gflops": 2 * nnz[m] / (ms * 1e6),
                              "speedup_vs_csr": csr / ms if csr else "",
                              "scaling_vs_1_thread": one / ms if one else ""})
-    with open(os.path.join(d, "bccoo_cpu.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+    if args.threads:
+        return compact_table(mats, nnz, fmts, args.threads, t_ms)
     if len(threads) > 2:
-        return scaling_table(mats, nnz, fmts, threads, t_ms, d)
+        return scaling_table(mats, nnz, fmts, threads, t_ms)
     head = ["matrix", "nnz"] + [f"{f} {t}t" for f in fmts for t in threads]
     head += [f"bccoo/csr {t}t" for t in threads] + [f"{f} 2t/1t" for f in fmts]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
@@ -72,11 +79,30 @@ def main():
             a, b = t_ms.get((m, f, 1)), t_ms.get((m, f, 2))
             c.append(f"{a / b:.2f}x" if a and b else "-")
         print("| " + " | ".join(c) + " |")
-    print(f"\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster; wrote {d}/bccoo_cpu.csv")
+    print("\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster")
     return 0
 
 
-def scaling_table(mats, nnz, fmts, threads, t_ms, d):
+def compact_table(mats, nnz, fmts, n, t_ms):
+    """One row per matrix: csr at 1 thread, every format at n threads, bcoo and bccoo against csr."""
+    cols = [f for f in ("csr", "bcoo", "bccoo", "eigen-csr") if any((m, f, n) in t_ms for m in mats)]
+    head = ["matrix", "nnz", "csr 1t"] + [f"{f} {n}t" for f in cols]
+    head += [f"{f}/csr {n}t" for f in ("bcoo", "bccoo") if f in cols]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * 2 + "---:|" * (len(head) - 2))
+    ms = lambda x: f"{x:.3f}" if x < 1 else (f"{x:.2f}" if x < 100 else f"{x:.1f}")
+    for m in mats:
+        c = [m, f"{nnz[m]:,}", ms(t_ms[(m, "csr", 1)]) if (m, "csr", 1) in t_ms else "-"]
+        c += [ms(t_ms[(m, f, n)]) if (m, f, n) in t_ms else "-" for f in cols]
+        for f in ("bcoo", "bccoo"):
+            if f in cols:
+                a, b = t_ms.get((m, "csr", n)), t_ms.get((m, f, n))
+                c.append(f"{a / b:.2f}x" if a and b else "-")
+        print("| " + " | ".join(c) + " |")
+    print(f"\ntimes in ms (median); X/csr > 1 means X is faster than csr at {n} threads")
+    return 0
+
+
+def scaling_table(mats, nnz, fmts, threads, t_ms):
     """More than two thread counts (a many-core scaling run): one row per matrix and format,
     one column per thread count, then the scaling from 1 thread to the most; and one row per
     matrix with bccoo's speedup over csr at each thread count."""
@@ -94,7 +120,7 @@ def scaling_table(mats, nnz, fmts, threads, t_ms, d):
             a, b = t_ms.get((m, "csr", t)), t_ms.get((m, "bccoo", t))
             c.append(f"**{a / b:.2f}x**" if a and b else "-")
         print("| " + " | ".join(c + [""]) + " |")
-    print(f"\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster; wrote {d}/bccoo_cpu.csv")
+    print("\ntimes in ms (median); bccoo/csr > 1 means bccoo is faster")
     return 0
 
 

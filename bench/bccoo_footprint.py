@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# bench/bccoo_footprint.py — bytes per nonzero of bccoo, bccoo-gpu, COO and CSR (issue 6 item 3,
-# the paper's Figs. 1 and 3) for every top-level matrix of a directory and the generator suite.
+# bench/bccoo_footprint.py — bytes per nonzero of bccoo, bccoo-gpu, COO and CSR (the BCCOO
+# paper's Figs. 1 and 3) for every top-level matrix of a directory and the generator suite.
 # SPDX-License-Identifier: MIT
 #
-#   python3 bench/bccoo_footprint.py [--spmat ./build-cpu/spmat] [--dir /work/shared/matrices]
+#   python3 bench/bccoo_footprint.py [--spmat build/cpu/spmat] [--dir $SPMAT_MATRIX_DIR or data]
 #                                    [--gens gen:lap2d:2000,...] [--json OUT.json] > table.md
 # Runs `spmat bench --backend cpu --ops spmv --precision fp64 --reps 1 --warmup 0` (int32
 # indices) per matrix and reads storage_bytes; prints a markdown table sorted by nnz, then the
@@ -48,8 +48,8 @@ def measure(spmat, spec):
 
 def main():
     ap = argparse.ArgumentParser(description="bytes/nnz of bccoo, bccoo-gpu, COO and CSR")
-    ap.add_argument("--spmat", default="./build-cpu/spmat")
-    ap.add_argument("--dir", default="/work/shared/matrices")
+    ap.add_argument("--spmat", default="build/cpu/spmat")
+    ap.add_argument("--dir", default=os.environ.get("SPMAT_MATRIX_DIR") or "data")
     ap.add_argument("--gens", default=GENS)
     ap.add_argument("--json", help="also write the rows as JSON")
     args = ap.parse_args()

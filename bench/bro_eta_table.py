@@ -3,10 +3,12 @@
 # from the JSON of `spmat compress` (schema spmat-compress/1).
 # SPDX-License-Identifier: MIT
 #
-# usage: bro_eta_table.py bench/results/bro-eta-2026-11-22-cpu.json > table.md
+# usage: bro_eta_table.py bench/results/2026-11-22-cpu/bro-eta/paper_coding.json > table.md
+# (written by `bench/reproduce bro-eta`)
 # Paper figures are copied from Tang et al., SC'13, Tables 3 (BRO-ELL before BAR), 5 (after
 # BAR) and 4 (BRO-HYB: % of nnz in BRO-ELL, η).
 import json
+import os
 import sys
 
 T3 = {"cage12": 78.0, "cant": 85.9, "consph": 85.3, "e40r5000": 92.5, "epb3": 83.2, "lhr71": 92.1,
@@ -44,7 +46,7 @@ def main(path):
             continue
         e = m["bro_ell"]
         b, a = e.get("before_bar", {}), e.get("after_bar", {})
-        print(f"| {m['label']} | `{m['matrix'].replace('/work/shared/matrices/', '')}` | {m['rows']} | "
+        print(f"| {m['label']} | `{os.path.basename(m['matrix'])}` | {m['rows']} | "
               f"{m['nnz']} | {m['row_len_mean']:.1f} | {m['row_len_std']:.1f} | {T3[m['label']]} | "
               f"{pct(b, 'eta')} | {pct(b, 'eta_meta')} | {pct(b, 'eta_nnz')} | {T5[m['label']]} | "
               f"{pct(a, 'eta')} | {pct(a, 'eta_meta')} | {pct(a, 'eta_nnz')} | {a.get('bar_algo', '—')} |")

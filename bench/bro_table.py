@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
 # bench/bro_table.py — the "Measured results" table of docs/formats/bro.md from the JSON files of
-# bench/bro_bench.sh: per matrix and precision, every format's median time, GB/s of *uncompressed
+# `bench/reproduce bro`: per matrix and precision, every format's median time, GB/s of *uncompressed
 # CSR bytes* per second (csr_equiv_gbs: the CSR floor bytes over the time, so a compressed format
 # can exceed the copy bandwidth), % of copy bandwidth of its own traffic, speedup against the
 # fastest cuSPARSE SpMV and, for BRO formats, against their uncompressed baseline (bro-ell → ell,
 # bro-hyb → hyb). Prints Markdown; the numbers are only those in the files given.
 # SPDX-License-Identifier: MIT
-"""usage: python3 bench/bro_table.py RESULT.json [RESULT.json ...] > table.md"""
+"""usage: python3 bench/bro_table.py RESULT.json [RESULT.json ...] > tables.md
+       python3 bench/bro_table.py --summary BRO_FP64.json BRO_FP32.json [--eta ETA.json]
+
+The first form prints one table per matrix and precision. --summary prints the one table of
+docs/formats/bro.md: per matrix, the fp64 times of bro-ell, bro-hyb, bro-csr, ell and the fastest
+cuSPARSE SpMV, the best BRO format against cuSPARSE, bro-ell against ell in fp64 and fp32, the
+byte ratio of ell to bro-ell (storage + x + y, fp64: the speedup at equal efficiency) and, with
+--eta (the gpu_defaults.json of `bench/reproduce bro-eta`), BRO-ELL's index space savings with
+the GPU defaults, metadata counted."""
 import json
 import os
 import sys
@@ -19,7 +27,61 @@ def label(r):
     return r["format"] + (" (%s)" % r["options"] if r.get("options") else "")
 
 
+def summary(f64, f32, eta_path):
+    def load(path):
+        doc = json.load(open(path))
+        t = {}
+        for r in doc["results"]:
+            if r["op"] == "spmv" and r.get("completed") and r.get("correct", True) \
+                    and not r.get("options"):
+                t[(r["matrix"]["name"], r["format"])] = r
+        return t, doc["device"]["name"]
+    a, dev = load(f64)
+    b, _ = load(f32)
+    eta = {}
+    if eta_path:
+        for m in json.load(open(eta_path))["matrices"]:
+            e = m.get("bro_ell_h32_slice") or {}
+            if e.get("eta_meta") is not None:
+                eta[m["name"]] = 100 * e["eta_meta"]
+    mats = list(dict.fromkeys(k[0] for k in a))
+    print("%s, fp64 SpMV, ms (median); *×* = time ratio (> 1: the first is faster); *bytes ell / "
+          "bro-ell* = (storage + x + y) of ell over bro-ell, the speedup at equal efficiency.\n" % dev)
+    head = ["matrix", "rows", "η (%)", "bro-ell", "bro-hyb", "bro-csr", "ell", "fastest cuSPARSE",
+            "best BRO vs cuSPARSE", "bro-ell vs ell", "bro-ell vs ell, fp32", "bytes ell / bro-ell"]
+    print("| " + " | ".join(head) + " |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in mats:
+        g = lambda t, f: t[(m, f)]["time_ms"] if (m, f) in t else None
+        cus = [(g(a, f), f) for f in ("cusparse-csr", "cusparse-csr-alg2", "cusparse-coo") if g(a, f)]
+        tc, fc = min(cus) if cus else (None, "")
+        bro = [g(a, f) for f in ("bro-ell", "bro-hyb", "bro-csr") if g(a, f)]
+        r = a.get((m, "bro-ell")) or a.get((m, "ell"))
+        rows_, v = r["matrix"]["rows"], 8
+        xy = (r["matrix"]["rows"] + r["matrix"]["cols"]) * v
+        by = lambda f: a[(m, f)]["storage_bytes"] + xy if (m, f) in a else None
+        ratio = lambda x, y: "%.2f×" % (x / y) if x and y else "—"
+        ms = lambda x: "%.4f" % x if x else "—"
+        short = m.replace(".mtx.gz", "")
+        cells = [short, f"{rows_:,}", "%.1f" % eta[short] if short in eta else "—",
+                 ms(g(a, "bro-ell")), ms(g(a, "bro-hyb")), ms(g(a, "bro-csr")), ms(g(a, "ell")),
+                 "%s (%s)" % (ms(tc), fc.removeprefix("cusparse-")) if tc else "—",
+                 ratio(tc, min(bro)) if bro else "—", ratio(g(a, "ell"), g(a, "bro-ell")),
+                 ratio(g(b, "ell"), g(b, "bro-ell")), ratio(by("ell"), by("bro-ell"))]
+        print("| " + " | ".join(cells) + " |")
+    return 0
+
+
 def main(paths):
+    if paths and paths[0] == "--summary":
+        eta = None
+        if "--eta" in paths:
+            i = paths.index("--eta")
+            eta, paths = paths[i + 1], paths[:i] + paths[i + 2:]
+        if len(paths) != 3:
+            print(__doc__, file=sys.stderr)
+            return 2
+        return summary(paths[1], paths[2], eta)
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2

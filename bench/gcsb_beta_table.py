@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-# bench/gcsb_beta_table.py — issue-4 criteria per (precision, β) from the session-2 sweep (rule β) and the
-# session-3 β-override runs (bench/results/2026-11-22-h100-s3/gcsb-beta, `spmat bench --formats gcsb,gcsb-det
-# --option gcsb:beta=B --option gcsb-det:beta=B`); cuSPARSE and CSR storage from the session-2 sweep.
+# bench/gcsb_beta_table.py — gcsb and gcsb-det per (precision, β): geometric mean of
+# (cuSPARSE best N + best T) / (N + T), worst T/N and worst memory / CSR over gen:ideal and
+# random_p with p >= 0.005. The rule's β comes from the sweep of `bench/reproduce gcsb`
+# (random_p.json, ideal_beta<β>.json), the overrides from `bench/reproduce gcsb-beta`
+# (beta_<precision>_<β>.json), cuSPARSE and CSR's storage from the sweep; all in DIR.
 # SPDX-License-Identifier: MIT
-import json, glob, math, collections
-S2='bench/results/2026-11-22-h100/gcsb/'; S3='bench/results/2026-11-22-h100-s3/gcsb-beta/'
+#
+#   python3 bench/gcsb_beta_table.py [DIR]     (default: the committed H100 run)
+import json, glob, math, collections, os, sys
+D = (sys.argv[1] if len(sys.argv) > 1 else 'bench/results/2026-11-22-h100/gcsb').rstrip('/') + '/'
+S2 = S3 = D
 cus={}; csr={}
 for f in [S2+'random_p.json',S2+'ideal_baselines.json']:
     for r in json.load(open(f))['results']:

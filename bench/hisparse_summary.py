@@ -1,66 +1,85 @@
 #!/usr/bin/env python3
-# bench/hisparse_summary.py — the done criteria of issue 7 from hisparse_bench.sh's JSON files:
-# storage vs CSR, SpMVᵀ vs cuSPARSE op=T (geometric mean), A + Aᵀ vs cuSPARSE with and without
-# the transpose, per precision. Prints Markdown.   Usage: hisparse_summary.py FILE.json...
+# bench/hisparse_summary.py — the measured table of docs/formats/hisparse.md from the JSON of
+# `bench/reproduce hisparse`: DIR/spmv.json (SpMV, SpMVᵀ), DIR/add_t.json (A + Aᵀ) and
+# DIR/add_a.json (A + A), hisparse against cuSPARSE CSR, per matrix and precision, with the
+# geometric means. hisparse's A + Aᵀ flips its transposed flag (add_b=t_flag); cuSPARSE's runs
+# csr2csc inside the timed add (add_b=t_flag, the table's comparison) or adds a CSR transposed in
+# setup (add_b=t, the "pre-T" line). Prints Markdown; every number comes from the files.
 # SPDX-License-Identifier: MIT
-import json, math, sys
-from collections import defaultdict
+#
+#   python3 bench/hisparse_summary.py DIR
+import json
+import math
+import os
+import sys
 
-rows = []
-for path in sys.argv[1:]:
-    with open(path) as f:
-        for r in json.load(f)["results"]:
-            r["_file"] = path
-            rows.append(r)
 
-def key(r):
-    m = r["matrix"]["name"] if isinstance(r["matrix"], dict) else r["matrix"]
-    return m
+def load(path):
+    t = {}
+    if not os.path.exists(path):
+        return t, None
+    doc = json.load(open(path))
+    for r in doc["results"]:
+        if r.get("completed") and r.get("correct"):
+            t[(r["matrix"]["name"], r["precision"], r["op"], r["format"], r.get("options") or "")] = r
+    return t, doc["device"]["name"]
 
-def mode(r):
-    o = r.get("options") or ""
-    for kv in o.split(","):
-        if kv.startswith("add_b="):
-            return kv[6:]
-    return "t"
-
-t = defaultdict(dict)  # (precision, matrix) -> {label: result}
-for r in rows:
-    if not r.get("completed") or not r.get("correct"):
-        continue
-    label = r["format"] + ":" + r["op"] + (":" + mode(r) if r["op"] == "add" else "")
-    if "build=gpu" in (r.get("options") or ""):
-        label += ":buildgpu"  # hisparse_spmv_buildgpu.json: construction on the GPU
-    t[(r["precision"], key(r))][label] = r
 
 def gmean(v):
-    v = [x for x in v if x and x > 0]
     return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 
-for prec in ("fp32", "fp64"):
-    mats = sorted(m for (p, m) in t if p == prec)
-    if not mats:
-        continue
-    print(f"\n### {prec}\n")
-    print("| matrix | hisparse B / CSR B | spmv ms (hisparse / cuSPARSE N) | spmv_t ms (hisparse / cuSPARSE T) | "
-          "setup ms hisparse (build=cpu / gpu) | A+A cuSPARSE / hisparse | A+Aᵀ cuSPARSE pre-T / hisparse | "
-          "A+Aᵀ cuSPARSE incl. csr2csc | A+Aᵀ hisparse (flag) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    sp_t, sp_n, st = [], [], []
-    for m in mats:
-        d = t[(prec, m)]
-        g = lambda l, f="time_ms": d[l][f] if l in d else float("nan")
-        hs_b, csr_b = g("hisparse:spmv", "storage_bytes"), g("csr:spmv", "storage_bytes")
-        ratio = hs_b / csr_b if csr_b == csr_b and csr_b else float("nan")
-        st.append(ratio)
-        n_h, n_c = g("hisparse:spmv"), g("cusparse-csr:spmv")
-        t_h, t_c = g("hisparse:spmv_t"), g("cusparse-csr:spmv_t")
-        if n_h == n_h and n_c == n_c: sp_n.append(n_c / n_h)
-        if t_h == t_h and t_c == t_c: sp_t.append(t_c / t_h)
-        print(f"| {m} | {ratio:.3f} | {n_h:.4f} / {n_c:.4f} | {t_h:.4f} / {t_c:.4f} | "
-              f"{g('hisparse:spmv','setup_ms'):.1f} / {g('hisparse:spmv:buildgpu','setup_ms'):.1f} | "
-              f"{g('cusparse-csr:add:a'):.4f} / {g('hisparse:add:a'):.4f} | "
-              f"{g('cusparse-csr:add:t'):.4f} / {g('hisparse:add:t'):.4f} | {g('cusparse-csr:add:t_flag'):.4f} | "
-              f"{g('hisparse:add:t_flag'):.4f} |")
-    print(f"\nGeometric means over {len(mats)} matrices: storage hisparse/CSR {gmean(st):.3f}; "
-          f"speedup vs cuSPARSE op N {gmean(sp_n):.3f}×, op T {gmean(sp_t):.3f}× (> 1: hisparse faster).")
+
+def main(argv):
+    if len(argv) != 1:
+        print("usage: hisparse_summary.py DIR", file=sys.stderr)
+        return 2
+    d = argv[0]
+    s, dev = load(os.path.join(d, "spmv.json"))
+    at, _ = load(os.path.join(d, "add_t.json"))
+    aa, _ = load(os.path.join(d, "add_a.json"))
+    if not s and not at:
+        print("no results in", d, file=sys.stderr)
+        return 2
+    precs = sorted({k[1] for k in list(s) + list(at)})
+    mats = list(dict.fromkeys(k[0] for k in list(s) + list(at)))
+    print(f"{dev}; ms = median; × = cuSPARSE time / hisparse time (> 1: hisparse faster)\n")
+    print("| matrix | precision | bytes / CSR | SpMV hisparse / cuSPARSE | × | SpMVᵀ hisparse / "
+          "cuSPARSE op T | × | A + Aᵀ hisparse / cuSPARSE csr2csc + csrgeam2 | × | "
+          "A + A hisparse / cuSPARSE | × |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    sp = {p: {"n": [], "t": [], "at": [], "pre": [], "aa": []} for p in precs}
+    for p in precs:
+        for m in mats:
+            cells = [m, p]
+            h, c = s.get((m, p, "spmv", "hisparse", "")), s.get((m, p, "spmv", "cusparse-csr", ""))
+            cells.append(f"{h['storage_bytes'] / c['storage_bytes']:.2f}" if h and c else "")
+            pairs = [(s.get((m, p, "spmv", "hisparse", "")), s.get((m, p, "spmv", "cusparse-csr", "")), "n"),
+                     (s.get((m, p, "spmv_t", "hisparse", "")), s.get((m, p, "spmv_t", "cusparse-csr", "")), "t"),
+                     (at.get((m, p, "add", "hisparse", "add_b=t_flag")),
+                      at.get((m, p, "add", "cusparse-csr", "add_b=t_flag")), "at"),
+                     (aa.get((m, p, "add", "hisparse", "add_b=a")),
+                      aa.get((m, p, "add", "cusparse-csr", "add_b=a")), "aa")]
+            if not any(a and b for a, b, _ in pairs):
+                continue
+            for a, b, key in pairs:
+                if a and b:
+                    x = b["time_ms"] / a["time_ms"]
+                    sp[p][key].append(x)
+                    cells += [f"{a['time_ms']:.4f} / {b['time_ms']:.4f}", f"{x:.2f}×"]
+                else:
+                    cells += ["", ""]
+            pre = at.get((m, p, "add", "cusparse-csr", "add_b=t"))
+            if pre and pairs[2][0]:
+                sp[p]["pre"].append(pre["time_ms"] / pairs[2][0]["time_ms"])
+            print("| " + " | ".join(cells) + " |")
+    print()
+    for p in precs:
+        g = {k: gmean(v) for k, v in sp[p].items()}
+        print(f"- {p} geometric means: SpMV {g['n']:.2f}× ({len(sp[p]['n'])} matrices), SpMVᵀ "
+              f"{g['t']:.2f}×, A + Aᵀ {g['at']:.2f}× ({len(sp[p]['at'])} matrices; against "
+              f"csrgeam2 on a CSR transposed in setup: {g['pre']:.2f}×), A + A {g['aa']:.2f}×")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

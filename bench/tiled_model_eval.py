@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/tiled_model_eval.py — join the measured tiled/cuSPARSE SpMM times of bench/tiled_bench.sh
-with the model's predictions (spmat model --json) and print the issue-8 tables:
+"""bench/tiled_model_eval.py — join the measured tiled/cuSPARSE SpMM times of `bench/reproduce
+tiled` with the model's predictions (spmat model --json) and print the tables of
+docs/formats/tiled-spmm.md:
 
   * speedup of each tiled variant over cuSPARSE's fastest SpMM (per precision, layout, K):
     geometric mean and the number of matrices where the variant is slower;
@@ -10,8 +11,8 @@ with the model's predictions (spmat model --json) and print the issue-8 tables:
 
 usage: python3 bench/tiled_model_eval.py DIR [--model-dir PATH] [--plot PATH] [--markdown PATH]
                                            [--fit-l2] [--loo]
-DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as tiled_bench.sh writes.
---model-dir: predictions from another folder (e.g. DIR/model-s3 from bench/tiled_model_regen.py);
+DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as bench/reproduce writes.
+--model-dir: predictions from another folder (e.g. from bench/tiled_model_regen.py);
     where a model JSON has an `as_run` entry (the configuration the measured run used), the
     "model" variant is compared with it instead of the model's own current choice.
 --fit-l2 / --loo: refit the gather (L1/L2 -> SM) bandwidth of the row-wise kernel on the as_run
@@ -19,6 +20,7 @@ DIR holds bench/*.json (spmat bench) and model/*.json (spmat model), as tiled_be
     matrix-out (fit on 6, score the 7th); prints the within-25% and bracketed fractions.
 """
 import argparse
+import collections
 import glob
 import json
 import math
@@ -313,6 +315,23 @@ def refit_report(meas, model):
     return out
 
 
+def compact_table(meas):
+    """One row per precision, layout and K; per variant 'geo-mean speedup (matrices slower)'."""
+    V = ("model", "plain", "balanced", "reordered")
+    g = collections.defaultdict(list)
+    for (a, p, l, k), x in meas.items():
+        for v in V:
+            if x.get(v) and x.get("cusparse"):
+                g[(p, l, k, v)].append(x["cusparse"] / x[v])
+    out = ["| precision | layout | K | matrices | model-chosen | plain | balanced | reordered |",
+           "|---|---|---|---|---|---|---|---|"]
+    for p, l, k in sorted({q[:3] for q in g}, key=lambda q: (q[1] == "col", q)):
+        cells = ["%.2f× (%d)" % (geomean(g[p, l, k, v]), sum(x < 1 for x in g[p, l, k, v]))
+                 if g[p, l, k, v] else "—" for v in V]
+        out.append("| %s | %s | %d | %d | %s |" % (p, l, k, len(g[p, l, k, "model"]), " | ".join(cells)))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
@@ -321,11 +340,16 @@ def main(argv=None):
     ap.add_argument("--model-dir", default=None, help="predictions folder (default DIR/model)")
     ap.add_argument("--fit-l2", "--loo", dest="refit", action="store_true",
                     help="refit the gather bandwidth (all, leave-one-matrix-out) on as_run profiles")
+    ap.add_argument("--compact", action="store_true",
+                    help="print only the speedup table of docs/formats/tiled-spmm.md (no plot)")
     a = ap.parse_args(argv)
     meas, model = load_measured(a.dir), load_model(a.dir, a.model_dir)
     if not meas:
         print("no spmm measurements under %s/bench" % a.dir, file=sys.stderr)
         return 1
+    if a.compact:
+        print("\n".join(compact_table(meas)))
+        return 0
     rows = accuracy(meas, model)
     out = ["## Speedup over cuSPARSE's fastest SpMM", ""] + speedup_table(meas)
     out += ["", "## Model accuracy (row-wise kernel)", ""] + accuracy_table(rows)

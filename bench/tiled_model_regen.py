@@ -10,9 +10,9 @@ row-wise configuration the measured run used), runs
 so the new JSON holds the new model's own decision AND its prediction of the configuration that
 was measured (key as_run; bench/tiled_model_eval.py --model-dir OUT compares against that).
 
-usage: python3 bench/tiled_model_regen.py DIR OUT [--spmat build-cpu/spmat] [--jobs 1]
+usage: python3 bench/tiled_model_regen.py DIR OUT [--spmat build/cpu/spmat] [--jobs 1]
 Matrices named gen:... are generated; others are looked up as MATRIX_DIR/<name>.mtx.gz
-(--matrix-dir, default /work/shared/matrices).
+(--matrix-dir, default $SPMAT_MATRIX_DIR, else data).
 """
 import argparse
 import concurrent.futures as cf
@@ -42,8 +42,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("out")
-    ap.add_argument("--spmat", default="build-cpu/spmat")
-    ap.add_argument("--matrix-dir", default="/work/shared/matrices")
+    ap.add_argument("--spmat", default="build/cpu/spmat")
+    ap.add_argument("--matrix-dir", default=os.environ.get("SPMAT_MATRIX_DIR") or "data")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)

@@ -1,4 +1,4 @@
-// tools/cmd_model.cpp — `spmat model`: the tiled-SpMM performance model of a matrix (seed 001):
+// tools/cmd_model.cpp — `spmat model`: the tiled-SpMM performance model of a matrix:
 // every model input, the intensities of Eqs. 2–6, the row-wise kernel's bounds, and the decision.
 // SPDX-License-Identifier: MIT
 #include <cstdio>

@@ -1,5 +1,6 @@
 // bench/cpu/eigen_spmv.cpp — times Eigen3's row-major sparse matrix × vector (OpenMP) the way
-// `spmat bench --backend cpu` times spmat's CPU kernels, for the bccoo CPU comparison (issue 6).
+// `spmat bench --backend cpu` times spmat's CPU kernels, for the bccoo CPU comparison
+// (bench/reproduce bccoo-cpu).
 // SPDX-License-Identifier: MIT
 //
 //   eigen_spmv [--threads N] [--reps N] [--warmup N] MATRIX...     (MATRIX: .mtx[.gz] or gen:...)

@@ -82,13 +82,11 @@ std::vector<std::string> bundled_matrices(std::size_t max_file_bytes) {
 }
 
 std::string find_g3_circuit() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SPMAT_MATRIX_DIR"); env && *env) dirs.emplace_back(env);
-  dirs.emplace_back(fs::path("..") / "shared" / "matrices");
+  const char* env = std::getenv("SPMAT_MATRIX_DIR");
+  const fs::path dir = env && *env ? fs::path(env) : fs::path("data");
   std::error_code ec;
-  for (const auto& d : dirs)
-    if (fs::is_regular_file(d / "G3_circuit.mtx.gz", ec)) return (d / "G3_circuit.mtx.gz").string();
-  return "";
+  const fs::path g3 = dir / "G3_circuit.mtx.gz";
+  return fs::is_regular_file(g3, ec) ? g3.string() : std::string();
 }
 
 std::vector<std::string> suite_specs(std::string_view name, Backend backend) {

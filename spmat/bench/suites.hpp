@@ -32,7 +32,7 @@ std::vector<std::string> suite_specs(std::string_view name, Backend backend);
 /// from $SPMAT_BENCH_MATRICES, else ./bench/matrices. Empty when the folder does not exist.
 std::vector<std::string> bundled_matrices(std::size_t max_file_bytes = 0);
 
-/// G3_circuit.mtx.gz from $SPMAT_MATRIX_DIR or ../shared/matrices; "" when not found.
+/// G3_circuit.mtx.gz from $SPMAT_MATRIX_DIR, else ./data (git-ignored); "" when not found.
 std::string find_g3_circuit();
 
 }  // namespace spmat::bench

@@ -589,7 +589,7 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   // for one thread per row and whole-panel imbalance; in the row-wise kernel a group of lanes
   // walks a row, so only rows whose walk rivals the kernel's bandwidth time need cutting, and
   // every cut costs a partial write + read. So: the segment whose walk is seg_latency_share of
-  // the whole-row variant's bandwidth time (rows_segsize), never below 64 (session-2 H100:
+  // the whole-row variant's bandwidth time (rows_segsize), never below 64 (on the H100,
   // segsize ceil(mu) = 16 on gen:powerlaw made 10.8 ms of a 1.5 ms problem).
   const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
   const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);

@@ -1,4 +1,4 @@
-// spmat/model/intensity.hpp — the arithmetic-intensity model of tiled SpMM (seed 001, spec §3).
+// spmat/model/intensity.hpp — the arithmetic-intensity model of tiled SpMM (docs/formats/tiled-spmm.md).
 // SPDX-License-Identifier: MIT
 //
 // Three layers:
@@ -227,26 +227,25 @@ template <class Value, class Index>
 ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> work,
                            std::int64_t panel_rows = 256);
 
-/// Machine constants of the row-wise model. Calibrated on the session-2 round-1 H100 run of
-/// kernel=rows (20 reps, fp32, row-major; table in docs/formats/tiled-spmm.md, "Calibration"):
-/// lap2d/G3_circuit move their DRAM bytes at 0.43-0.49 of β
-/// (K = 32 and 128). The gather ceilings (l1_gbs, l2_gbs) and the capacity-aware hit share were
-/// added in session 3 and fitted on the session-2 H100 run (docs/formats/tiled-spmm.md, "Model:
-/// gather ceilings"). Refit with bench/tiled_model_eval.py --fit-l2 after each kernel change.
+/// Machine constants of the row-wise model, calibrated on H100 runs of kernel=rows (fp32,
+/// row-major): lap2d/G3_circuit move their DRAM bytes at 0.43-0.49 of β (K = 32 and 128). The
+/// gather ceilings (l1_gbs, l2_gbs) and the capacity-aware hit share are fitted on an H100 run
+/// of 7 matrices × K = 16..128 (docs/formats/tiled-spmm.md, "The model"). Refit with
+/// bench/tiled_model_eval.py --fit-l2 after each kernel change.
 struct RowsCalibration {
-  double efficiency = 0.5;        ///< achieved fraction of β (H100 r1: 0.45-0.50)
+  double efficiency = 0.5;        ///< achieved fraction of β (H100: 0.45-0.50)
   double l2_fraction = 0.5;       ///< usable share of L2 for B reuse (H100/H200: two partitions)
-  /// Two on-chip gather ceilings next to the DRAM term (time = max of the three), session 3:
+  /// Two on-chip gather ceilings next to the DRAM term (time = max of the three):
   /// * l1_gbs: lane-slot gathers through L1 — every nonzero slot of a warp (warp_nnz: groups
   ///   wait for the warp's longest row) fetches its B piece of each tile. Bound case on the
-  ///   H100 session-2 run: gen:banded:1000000:8 (17 nnz/row, B pieces shared by neighbouring
+  ///   H100: gen:banded:1000000:8 (17 nnz/row, B pieces shared by neighbouring
   ///   rows: L1 hits) gathers at 5.96-7.11 TB/s for K = 32..128.
   /// * l2_gbs: panel-distinct pieces (Σ_p D_p per tile) crossing L2 → SM. Bound case:
   ///   gen:random_k (no reuse inside a panel, one tile's B resident in L2) at 3.1-3.3 TB/s of
   ///   pieces, 2.7 TB/s once the powerlaw/rmat cases (skewed rows) are fitted too.
   /// Values: the joint grid fit over all 28 H100 cases (7 matrices × K = 16..128) of
   /// bench/tiled_model_eval.py --fit-l2 (max within-25 % + bracketed, then least log error);
-  /// leave-one-matrix-out numbers in docs/formats/tiled-spmm.md, "Model accuracy (session 3)".
+  /// leave-one-matrix-out numbers in docs/formats/tiled-spmm.md, "The model".
   double l1_gbs = 5750;
   double l2_gbs = 2700;
   /// The optimistic bound uses the nonzero count (no warp padding) at l1_gbs·rate_spread and
@@ -254,8 +253,8 @@ struct RowsCalibration {
   /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
   double rate_spread = 1.25;
   /// The panel kernel (kernel=panel) streams B and C at a higher share of β than the row-wise
-  /// kernel: 0.59-0.71 on the four H100 session-3 runs at K = 128, R = 4 (banded, lap2d, lap3d,
-  /// G3_circuit; bench/results/2026-11-22-h100-s3/tiled-panel); 0.65 is their middle.
+  /// kernel: 0.59-0.71 on the H100 at K = 128, R = 4 (banded, lap2d, lap3d, G3_circuit); 0.65
+  /// is their middle.
   double panel_efficiency = 0.65;
   /// kernel=auto's rule, mirrored here so the model's decision names the kernel that runs: the
   /// panel kernel for row-major B/C when nnz / Σ_p D_p (R = 4) >= panel_reuse and a B row slice

@@ -46,8 +46,8 @@ constexpr double tolerance() {
 /// Whether GPU tests can run here; the reason when they cannot ("built without CUDA", ...).
 bool gpu_available(std::string* why = nullptr);
 
-/// One edge case of the conformance battery (ARCHITECTURE.md, "Edge cases are part of every
-/// format"). `make(seed)` returns the input as COO (any order, duplicates allowed); the canonical
+/// One edge case of the conformance battery (every format runs every edge case).
+/// `make(seed)` returns the input as COO (any order, duplicates allowed); the canonical
 /// matrix every format is built from is `spmat::to_csr` of it. Scenarios with `random` set use the
 /// seed (tests pass a fresh one and print it); the others ignore it. `integer_values`: values are
 /// small integers and dense operands should be too, so that every sum is exact in fp32.

@@ -126,8 +126,8 @@ inline std::uint64_t load_uint(const std::uint8_t* p, int w) {
 
 /// CUDA SpMV kernel of bccoo-gpu (option `kernel`); the CPU kernels ignore it.
 /// stream: persistent blocks, one chunk per block iteration, next chunk's header in registers and
-/// its data prefetched into L2 (default); block: one block per chunk (session 2, round 1);
-/// atomic: session 1. stream and block share the per-chunk decode and are deterministic.
+/// its data prefetched into L2 (default); block: one block per chunk; atomic: warp segmented sum
+/// + atomicAdd. stream and block share the per-chunk decode and are deterministic.
 enum class BccooGpuKernel : std::uint8_t { stream, block, atomic };
 namespace bccoo {
 /// Entries per thread of the stream kernel (8: every per-thread slice of a 1/2/4/8-byte
@@ -138,7 +138,7 @@ inline constexpr std::int64_t kStreamMaxChunk = 512 * kStreamPerThread;
 /// The SpMV kernel that option kernel=auto (the default) picks from the per-chunk formats
 /// (LUT | log2 w_c << 1 | log2 w_r << 3): `block` when more than half of the chunks are raw
 /// (no value table) with column offsets of 4 or 8 bytes (a chunk's columns span >= 65,536: the
-/// x gathers are scattered and their latency bounds the kernel — H100, round 2:
+/// x gathers are scattered and their latency bounds the kernel — H100, fp64 ms:
 /// random_k:2000000:16 block 0.345 ms vs stream 0.384, rmat:21:16 0.337 vs 0.384), else `stream`
 /// (local columns or table-compressed chunks: bandwidth-bound — lap2d 0.110 vs 0.116, lap3d
 /// 0.125 vs 0.138, banded 0.110 vs 0.117, G3_circuit 0.055 vs 0.059: G3 has 52% wide chunks,
@@ -234,7 +234,7 @@ struct BccooGpu {
   std::int32_t lut_used = 0;
   /// CUDA SpMV kernel: stream (default; persistent blocks with prefetch, thread-sequential decode
   /// of 8 entries, deterministic, bccoo_cuda.cu), block (same decode, one block per chunk) or
-  /// atomic (the session-1 kernel: warp segmented sum + atomicAdd).
+  /// atomic (warp segmented sum + atomicAdd).
   /// chunk > bccoo::kStreamMaxChunk always uses atomic.
   BccooGpuKernel kernel = BccooGpuKernel::stream;
   /// Blocks of the persistent stream kernel: 0 (default) = one wave of resident blocks (at most

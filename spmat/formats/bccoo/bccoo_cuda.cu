@@ -1,8 +1,8 @@
 // spmat/formats/bccoo/bccoo_cuda.cu — CUDA kernels of bccoo-gpu: the stream SpMV (default:
 // persistent blocks, one chunk per block iteration with the next chunk's header in registers and
-// its data prefetched into L2), the block SpMV (round 1: one block per chunk; same per-chunk
-// decode), both with 8 consecutive entries per thread and a deterministic two-kernel fix-up, the
-// atomic SpMV (session 1: warp segmented sum + atomicAdd) and the atomic SpMV^T.
+// its data prefetched into L2), the block SpMV (one block per chunk; same per-chunk decode),
+// both with 8 consecutive entries per thread and a deterministic two-kernel fix-up, the atomic
+// SpMV (warp segmented sum + atomicAdd) and the atomic SpMV^T.
 // SPDX-License-Identifier: MIT
 //
 // Common contract: row/column/format: nb, offset: nb+1 (int64), data: offset[nb] bytes, lut: 256
@@ -33,10 +33,10 @@
 // once, in a fixed order of additions: DETERMINISTIC (bitwise, run to run). Products and the
 // final α·s + β·y use explicitly rounded operations (mul_rn, axpby_rn_store), so stream and
 // block, which inline the same decode into different kernels, cannot differ by the compiler's
-// fma contraction (they did once, session 5). Chunks that fill the block (all but the last at
+// fma contraction. Chunks that fill the block (all but the last at
 // the default b) take a copy of the decode without bounds tests (kFull), and a warp whose
 // threads each end their own row skips the shuffle scan (the identity then). Chunk data is
-// loaded and y stored with the streaming cache policy (.cs; session 6, see ld_chunk).
+// loaded and y stored with the streaming cache policy (.cs, see ld_chunk).
 // Bytes: storage_bytes (LUT: lut_used values per block (stream) or per chunk (block) from L2)
 // + x (gathered) + y (written once; read once where beta != 0) + 24 B of scratch per chunk.
 //
@@ -45,7 +45,7 @@
 // block; while chunk h is decoded, chunk h+G's header is loaded into registers and its data bytes
 // are prefetched into L2 (prefetch.global.L2, one per 32-B sector), so the serial chain per chunk
 // is [data from L2] → [x gathers] instead of [header] → [data from DRAM] → [table + barrier] →
-// [x gathers]. block (round 1): one block per chunk, table copied per chunk (when used).
+// [x gathers]. block: one block per chunk, table copied per chunk (when used).
 //
 // atomic spmv (kernel=atomic, and any chunk > kStreamMaxChunk). y is first scaled by beta
 // (scale_async); then block h decodes chunk h (grid-stride over chunks): in each step the 256
@@ -70,10 +70,10 @@ constexpr int kBlock = 256;
 constexpr int kE = bccoo::kStreamPerThread;
 constexpr int kStreamMaxThreads = static_cast<int>(bccoo::kStreamMaxChunk / kE);
 /// Resident blocks per SM the 128-thread stream and block kernels are compiled for: fp32 12
-/// (register cap 65536 / (128 · 12) = 42, so 40 registers), fp64 9 (56 registers). Session 5
-/// (H100, bench/results/2026-11-22-h100-s5/tuning): with all 8 gathers issued up front, 10
-/// blocks (48 registers) spill 16–32 bytes per thread and 8 blocks (64) lose occupancy; 9 was
-/// fastest or tied on lap2d, lap3d, banded and G3_circuit for the stream kernel.
+/// (register cap 65536 / (128 · 12) = 42, so 40 registers), fp64 9 (56 registers). On the H100,
+/// with all 8 gathers issued up front, 10 blocks (48 registers) spill 16–32 bytes per thread and
+/// 8 blocks (64) lose occupancy; 9 was fastest or tied on lap2d, lap3d, banded and G3_circuit
+/// for the stream kernel.
 template <class Value>
 constexpr int small_chunk_blocks() {
   return sizeof(Value) == 8 ? 9 : 12;
@@ -84,16 +84,16 @@ inline bool fits_local32(std::int64_t rows, std::int64_t cols) {
   return rows < 0xffffffffll && cols <= 0xffffffffll;
 }
 /// Threads of the stream kernel for chunk b: whole warps covering b entries at 8 per thread
-/// (b = 1024 → 128 threads). Not tuned yet: the H100/H200 runs of bench/bccoo_gpu.sh decide
-/// (they also time chunk = 2048 and 4096).
+/// (b = 1024 → 128 threads). `bench/reproduce bccoo-gpu` also times chunk = 2048 and 4096.
 inline int stream_threads(std::int64_t chunk) {
   return static_cast<int>(32 * ((chunk + 32 * kE - 1) / (32 * kE)));
 }
 }  // namespace bccoo_gpu
 
 /// Per-chunk descriptor of the stream and block kernels, derived from offset/row/column/format at
-/// upload (32 B per chunk, two 16-byte loads): round 5 (ncu, gen:lap2d:2000) found about 100 of
-/// the ~650 warp instructions per chunk in 64-bit header and sub-array layout arithmetic.
+/// upload (32 B per chunk, two 16-byte loads): without them, about 100 of the ~650 warp
+/// instructions per chunk went to 64-bit header and sub-array layout arithmetic (ncu,
+/// gen:lap2d:2000).
 /// Device-only; the format's arrays are unchanged.
 struct alignas(16) BccooChunkDesc {
   std::int64_t begin;                   ///< byte position of the chunk in data
@@ -204,10 +204,10 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
 
 // ---- stream kernel ----------------------------------------------------------------------------
 
-/// Cache policy of the stream and block kernels (session 6). The chunk data is read once per
+/// Cache policy of the stream and block kernels. The chunk data is read once per
 /// SpMV and y is written once: they are loaded and stored with the streaming policy
 /// (ld.global.cs / st.global.cs, evict-first in L1 and L2), so they do not push the gathered x
-/// out of L2. Same-run A/B on the H100, fp64 (bench/results/2026-11-22-h100-s6): 4–15% faster
+/// out of L2. Same-run A/B on the H100, fp64: 4–15% faster
 /// on every matrix of the >= 1M-row suite (gen:lap2d:2000 0.0822 → 0.0760 ms, G3_circuit
 /// 0.0462 → 0.0395, random_k 0.3254 → 0.3160). A thread's repeated loads of one sector (its
 /// 8-byte words of a 32-byte slice) still hit L1: evict-first is not no-allocate. The fix-up
@@ -224,8 +224,8 @@ __device__ __forceinline__ void st_y(T* p, T v) {
 /// 32-bit values. The slice is 8·W bytes = W aligned 8-byte words starting at word t·W (sub-arrays
 /// start 8-byte aligned). Only words holding an entry < n are read: a sub-array padded to 8 B
 /// contains every word that holds one of its entries, so no load leaves the chunk. Unread entries
-/// are 0. 32-bit results halve the unpacking work against 64-bit fields (session 4: the kernel
-/// was issue-bound, ~108 instructions per entry on gen:lap2d:2000, ncu).
+/// are 0. 32-bit results halve the unpacking work against 64-bit fields (with 64-bit fields the
+/// kernel was issue-bound, ~108 instructions per entry on gen:lap2d:2000, ncu).
 template <int W>
 __device__ __forceinline__ void load_slice(const std::uint8_t* sub, int t, int n,
                                            std::uint32_t (&out)[bccoo_gpu::kE]) {
@@ -280,8 +280,8 @@ __device__ __forceinline__ void load_raw_values(const std::uint8_t* sub, int t, 
 
 /// a·b, rounded, never contracted into an fma with a later addition. The stream and block
 /// kernels inline the same decode but the compiler may fuse products and sums differently in
-/// each (session 5: once the bounds masks of full chunks were folded away, they did, and their
-/// results stopped being bitwise equal); explicit rounding keeps one sequence of operations.
+/// each (once the bounds masks of full chunks are folded away, they do, and the results stop
+/// being bitwise equal); explicit rounding keeps one sequence of operations.
 template <class Value>
 __device__ __forceinline__ Value mul_rn(Value a, Value b) {
   if constexpr (sizeof(Value) == 8)
@@ -412,9 +412,9 @@ __device__ __forceinline__ void for_each_row_end(const Value (&p)[bccoo_gpu::kE]
 /// the chunk uses it; the block kernel), else s_lut is already filled (the persistent kernel).
 /// after_gathers(): called once the x gathers are issued (the stream kernel prefetches there).
 /// Every thread of the block must call it (one barrier).
-/// Round 5 (ncu source counters, gen:lap2d:2000: 736 warp instructions per thread-chunk, and
-/// the 8 gathers issued about two at a time): the thread's rows are summed in two branch-light
-/// passes around the scan instead of one branchy pass with a separate "first row" path: pass 1
+/// The thread's rows are summed in two branch-light passes around the scan (one branchy pass
+/// with a separate "first row" path cost 736 warp instructions per thread-chunk on
+/// gen:lap2d:2000 and issued the 8 gathers about two at a time, ncu source counters): pass 1
 /// sums the last row's entries (the thread tail, the scan's input); pass 2 starts from the
 /// scanned carry and writes every row that ends in this thread or at its right boundary (the
 /// next thread's first row, by shuffle). Entries past the chunk end are masked to (row = last,
@@ -447,8 +447,8 @@ __device__ __forceinline__ void stream_chunk(
   Value xv[kE];
 #pragma unroll
   // x keeps the default policy: an L2 evict-last policy for these gathers (createpolicy +
-  // ld.global.nc.L2::cache_hint) measured within noise in session 6's two A/B rounds
-  // (bench/results/2026-11-22-h100-s6/ab), so it was not kept.
+  // ld.global.nc.L2::cache_hint) measured within noise in two same-run A/B comparisons on the
+  // H100, so it is not used.
   for (int i = 0; i < kE; ++i) xv[i] = cuda::ldg(xc + co[i]);
   std::uint32_t ro[kE];
   load_slice(base, hd.wr, t, n, ro);
@@ -557,7 +557,7 @@ __device__ __forceinline__ void stream_chunk(
   });
 }
 
-/// kernel=block (round 1): block h decodes chunk h; the table is copied per chunk.
+/// kernel=block: block h decodes chunk h; the table is copied per chunk.
 template <class Value, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads,
                                   kMaxThreads <= 128 ? bccoo_gpu::small_chunk_blocks<Value>() : 1)
@@ -639,10 +639,10 @@ __global__ void __launch_bounds__(kMaxThreads,
 
 /// Sum of the tails of chunks g, g-1, ... that end in row r, walking back while a whole chunk
 /// lies in row r (a row spanning k chunks: k tails). Called by all 32 lanes of a warp (r and g
-/// warp-uniform); every lane returns the sum. Round 3: the walk is warp-parallel — each step
+/// warp-uniform); every lane returns the sum. The walk is warp-parallel: each step
 /// looks at kCarryWindows × 32 chunks at once (lane i takes chunks g − base − i − 32w, all loads
 /// issued before any test), so a row spanning k chunks costs ⌈k / 128⌉ dependent steps instead
-/// of k (round 2: one lane walked back serially, ~2 L2 round trips per chunk: 0.2 ms for the
+/// of k (a serial walk in one lane costs ~2 L2 round trips per chunk: 0.2 ms for the
 /// ~700-chunk rows of gen:powerlaw:2000000:8). Each lane sums its chunks in walk order and the
 /// 32 lane sums are added by a fixed butterfly tree: deterministic (bitwise, run to run).
 constexpr int kCarryWindows = 4;
@@ -657,9 +657,9 @@ template <class Value, class Index>
 __device__ __forceinline__ Value chunk_carry(std::int64_t r, std::int64_t g,
                                             const ChunkEnds<Value>& ends_g, const Index* row,
                                             const Value* tail, const std::int64_t* tail_row) {
-  // Session 5: almost every row is shared by at most two chunks, so look at chunk g alone first
-  // (its values preloaded). The window walk issued 4 × 32 × 3 loads per call even then: the
-  // fix-up kernel took 11.5 of ~101 µs on gen:lap2d:2000 (ncu).
+  // Almost every row is shared by at most two chunks, so look at chunk g alone first (its
+  // values preloaded). The window walk issues 4 × 32 × 3 loads per call even then (with it
+  // alone, the fix-up kernel took 11.5 of ~101 µs on gen:lap2d:2000, ncu).
   if (g < 0 || ends_g.last != r) return Value(0);  // g does not end in r
   if (ends_g.first != r) return ends_g.tail;       // g starts before r: only g
   const int lane = cuda::lane_id();
@@ -693,12 +693,12 @@ __device__ __forceinline__ Value chunk_carry(std::int64_t r, std::int64_t g,
 /// One thread per chunk h (lane i of warp w: chunk 32w + i): writes the chunk's first row when it
 /// ends in chunk h (head[h] or, for a one-row chunk, tail[h], plus the tails of earlier chunks
 /// ending in that row), its last row when it does not continue into chunk h+1, and the empty rows
-/// after its last row (and, for h = 0, before its first row). Session 5: a warp per chunk spent
-/// most of its ~7.5 µs on gen:lap2d:2000 (ncu) on launch and three load rounds per chunk; now a
+/// after its last row (and, for h = 0, before its first row). A warp per chunk would spend most
+/// of its time on launch shape and load rounds (~7.5 µs on gen:lap2d:2000, ncu); instead a
 /// lane answers the common case (the carry is chunk h−1's tail or nothing) with one round of
 /// loads, and the rare cases run warp-cooperatively afterwards, one chunk at a time: the window
 /// walk when chunk h−1 lies wholly in the shared row (chunk_carry), and long empty-row runs.
-/// Same additions in the same order as before: deterministic.
+/// A fixed order of additions: deterministic.
 template <class Value, class Index>
 __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
                                        const Index* __restrict__ row,
@@ -762,7 +762,7 @@ __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
   }
 }
 
-// ---- atomic kernel (session 1) ------------------------------------------------------------------
+// ---- atomic kernel ------------------------------------------------------------------------------
 
 template <class Value, class Index>
 __global__ void __launch_bounds__(bccoo_gpu::kBlock)

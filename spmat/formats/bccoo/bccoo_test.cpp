@@ -1,9 +1,11 @@
 // spmat/formats/bccoo/bccoo_test.cpp — bccoo / bccoo-gpu / bcoo: exact encoded bytes, bit-exact
-// encoder/decoder round trip on the shared matrices, CPU (and GPU) kernels vs the fp64 reference.
+// encoder/decoder round trip on a real-matrix collection, CPU (and GPU) kernels vs the fp64
+// reference.
 // SPDX-License-Identifier: MIT
 //
-// Round trip on the large matrices too (minutes; not part of the suite):
-//   SPMAT_BCCOO_ROUNDTRIP_DIR=/work/shared/matrices ./build-cpu/tests/spmat_tests \
+// The round trip reads $SPMAT_BCCOO_ROUNDTRIP_DIR, else $SPMAT_MATRIX_DIR/small, else data/small
+// (skipped when absent). On a folder of large matrices it takes minutes:
+//   SPMAT_BCCOO_ROUNDTRIP_DIR=data ./build/cpu/tests/spmat_tests \
 //     --gtest_filter='Bccoo.RoundTripsBitExactOnEverySharedMatrix'
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -172,9 +174,12 @@ void expect_stream_invariants(const Bccoo<Value, Index>& s, const Csr<Value, Ind
 
 TEST(Bccoo, RoundTripsBitExactOnEverySharedMatrix) {
   const char* env = std::getenv("SPMAT_BCCOO_ROUNDTRIP_DIR");
-  const std::string dir = env ? env : std::string(SPMAT_SHARED_MATRICES_DIR) + "/small";
+  const char* mdir = std::getenv("SPMAT_MATRIX_DIR");
+  const std::string collection = mdir && *mdir ? mdir : SPMAT_DEFAULT_MATRIX_DIR;
+  const std::string dir = env && *env ? std::string(env) : collection + "/small";
   if (!std::filesystem::is_directory(dir))
-    GTEST_SKIP() << "matrix directory " << dir << " not found (set SPMAT_BCCOO_ROUNDTRIP_DIR)";
+    GTEST_SKIP() << "matrix directory " << dir
+                 << " not found (set SPMAT_MATRIX_DIR or SPMAT_BCCOO_ROUNDTRIP_DIR to run this test)";
   int n = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir)) {
     const std::string path = f.path().string();
@@ -332,7 +337,7 @@ Csr<Value, Index> sparse_rows_matrix(std::int64_t step, std::uint64_t seed) {
   return to_csr(c);
 }
 
-/// Power-law shape (round 3): runs of up to 300 empty rows, rows of 1–2 entries, and a few very
+/// Power-law shape: runs of up to 300 empty rows, rows of 1–2 entries, and a few very
 /// long rows (1500, 4000 and 9001 entries: with chunk 8 the longest spans > 1,000 chunks, so the
 /// fix-up's warp-parallel carry walk takes several 128-chunk steps), columns over 100,000 (4-byte
 /// column offsets: kernel=auto picks block), random values.

@@ -1,6 +1,6 @@
 // spmat/formats/bro_csr/bro_csr.hpp — BRO-CSR: CSR (row_ptr over raw values) whose column
 // indices are delta-coded and bit-packed per warp-sized group of rows, decoded by a sub-warp
-// per row (issue item 6, beyond the paper). Family page: docs/formats/bro.md.
+// per row (beyond the paper). Family page: docs/formats/bro.md.
 // SPDX-License-Identifier: MIT
 //
 // Layout. W = `tpr` lanes per row (1, 2, 4, ..., 32), G = 32/W rows per group, one warp per

@@ -37,8 +37,8 @@ struct BroEll {
   int h = 32;                   ///< slice height (rows per slice; paper: 256)
   int sym_len = 32;             ///< symbol length in bits: 32 or 64
   /// First-column coding: false = the paper's (first delta = column + 1); true = relative to
-  /// the slice's smallest first column (first delta = column − col_base[s] + 1, "beyond the
-  /// paper", issue item 6). The decoder is the same: the accumulator starts at col_base[s] − 1.
+  /// the slice's smallest first column (first delta = column − col_base[s] + 1, beyond the
+  /// paper). The decoder is the same: the accumulator starts at col_base[s] − 1.
   bool first_slice = true;
   /// CUDA spmv kernel (run-time choice, not part of the code): 2 = fit (default; every row's
   /// stream in one 64-bit word, shift-only decode, see bro_ell_fit_eligible — matrices that do
@@ -47,8 +47,8 @@ struct BroEll {
   int kernel = 2;
   int unroll = 8;               ///< U of the batched kernel: 4 or 8
   /// Largest row stream the fit kernel takes, in 64-bit words: 2 (default, option fit_bits=128:
-  /// rows of up to 128 bits, e.g. G3_circuit and 7-point 3-D stencils) or 1 (fit_bits=64, the
-  /// round-2 kernel only). See bro_ell_fit_words.
+  /// rows of up to 128 bits, e.g. G3_circuit and 7-point 3-D stencils) or 1 (fit_bits=64: one
+  /// 64-bit word per row). See bro_ell_fit_words.
   int fit_max_words = 2;
   std::vector<std::int64_t> width_off{0};  ///< slices+1: widths of slice s at [width_off[s], +l_s)
   std::vector<std::int64_t> sym_off{0};    ///< slices+1: symbols of slice s start here
@@ -102,7 +102,7 @@ inline int bro_ell_fit_words(const BroEll<Value, Index>& e) {
   return bits <= 64 ? 1 : (bits <= 128 ? 2 : 0);
 }
 
-/// True when the round-2 fit kernel (one 64-bit word per row) can decode e: bro_ell_fit_words
+/// True when the one-word fit kernel (one 64-bit word per row) can decode e: bro_ell_fit_words
 /// is 1. Example: gen:lap2d:2000 with h = 32, first=slice (30 bits per interior row) fits; 7-point
 /// 3-D stencils do not (boundary slices need 78 bits), see bro_ell_fit_words.
 template <class Value, class Index>

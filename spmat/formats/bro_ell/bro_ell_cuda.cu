@@ -20,7 +20,7 @@
 //
 // spmv, kernel=fit (default; only when bro_ell_fit_words > 0 (and ≤ fit_bits/64): every slice
 // has l ≤ 32 and every row ≤ 128 bits of stream; else the batched kernel runs). Templated on
-// W = words per row, chosen per matrix at upload: W = 1 (≤ 64 bits) is the round-2 kernel; W = 2
+// W = words per row, chosen per matrix at upload: W = 1 (≤ 64 bits): one word per row; W = 2
 // loads up to 4 (sym_len 32) or 2 (64) symbols per row into a 128-bit shift register
 // (bro::FitBits128, still shift-only, no refill branch). The same warp-per-32-rows mapping,
 // without a grid-stride loop (one warp = one group of 32 stored rows, like ELL's thread per

@@ -178,7 +178,7 @@ std::vector<FormatEntry> bro_hyb_entries() {
       {"first", "slice", "first-column coding of the BRO-ELL part: slice or abs (paper)"},
       {"kernel", "fit", "CUDA spmv kernel of the BRO-ELL part: fit, batched or classic"},
       {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
-      {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one word, the round-2 kernel)"},
+      {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
       {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
       {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = the split rule)"},
       {"split", "bytes", "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"},

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 //
 // CSB-baseline is the GPU port of Buluç's Compressed Sparse Blocks defined in Izawa's GCSB thesis
-// (JAIST 2023, §3.2; spec: shared/specs/gcsb.md). One storage serves y = A·x and y = Aᵀ·x: the
+// (JAIST 2023, §3.2). One storage serves y = A·x and y = Aᵀ·x: the
 // kernels swap the roles of the in-block row and column.
 //
 // Arrays (m×n, β = 2^d, n_block_rows = ⌈m/β⌉, n_block_cols = ⌈n/β⌉, n_blocks = their product):

@@ -412,9 +412,9 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
   d.kernel = s.kernel;
   d.tpr = s.threads_per_row > 0 ? s.threads_per_row : csr_gpu::threads_per_row(d.rows, d.nnz);
   // Short, even rows: one thread per row beats sub-warps. Measured on an H200, fp64
-  // (bench/results/2026-11-22-h200-spmv_fp64.json): lap2d:2000 (mean 5, max 5) scalar 0.087 ms
-  // vs 4 lanes 0.130 ms; G3_circuit (mean 4.8) 0.041 vs 0.055; lap3d:200 (mean 7) 0.231 vs
-  // 0.291. With 16/row (random_k, banded:8) sub-warps win (0.27 vs 0.54; 0.106 vs 0.143), and
+  // (bench/results/2026-11-22-h200/spmv/spmv_fp64.json): lap2d:2000 (mean 5, max 5) scalar
+  // 0.087 ms vs 4 lanes 0.130 ms; G3_circuit (mean 4.8) 0.041 vs 0.055; lap3d:200 (mean 7)
+  // 0.231 vs 0.291. With 16/row (random_k, banded:8) sub-warps win (0.27 vs 0.54; 0.106 vs 0.143), and
   // one long row makes the scalar kernel collapse (powerlaw: 182 ms), hence both conditions.
   if (d.kernel == CsrKernel::automatic && s.threads_per_row == 0 && d.rows > 0) {
     std::int64_t max_len = 0;

@@ -1,7 +1,7 @@
 // spmat/formats/gcsb/gcsb.hpp — GCSB: CSB blocks sorted by nnz (block swizzle), grouped and interleaved with zero padding.
 // SPDX-License-Identifier: MIT
 //
-// Izawa's Grouped Compressed Sparse Blocks (JAIST 2023, §3.3; spec: shared/specs/gcsb.md). One
+// Izawa's Grouped Compressed Sparse Blocks (JAIST 2023, §3.3). One
 // storage serves y = A·x and y = Aᵀ·x. Construction from canonical CSR:
 //   1. split into β×β blocks (row-major id br·n_block_cols + bc), Morton order inside a block;
 //   2. block swizzle: sort the blocks by nnz, descending, ties by ascending id → block_indices;
@@ -45,7 +45,7 @@ namespace spmat {
 /// GPU kernel choice (option kernel=):
 ///   thesis        Figs. 3.8/3.9: thread per sorted block, one atomic per entry;
 ///   atomic        thread per sorted block, β-entry window per thread, warp-reduced atomics
-///                 (session-1 "fast"; no plan, so the storage is exactly the thesis arrays);
+///                 (no plan, so the storage is exactly the thesis arrays);
 ///   fast          window kernel: each output window (β rows for spmv, β columns for spmv_t)
 ///                 is owned by a few lanes that walk its blocks from the plan; y written once,
 ///                 split windows through a work buffer (flush=partial) or atomics (flush=atomic);

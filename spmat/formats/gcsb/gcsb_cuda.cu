@@ -186,7 +186,7 @@ __global__ void gcsb_thesis_kernel(View<Value, Index> v, const Value* __restrict
   }
 }
 
-// ---- atomic (session 1's "fast") -------------------------------------------------------------
+// ---- atomic --------------------------------------------------------------------------------------
 // Same thread ↔ sorted block mapping (coalesced value/comb loads), but each thread sums its
 // block into a private β-entry window in shared memory (acc[r·blockDim + tid]: conflict-free),
 // then the warp flushes: lanes whose output window (block row for spmv, block column for
@@ -542,7 +542,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     const auto& plan = Transposed ? d.col_plan : d.row_plan;
     // deterministic, and fast with flush=partial (default): split windows go through the work
     // buffer and a fixed-order pass. fast with flush=atomic: y is pre-scaled and the split windows
-    // add atomically (session-2 round 1: slower on H100, same-address atomics of adjacent items).
+    // add atomically (slower on the H100: same-address atomics of adjacent items serialise).
     const bool det = d.kernel == GcsbKernel::deterministic || d.flush_partial;
     const bool prescaled = !det && plan.split;
     if (prescaled) csb_cuda::scale(y, n_out, beta);

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 //
 // HiSparse after A. Derler, "HiSparse: A Hierarchical Sparse Matrix Format for the GPU", MSc
-// thesis, TU Graz 2016 (spec: shared/specs/hisparse.md). Not the FPGA SpMV project of the same
+// thesis, TU Graz 2016. Not the FPGA SpMV project of the same
 // name. The matrix is embedded in a d^D square, D = max(1, ⌈log_d max(rows, cols)⌉); every node
 // covers d×d blocks of the level below, leaves hold values, inner nodes hold child pointers.
 //
@@ -133,11 +133,11 @@ struct HiSparse {
   int depth = 1;
   bool allow_dense = true;
   bool gpu_levels = false;  ///< option spmv=levels: the CUDA backend traverses on every call
-  bool gpu_plan_block = false;  ///< option spmv=plan1: round-1 plan kernel (a block per item)
+  bool gpu_plan_block = false;  ///< option spmv=plan1: plan kernel with a block per item
   bool gpu_plan_occ6 = false;  ///< option spmv=plan6: the warp plan kernel at 6 blocks per SM
   bool gpu_plan_tlanes = false;  ///< option spmv=plan_tl: warp plan kernel, y = Sᵀx by entry lanes
   std::int64_t plan_item_cost = 8192;  ///< option item_cost: cost bound of a CUDA plan item
-  bool gpu_add_sort = false;  ///< option add=sort: CUDA add sorts all candidates (round-2 path)
+  bool gpu_add_sort = false;  ///< option add=sort: CUDA add sorts all candidates per level
   bool gpu_add_tcount = false;  ///< option add=merge_ct: transposed operand ordered per node by a
                                 ///< warp bitmap count instead of a radix sort (d <= 128)
   std::uint32_t root = hisparse::kNull;

@@ -11,7 +11,7 @@
 //   sort    CUB radix sort of the M candidates by key (merges the two sorted lists of every node
 //           and sorts a transposed operand's column-major entries), the operand entry as value
 //   head    1 where a candidate starts a new (node, position); scan -> entry index, total E
-//           (round 4: the flags are computed inside the scan from the keys, no array)
+//           (the flags are computed inside the scan from the keys, no array)
 //   fill    one thread per head: C's local coords; a leaf value ca·a + cb·b (a position in both
 //           operands: the A candidate is followed by the B one); an inner entry becomes the
 //           next level's queue element (the children of operand entry x is node x of the next
@@ -30,7 +30,7 @@
 // memory pool private to this file (cudaMallocFromPoolAsync / cudaFreeAsync on the legacy
 // stream, release threshold = max), so neither the levels nor repeated adds pay cudaMalloc or
 // the implicit synchronization of cudaFree; the pool keeps the peak work memory of the largest
-// add cached for the process. Since round 4 the arrays that become the result (the sum's proto
+// add cached for the process. The arrays that become the result (the sum's proto
 // levels and values, its pool) come from the same pool (PoolBuffer), so the timed add and the
 // destruction of the previous sum make no cudaMalloc / cudaFree either.
 // Devices without memory-pool support fall back to cudaMalloc/cudaFree.
@@ -259,7 +259,7 @@ __global__ void merge_kernel(std::int64_t m, std::int64_t ea, const std::int64_t
 }
 
 /// The sorted view of a transposed operand's level (see steps::merge_place): perm[s] = entry.
-/// Key is std::uint32_t where the keys fit (16 + ⌈log₂ nodes⌉ ≤ 32 bits: round 4, less sort
+/// Key is std::uint32_t where the keys fit (16 + ⌈log₂ nodes⌉ ≤ 32 bits: less sort
 /// traffic), else std::uint64_t.
 template <class Key>
 void transposed_sort(const DevLevel& lv, std::int64_t* perm) {
@@ -376,8 +376,8 @@ __global__ void queue_init_kernel(std::int64_t* qa, std::int64_t* qb, std::int64
 }
 
 /// 1 where candidate i starts a new (node, position) of the sorted keys (i < m), else 0: the
-/// scan's input, computed on the fly (round 4: no head array written, read by the scan and read
-/// again by fill: 24 B per candidate less).
+/// scan's input, computed on the fly (no head array written, read by the scan and read again by
+/// fill: 24 B per candidate less).
 struct HeadFlag {
   const std::uint64_t* keys;
   std::int64_t m;
@@ -428,10 +428,10 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
   }
 }
 
-/// Per node: type and bytes (the CPU rule) and the level statistics. Round 4: the statistics
+/// Per node: type and bytes (the CPU rule) and the level statistics. The statistics
 /// are aggregated per warp (ballots and __reduce_add_sync), then per block in shared memory, and
-/// each block adds its 12 counters to `stats` once at the end. Round 3 made 3 global atomics per
-/// node on 12 addresses, which serialize: 42 M same-address atomics on random_k:500000:16's
+/// each block adds its 12 counters to `stats` once at the end. 3 global atomics per node on
+/// 12 addresses would serialize: 42 M same-address atomics on random_k:500000:16's
 /// 14 M result leaves. The loop's trip count is block-uniform, so every warp is converged at the
 /// ballots. Launch with blockDim a multiple of 32.
 __global__ void size_kernel(const std::int64_t* begin, const std::int64_t* brow,
@@ -481,8 +481,8 @@ __global__ void size_kernel(const std::int64_t* begin, const std::int64_t* brow,
     if (sh[j]) atomicAdd(stats + j, sh[j]);
 }
 
-/// bases[l] = byte offset of level l in the pool, kept on the device (round 4: no read-back per
-/// level); ptr_kernel reads it.
+/// bases[l] = byte offset of level l in the pool, kept on the device (no read-back per level);
+/// ptr_kernel reads it.
 __global__ void ptr_kernel(const std::uint64_t* noff, const std::uint8_t* type,
                            const std::uint64_t* base_at, std::int64_t n, std::uint32_t* ptr) {
   const std::uint64_t base = *base_at;
@@ -634,7 +634,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add merge_kernel");
       prof.mark(L + "merge");
     } else {
-      // add=sort (the round-2 path): expand all candidates, radix sort them by key.
+      // add=sort: expand all candidates, radix sort them by key.
       Work<std::uint64_t> keys(static_cast<std::size_t>(m), "the keys");
       W64 idx(static_cast<std::size_t>(m), "the indices");
       expand_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(

@@ -49,8 +49,8 @@ SPMAT_HD std::int64_t find_segment(const std::int64_t* a, std::int64_t n, std::i
   return lo;
 }
 
-/// Node of entry s of a level: node_of[s] where the level carries its entry -> node map (round 4:
-/// a plain load instead of a binary search over millions of nodes), else find_segment.
+/// Node of entry s of a level: node_of[s] where the level carries its entry -> node map (a plain
+/// load instead of a binary search over millions of nodes), else find_segment.
 SPMAT_HD std::int64_t node_at(const std::int32_t* node_of, const std::int64_t* begin,
                               std::int64_t n, std::int64_t s) {
   return node_of ? static_cast<std::int64_t>(node_of[s]) : find_segment(begin, n, s);

@@ -136,7 +136,7 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       if (la && ta) pa = torder(*la);
       if (lb && tb) pb = torder(*lb);
       const std::int64_t ea_n = la ? static_cast<std::int64_t>(la->lr.size()) : 0;
-      // Merge-path placement of every candidate; node maps (round 4) or binary searches (null).
+      // Merge-path placement of every candidate; node maps or binary searches (null).
       auto place = [&](const std::int32_t* nda, const std::int32_t* ndb) {
         std::pair<std::vector<std::uint64_t>, std::vector<std::int64_t>> r{
             std::vector<std::uint64_t>(m, ~std::uint64_t{0}), std::vector<std::int64_t>(m, -1)};
@@ -153,7 +153,7 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       const auto [mk, mi] = place(nullptr, nullptr);
       EXPECT_EQ(mk, k2) << "merge path keys, level " << l;
       EXPECT_EQ(mi, i2) << "merge path entries, level " << l;
-      // Round 4: the same placement from the levels' entry -> node maps (no binary search).
+      // The same placement from the levels' entry -> node maps (no binary search).
       auto node_map = [](const ProtoLevel& lv) {
         std::vector<std::int32_t> v(lv.lr.size());
         for (std::int64_t k = 0; k < lv.nodes(); ++k)

@@ -5,17 +5,18 @@
 // Default path, spmv=plan (hisparse.hpp, "The SpMV plan"): the top-down traversal runs ONCE, on
 // the host, when the matrix is uploaded: its result — which leaves exist and at which block
 // offsets — is static for a given pool, so recomputing it on every product only costs time
-// (session-1 measurement: 23.6 ms for random_k 2M×16, almost all of it in the per-level inner
-// kernels pushing ~32M one-entry leaves through a single atomic queue counter). The leaves are
+// (the per-call traversal, spmv=levels, took 23.6 ms for random_k 2M×16 on an H200, almost all
+// of it in the per-level inner kernels pushing ~32M one-entry leaves through a single atomic
+// queue counter). The leaves are
 // bucketed by output block and cut into items of bounded cost; a product is then ONE kernel
 // launch (two when an output block is split over items: y = beta·y first).
 //
-// Round 2 (plan_warp_kernel, the default): one WARP per item, 8 items per 256-thread block, no
-// block-wide barrier. Round 1 ran one 256-thread block per item and reached ~15 % of the H100's
+// plan_warp_kernel (the default): one WARP per item, 8 items per 256-thread block, no
+// block-wide barrier. One 256-thread block per item (spmv=plan1) reaches ~15 % of the H100's
 // bandwidth on lap2d (0.31 ms for 158 MB): an item there is one block row of ~640 entries in ~7
 // leaves, so each block did 2–3 entries per thread behind two __syncthreads, a dependent chain
 // item → leaf record → node header → bytes → x, one-byte coordinate loads and one warp per leaf
-// (the 382-entry diagonal leaf took 12 serial steps while 7 warps idled). Now:
+// (the 382-entry diagonal leaf takes 12 serial steps while 7 warps idle). The warp kernel:
 //   * COO leaves of every size go through one path: 32 leaf records and their headers are
 //     loaded at once (one per lane), a warp scan numbers their groups of 4 entries, and the lanes
 //     walk the groups flat (binary search over the scan with shuffles), two per lane per step.
@@ -27,14 +28,14 @@
 //   * dense leaves: the warp per leaf (rows: lanes over columns + shuffle sum; columns: lanes
 //     over columns, register sum down the rows).
 //   * item cost: min(item_cost, max(512, plan cost of the matrix / 8192)), so a small matrix
-//     still gives ≥ 8k warps (ideal: 3.4M entries → ~450 block items before, ~6.6k warp items).
-// spmv=plan1 keeps the round-1 kernel (plan_kernel, one block per item, item_cost as given).
+//     still gives ≥ 8k warps (ideal: 3.4M entries → ~6.6k warp items instead of ~450).
+// spmv=plan1 runs plan_kernel (one block per item, item_cost as given).
 // The transposed product uses its own plan (bucketed by block column) built the same way, so
 // spmv and spmv_t do the same work; the state flag only picks which plan runs.
 // Leaves are plain 8-byte {pointer, input block} records (plan bytes: 8 per leaf + 24 per item
-// per direction; not part of storage_bytes, which is the pool as the spec defines it).
+// per direction; not part of storage_bytes, which is the pool as the format defines it).
 //
-// Fallback path, spmv=levels (the session-1 kernels, kept for comparison): host launches per
+// Fallback path, spmv=levels (kept for comparison): host launches per
 // inner level and per non-empty leaf queue. CUDA 13 has no device-side cudaDeviceSynchronize,
 // so the Whippetree controller with dynamic parallelism is replaced by host launches, one per
 // inner level and one per non-empty leaf queue (at most depth − 1 + 4 launches, no read-back).
@@ -109,7 +110,7 @@ struct HiSparseDevice {
     bool has_split = false;
   };
   bool use_plan = true;
-  bool plan_block = false;  ///< spmv=plan1: the round-1 kernel, one 256-thread block per item
+  bool plan_block = false;  ///< spmv=plan1: one 256-thread block per item
   bool plan_occ6 = false;   ///< spmv=plan6: the warp kernel compiled for 6 blocks per SM
   bool plan_tlanes = false; ///< spmv=plan_tl: y = Sᵀ·x atomics by entry lanes (apply_group_lanes)
   std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)

@@ -78,7 +78,7 @@ struct DevLevel {
   PoolBuffer<std::int64_t> begin;       ///< nodes + 1
   PoolBuffer<std::int64_t> brow, bcol;  ///< nodes
   PoolBuffer<std::uint8_t> lr, lc;      ///< entries
-  /// entries: the node of each entry (round 4; replaces binary searches over begin in the add's
+  /// entries: the node of each entry (replaces binary searches over begin in the add's
   /// merge, its transposed sort and the serializer). Empty where a producer did not make it
   /// (the GPU build): the kernels then search.
   PoolBuffer<std::int32_t> node;
@@ -105,7 +105,7 @@ struct DevPool {
 /// C = ca·op(A) + cb·op(B) on the stored protos (op = transpose where ta / tb): the
 /// level-synchronous dual traversal (hisparse_add_cuda.cu). rows/cols: C's stored shape.
 /// merge: place candidates by merge path (option add=merge, default); false: radix sort all
-/// candidates of a level (add=sort, the round-2 path). tcount (add=merge_ct, with merge): a
+/// candidates of a level (add=sort). tcount (add=merge_ct, with merge): a
 /// transposed operand's per-node order by a warp bitmap count (torder_kernel) instead of a radix
 /// sort; d > 128 falls back to the sort. All give the same proto.
 template <class Value>

@@ -1,7 +1,7 @@
 // spmat/formats/hisparse/hisparse_stats_test.cpp — the thesis's Fig. 7.1 (node statistics) and
 // Fig. 3.2 (bytes vs COO / CSR) for HiSparse, as Markdown tables. Runs only when
 // SPMAT_HISPARSE_STATS names matrices (';'-separated specs: files or gen:...); otherwise skipped.
-// bench/hisparse_stats.sh drives it. d = 128 unless SPMAT_HISPARSE_STATS_D is set.
+// `bench/reproduce hisparse-stats` drives it. d = 128 unless SPMAT_HISPARSE_STATS_D is set.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ std::string kfmt(double v) {  // the thesis's style: 236.5k, 1.6M
 
 TEST(HiSparseStats, PrintTables) {
   const char* list = std::getenv("SPMAT_HISPARSE_STATS");
-  if (!list || !*list) GTEST_SKIP() << "set SPMAT_HISPARSE_STATS=spec;spec;... (bench/hisparse_stats.sh)";
+  if (!list || !*list) GTEST_SKIP() << "set SPMAT_HISPARSE_STATS=spec;spec;... (bench/reproduce hisparse-stats)";
   const char* dv = std::getenv("SPMAT_HISPARSE_STATS_D");
   const std::string d = dv && *dv ? dv : "128";
   std::ostringstream t71, t32;

@@ -400,7 +400,7 @@ std::vector<FormatEntry> tiled_entries() {
                          "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"},
       {"panel_reuse", "1.2", "kernel=auto: build the panel kernel's arrays (R = 4) iff nnz / sum of panel-distinct columns >= this"},
       {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
-      {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail; round 1), 8 (predicated; round 2), 0 = auto (4 if mean work row < 8 nonzeros)"},
+      {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros)"},
       {"cstore", "auto", "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"},
       {"variant", "auto", "auto (model decides), baseline, segmented (load balancing, §5.1)"},
       {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},

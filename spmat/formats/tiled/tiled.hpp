@@ -1,4 +1,4 @@
-// spmat/formats/tiled/tiled.hpp — Tiled SpMM storage (seed 001): row panels, staged column maps,
+// spmat/formats/tiled/tiled.hpp — Tiled SpMM storage: row panels, staged column maps,
 // warp-sliced ELL with 16-bit shared-memory indices; optional segmentation and row reordering.
 // SPDX-License-Identifier: MIT
 //
@@ -25,7 +25,7 @@
 // work-row order (segmented and/or reordered), and `reuse` holds the B-row reuse profile from
 // which the model picks the K-tile at spmm time. Example above, kernel=rows: wr_begin = {0,2,2,5},
 // wr_end = {2,2,5,6}, col_idx = {0,2,0,1,3,3}.
-// kernel=panel (round 3, beyond the paper): on top of the kernel=rows arrays, the work rows are
+// kernel=panel (beyond the paper): on top of the kernel=rows arrays, the work rows are
 // cut into panels of R = panel_rows consecutive work rows (4, 8, 16 or 32); for panel p,
 // pn_col[pn_col_ptr[p] .. pn_col_ptr[p+1]) lists the distinct columns of the panel in ascending
 // order (the staged column map), pn_mask[d] has bit r set iff work row p·R + r has a nonzero in

@@ -59,7 +59,7 @@ struct TiledDevice {
   // kernel=rows
   bool sell = false;
   std::int64_t kt = 0;
-  int batch = 8;        ///< B-row loads per batch of the rows kernel (4: round-1 loop, 8: predicated)
+  int batch = 8;        ///< B-row loads per batch of the rows kernel (4 + dependent tail, 8: predicated)
   bool stream = true;   ///< C stores st.global.cs
   std::string device = "h200";
   model::ReuseProfile reuse;
@@ -105,8 +105,8 @@ struct TiledDevice {
     d.sell = h.sell;
     d.kt = h.kt;
     // Short work rows (lap2d, G3_circuit: ~5 nonzeros) ran ~20 % slower on the H100 with the
-    // predicated batch of 8 + streaming C stores (round 2) than with batches of 4 + a dependent
-    // tail and plain stores (round 1); long rows (random_k: 16) ran 25 % faster. Auto follows that.
+    // predicated batch of 8 + streaming C stores than with batches of 4 + a dependent tail and
+    // plain stores; long rows (random_k: 16) ran 25 % faster. Auto follows that.
     const double mean_row = h.work_rows() > 0 ? static_cast<double>(h.nnz) / static_cast<double>(h.work_rows()) : 0.0;
     d.batch = h.batch != 0 ? h.batch : (mean_row < 8.0 ? 4 : 8);
     d.stream = h.cstore != 0 ? h.cstore == 2 : d.batch == 8;
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
                       const Index* __restrict__ dest, const Value* __restrict__ b,
                       Value* __restrict__ c, int store, Value* __restrict__ partial, Value alpha,
                       Value beta, bool stream) {
-  static_assert(B == 4 || B == 8, "batch of 4 (round-1 loop) or 8 (predicated)");
+  static_assert(B == 4 || B == 8, "batch of 4 (+ dependent tail) or 8 (predicated)");
   constexpr int kRowsPerWarp = 32 / G;
   constexpr int kBatch = G < B ? G : B;
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
@@ -318,9 +318,9 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
     }
     const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
     if constexpr (B == 4) {
-      // Round-1 loop: full batches of 4 (4·NV independent loads in flight), then a dependent
-      // tail one nonzero at a time. Fewer registers than the predicated batch of 8: the faster
-      // one for short rows (H100 round 2 vs round 1: lap2d, G3_circuit).
+      // Full batches of 4 (4·NV independent loads in flight), then a dependent tail one nonzero
+      // at a time. Fewer registers than the predicated batch of 8: the faster one for short rows
+      // (H100: lap2d, G3_circuit).
       int t = 0;
       if constexpr (G >= 4) {
         for (; t + 4 <= n; t += 4) {

@@ -248,8 +248,8 @@ void check_gpu_spmm() {
 }
 
 /// Rows of 0..200 nonzeros (several > 32, so the 8-batch loop and its tail both run), empty
-/// rows, and a row of 40·μ: exercises the row kernel's group loop with G = 1..32. Round 1 pushed
-/// a second leading 0 onto row_ptr (Csr starts with {0}): row_ptr is now assigned from scratch.
+/// rows, and a row of 40·μ: exercises the row kernel's group loop with G = 1..32. row_ptr is
+/// assigned from scratch (Csr starts with {0}; pushing onto it would add a second leading 0).
 template <class Value, class Index>
 Csr<Value, Index> ragged_csr() {
   Csr<Value, Index> a;

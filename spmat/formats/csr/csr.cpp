@@ -22,6 +22,11 @@ CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>
   if (tpr != 0 && tpr != 2 && tpr != 4 && tpr != 8 && tpr != 16 && tpr != 32)
     throw ParseError("csr: tpr=" + std::to_string(tpr) + " is not one of 0 (auto), 2, 4, 8, 16, 32");
   s.threads_per_row = static_cast<int>(tpr);
+  const std::string b = o.get_string("bins", "auto");
+  if (b == "auto") s.bins = CsrBins::automatic;
+  else if (b == "on") s.bins = CsrBins::on;
+  else if (b == "off") s.bins = CsrBins::off;
+  else throw ParseError("csr: bins=" + b + " is not one of auto, on, off");
   return s;
 }
 
@@ -45,7 +50,8 @@ std::vector<FormatEntry> csr_entries() {
   const BackendCaps none{};
   const std::vector<ParamInfo> params{
       {"kernel", "auto", "GPU kernel: auto, scalar, vector, merge"},
-      {"tpr", "0", "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"}};
+      {"tpr", "0", "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"},
+      {"bins", "auto", "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<CsrStorage>(
       {.name = "csr", .summary = "compressed sparse row (canonical); adaptive GPU kernel",

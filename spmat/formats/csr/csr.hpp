@@ -3,10 +3,10 @@
 //
 // Registry names (one storage, several GPU kernels):
 //   csr          CPU: OpenMP row loop.  CUDA: adaptive (sub-warp per row by mean row length,
-//                long rows split over a block).
+//                long rows split over a block; on skewed rows, medium rows get a warp each).
 //   csr-scalar   CUDA: one thread per row (the GCSB thesis's baseline).
 //   csr-vector   CUDA: one warp per row.
-//   csr-merge    CUDA: merge-path, nnz-balanced (skewed rows).
+//   csr-merge    CUDA: merge-path, nnz-balanced, tiles staged in shared memory (skewed rows).
 // Layout of the 4×4 example [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]:
 //   row_ptr = {0,2,2,5,6}, col_idx = {0,2,0,1,3,3}, values = {1,2,3,4,5,6}.
 // Traffic (spmv): (rows+1)·I + nnz·(I+V) + cols·V (x) + rows·V (y).
@@ -20,6 +20,9 @@
 namespace spmat {
 
 enum class CsrKernel { automatic, scalar, vector, merge };
+/// Row-length bins of the auto GPU kernel: automatic = when the row-length statistics say the
+/// rows are skewed (csr_plan.hpp), on / off = always / never.
+enum class CsrBins { automatic, on, off };
 
 template <class Value, class Index>
 struct CsrStorage {
@@ -28,6 +31,7 @@ struct CsrStorage {
   Csr<Value, Index> a;
   CsrKernel kernel = CsrKernel::automatic;
   int threads_per_row = 0;  ///< adaptive GPU kernel: lanes per row (2..32); 0 = from mean row length
+  CsrBins bins = CsrBins::automatic;  ///< adaptive GPU kernel: row-length bins
 
   static CsrStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const { return a; }

@@ -1,11 +1,14 @@
 // spmat/formats/csr/csr_cuda_test.cpp — the CUDA CSR kernels (auto, scalar, vector, merge)
-// against the fp64 reference: spmv, spmv_t, spmm on ragged, skewed and degenerate matrices.
+// against the fp64 reference: spmv, spmv_t, spmm on ragged, skewed and degenerate matrices;
+// and, on the CPU, their host-side plan (row bins, merge-path tiles) with a host model of the
+// merge-path tile kernel.
 // SPDX-License-Identifier: MIT
 //
 // GPU tests skip (with the reason) when spmat was built without CUDA or no GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,6 +20,8 @@
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/csr/csr.hpp"
+#include "spmat/formats/csr/csr_plan.hpp"
+#include "spmat/gen/generators.hpp"
 #include "spmat/matrix.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
@@ -37,8 +42,6 @@ TEST(CsrCudaOptions, RejectsAnUnknownThreadsPerRow) {
                ParseError);
   EXPECT_NO_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu, FormatOptions().set("tpr", "8")));
 }
-
-#if SPMAT_WITH_CUDA
 
 using Csr64 = Csr<double, std::int64_t>;
 
@@ -80,6 +83,433 @@ struct Scenario {
   std::string name;
   Csr64 a;
 };
+
+/// Skewed matrices for the binned auto kernel and the merge-path tiles: R-MAT and power-law
+/// rows (values ±1..±4, exact sums), every row-length class with each bin and chunk boundary
+/// present, a row holding most nonzeros, long stretches of empty rows, rows ending exactly on
+/// merge-tile boundaries, and wide rows (32 lanes per row) with many rows just above the
+/// medium bin.
+const std::vector<Scenario>& skewed_scenarios() {
+  static const std::vector<Scenario> all = [] {
+    using csr_plan::kMergeTile;
+    std::vector<Scenario> v;
+    auto lengths = [](std::int64_t rows, auto&& f) {
+      std::vector<std::int64_t> l(rows);
+      for (std::int64_t r = 0; r < rows; ++r) l[r] = f(r);
+      return l;
+    };
+    v.push_back({"rmat_scale14_ef16", gen::generate<double, std::int64_t>("gen:rmat:14:16:values=int")});
+    v.push_back({"powerlaw_20000_mean16",
+                 gen::generate<double, std::int64_t>("gen:powerlaw:20000:16:values=int")});
+    // 2·tpr for tpr = 2..32, the medium/long boundary 512, the unbinned long threshold 1024 and
+    // the chunk size 4096, each with its neighbours; medium rows every 31st row; empty rows.
+    const std::vector<std::int64_t> boundary{0,   1,   2,    3,    4,    5,    7,    8,    9,   15,
+                                             16,  17,  31,   32,   33,   63,   64,   65,   511, 512,
+                                             513, 1023, 1024, 1025, 4095, 4096, 4097, 8192, 8193};
+    v.push_back({"every_row_length_class_3000x9000",
+                 random_csr(3000, 9000, lengths(3000, [&](std::int64_t r) -> std::int64_t {
+                              if (r % 97 == 0 && r / 97 < static_cast<std::int64_t>(boundary.size()))
+                                return boundary[r / 97];
+                              if (r % 31 == 0) return 40 + r % 50;
+                              return r % 5 == 0 ? 0 : r % 7;
+                            }), 21)});
+    v.push_back({"one_row_holds_most_nonzeros_2000x60000",
+                 random_csr(2000, 60000, lengths(2000, [](std::int64_t r) -> std::int64_t {
+                              return r == 1234 ? 50000 : r % 4;
+                            }), 22)});
+    v.push_back({"empty_stretches_6000x500",
+                 random_csr(6000, 500, lengths(6000, [](std::int64_t r) -> std::int64_t {
+                              if (r < 2000 || r >= 4000) return 0;
+                              return r % 13 == 0 ? 300 : r % 9;
+                            }), 23)});
+    v.push_back({"rows_ending_on_merge_tile_boundaries_40x2000",
+                 random_csr(40, 2000, lengths(40, [](std::int64_t) -> std::int64_t {
+                              return kMergeTile - 1;  // + its row end = one tile
+                            }), 24)});
+    v.push_back({"rows_one_merge_tile_long_30x3000",
+                 random_csr(30, 3000, lengths(30, [](std::int64_t) -> std::int64_t {
+                              return kMergeTile;
+                            }), 25)});
+    v.push_back({"single_row_1x3000",
+                 random_csr(1, 3000, lengths(1, [](std::int64_t) -> std::int64_t { return 3000; }), 26)});
+    v.push_back({"wide_rows_500x30000",
+                 random_csr(500, 30000, lengths(500, [](std::int64_t r) -> std::int64_t {
+                              return r % 50 == 0 ? 25000 : 400 + (r * 37) % 600;
+                            }), 27)});
+    return v;
+  }();
+  return all;
+}
+
+TEST(CsrCudaOptions, RejectsAnUnknownBinsMode) {
+  const auto& a = skewed_scenarios()[7].a;  // single_row_1x3000
+  EXPECT_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu,
+                                           FormatOptions().set("bins", "sometimes")),
+               ParseError);
+  for (const char* b : {"auto", "on", "off"})
+    EXPECT_NO_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu, FormatOptions().set("bins", b)))
+        << b;
+}
+
+std::int64_t row_len(const Csr64& a, std::int64_t r) { return a.row_ptr[r + 1] - a.row_ptr[r]; }
+
+/// Every row is owned by exactly one SpMV kernel of the plan (sub-warp: length <= short_max;
+/// the medium list; the long list), and the chunks of each long row cover it once, in order.
+void expect_rows_partitioned(const Csr64& a, const csr_plan::RowPlan& p) {
+  std::vector<int> owners(static_cast<std::size_t>(a.rows), 0);
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    if (row_len(a, r) <= p.short_max) ++owners[r];
+  if (!p.binned) {
+    EXPECT_TRUE(p.medium_rows.empty());
+    EXPECT_EQ(p.short_max, p.long_threshold);
+  }
+  EXPECT_TRUE(std::is_sorted(p.medium_rows.begin(), p.medium_rows.end()));
+  EXPECT_TRUE(std::is_sorted(p.long_rows.begin(), p.long_rows.end()));
+  for (std::int64_t r : p.medium_rows) {
+    ++owners[r];
+    EXPECT_GT(row_len(a, r), p.short_max);
+    EXPECT_LE(row_len(a, r), csr_plan::kWarpRowMax);
+  }
+  ASSERT_EQ(p.long_chunk_ptr.size(), p.long_rows.size() + 1);
+  ASSERT_EQ(p.chunk_row.size(), p.chunk_begin.size());
+  EXPECT_EQ(p.long_chunk_ptr.back(), static_cast<std::int64_t>(p.chunk_row.size()));
+  for (std::size_t l = 0; l < p.long_rows.size(); ++l) {
+    const std::int64_t r = p.long_rows[l];
+    ++owners[r];
+    EXPECT_GT(row_len(a, r), p.long_threshold);
+    std::int64_t next = a.row_ptr[r];
+    for (std::int64_t c = p.long_chunk_ptr[l]; c < p.long_chunk_ptr[l + 1]; ++c) {
+      EXPECT_EQ(p.chunk_row[c], r);
+      EXPECT_EQ(p.chunk_begin[c], next);
+      next += csr_plan::kChunk;
+    }
+    EXPECT_GE(next, a.row_ptr[r + 1]);
+    EXPECT_LT(next - csr_plan::kChunk, a.row_ptr[r + 1]);
+  }
+  for (std::int64_t r = 0; r < a.rows; ++r) ASSERT_EQ(owners[r], 1) << "row " << r << " length " << row_len(a, r);
+}
+
+csr_plan::RowPlan auto_plan(const Csr64& a, int tpr = 0, CsrBins bins = CsrBins::automatic) {
+  return csr_plan::plan_rows(a.rows, a.row_ptr.data(), CsrKernel::automatic, tpr, bins);
+}
+
+TEST(CsrCudaPlan, RegularMatricesKeepTheUnbinnedAutoKernel) {
+  // G3_circuit-like: 4–6 entries per row, mean about 4.8.
+  const Csr64 circuit = random_csr(20000, 20000, [] {
+    std::vector<std::int64_t> l(20000);
+    for (std::size_t r = 0; r < l.size(); ++r) l[r] = 4 + (r % 5 == 0) + (r % 7 == 0 ? 1 : 0);
+    return l;
+  }(), 31);
+  const std::vector<std::pair<std::string, Csr64>> regular{
+      {"lap2d:100", gen::generate<double, std::int64_t>("gen:lap2d:100")},
+      {"lap3d:20", gen::generate<double, std::int64_t>("gen:lap3d:20")},
+      {"banded:20000:8", gen::generate<double, std::int64_t>("gen:banded:20000:8")},
+      {"random_k:20000:16", gen::generate<double, std::int64_t>("gen:random_k:20000:16")},
+      {"lap3d27:12", gen::generate<double, std::int64_t>("gen:lap3d27:12")},
+      {"g3_circuit_like", circuit},
+      {"one_row_holds_most_nonzeros", skewed_scenarios()[3].a},  // a long row, no medium rows
+  };
+  for (const auto& [name, a] : regular) {
+    SCOPED_TRACE(name);
+    const auto p = auto_plan(a), off = auto_plan(a, 0, CsrBins::off);
+    EXPECT_FALSE(p.binned);
+    EXPECT_EQ(p.kernel, off.kernel);
+    EXPECT_EQ(p.tpr, off.tpr);
+    EXPECT_EQ(p.short_max, off.short_max);
+    EXPECT_EQ(p.long_threshold, off.long_threshold);
+    EXPECT_EQ(p.long_rows, off.long_rows);
+    EXPECT_EQ(p.chunk_begin, off.chunk_begin);
+    expect_rows_partitioned(a, p);
+  }
+  // The stencils and the circuit keep the scalar kernel, the others the sub-warp kernel.
+  EXPECT_EQ(auto_plan(regular[0].second).kernel, CsrKernel::scalar);
+  EXPECT_EQ(auto_plan(regular[5].second).kernel, CsrKernel::scalar);
+  EXPECT_EQ(auto_plan(regular[2].second).kernel, CsrKernel::automatic);
+}
+
+TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
+  for (const char* name : {"rmat_scale14_ef16", "powerlaw_20000_mean16",
+                           "every_row_length_class_3000x9000", "empty_stretches_6000x500",
+                           "wide_rows_500x30000"}) {
+    SCOPED_TRACE(name);
+    const auto it = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
+                                 [&](const Scenario& s) { return s.name == name; });
+    ASSERT_NE(it, skewed_scenarios().end());
+    const auto p = auto_plan(it->a);
+    EXPECT_EQ(p.kernel, CsrKernel::automatic);
+    EXPECT_TRUE(p.binned);
+    EXPECT_EQ(p.long_threshold, csr_plan::kWarpRowMax);
+    if (p.tpr < 32) {
+      EXPECT_EQ(p.short_max, 2 * p.tpr);
+      EXPECT_FALSE(p.medium_rows.empty());
+    } else {  // a warp per row already: the bins only move rows above kWarpRowMax to chunks
+      EXPECT_EQ(p.short_max, csr_plan::kWarpRowMax);
+      EXPECT_TRUE(p.medium_rows.empty());
+      EXPECT_FALSE(p.long_rows.empty());
+    }
+    expect_rows_partitioned(it->a, p);
+  }
+}
+
+TEST(CsrCudaPlan, EveryRowIsOwnedByExactlyOneKernelForEveryOption) {
+  for (const auto& sc : skewed_scenarios()) {
+    for (CsrKernel k : {CsrKernel::automatic, CsrKernel::scalar, CsrKernel::vector, CsrKernel::merge})
+      for (CsrBins b : {CsrBins::automatic, CsrBins::on, CsrBins::off})
+        for (int tpr : {0, 2, 4, 8, 16, 32}) {
+          SCOPED_TRACE(sc.name + " kernel " + std::to_string(static_cast<int>(k)) + " bins " +
+                       std::to_string(static_cast<int>(b)) + " tpr " + std::to_string(tpr));
+          const auto p = csr_plan::plan_rows(sc.a.rows, sc.a.row_ptr.data(), k, tpr, b);
+          if (k != CsrKernel::automatic || b == CsrBins::off) {
+            EXPECT_FALSE(p.binned);
+          }
+          if (k == CsrKernel::automatic && b == CsrBins::on) {
+            EXPECT_TRUE(p.binned);
+            EXPECT_EQ(p.kernel, CsrKernel::automatic);  // bins=on never picks the scalar kernel
+          }
+          if (tpr > 0) EXPECT_EQ(p.tpr, tpr);
+          expect_rows_partitioned(sc.a, p);
+        }
+  }
+  // Degenerate shapes.
+  for (std::int64_t rows : {0, 1, 5}) {
+    const Csr64 empty = random_csr(rows, 3, std::vector<std::int64_t>(rows, 0), 1);
+    for (CsrBins b : {CsrBins::automatic, CsrBins::on, CsrBins::off}) {
+      const auto p = csr_plan::plan_rows(empty.rows, empty.row_ptr.data(), CsrKernel::automatic, 0, b);
+      expect_rows_partitioned(empty, p);
+      EXPECT_TRUE(p.long_rows.empty());
+      EXPECT_TRUE(p.medium_rows.empty());
+    }
+  }
+}
+
+/// Row coordinate of every diagonal of the merge path, by walking it one item at a time.
+std::vector<std::int64_t> brute_force_path_rows(const Csr64& a) {
+  std::vector<std::int64_t> at;
+  std::int64_t row = 0, nz = 0;
+  const std::int64_t total = a.rows + a.nnz();
+  for (std::int64_t d = 0; d <= total; ++d) {
+    at.push_back(row);
+    if (d == total) break;
+    if (row < a.rows && a.row_ptr[row + 1] <= nz)
+      ++row;  // the row end comes first when the row has no nonzero left
+    else
+      ++nz;
+  }
+  return at;
+}
+
+TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
+  std::vector<Scenario> small;
+  small.push_back({"ragged", random_csr(300, 50, [] {
+                     std::vector<std::int64_t> l(300);
+                     for (std::size_t r = 0; r < l.size(); ++r) l[r] = r % 4 == 0 ? 0 : (r * 7) % 23;
+                     return l;
+                   }(), 41)});
+  small.push_back({"empty_rows_only", random_csr(50, 5, std::vector<std::int64_t>(50, 0), 42)});
+  for (const auto& sc : skewed_scenarios())
+    if (sc.a.nnz() < 100000) small.push_back(sc);
+  for (const auto& sc : small) {
+    SCOPED_TRACE(sc.name);
+    const auto& a = sc.a;
+    const auto at = brute_force_path_rows(a);
+    for (std::int64_t d = 0; d < static_cast<std::int64_t>(at.size()); ++d)
+      ASSERT_EQ(csr_plan::merge_path_row(d, a.row_ptr.data() + 1, a.rows, a.nnz()), at[d]) << d;
+    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data());
+    const std::int64_t total = a.rows + a.nnz();
+    ASSERT_EQ(m.n_tiles, (total + csr_plan::kMergeTile - 1) / csr_plan::kMergeTile);
+    ASSERT_EQ(m.tile_row.size(), static_cast<std::size_t>(m.n_tiles) + 1);
+    for (std::int64_t b = 0; b <= m.n_tiles; ++b)
+      EXPECT_EQ(m.tile_row[b], at[std::min(b * csr_plan::kMergeTile, total)]) << b;
+    // Wide fix-ups: exactly the tiles finishing a row whose carries span > kMaxShortFix tiles.
+    std::vector<std::int64_t> want_tile, want_first;
+    for (std::int64_t t = 1; t < m.n_tiles; ++t) {
+      if (m.tile_row[t + 1] == m.tile_row[t]) continue;
+      std::int64_t first = t - 1;
+      while (first > 0 && m.tile_row[first] == m.tile_row[t]) --first;
+      if (t - first > csr_plan::kMaxShortFix) {
+        want_tile.push_back(t);
+        want_first.push_back(first);
+      }
+    }
+    EXPECT_EQ(m.fix_tile, want_tile);
+    EXPECT_EQ(m.fix_first, want_first);
+  }
+}
+
+/// Host model of csr_merge_tile_kernel and the two fix-up kernels (csr_cuda.cu): the same tile
+/// plan, the same staging, per-thread search and walk, the block's segmented sum in thread
+/// order and the same fix-up rule, for y = A·x. `writes` counts the stores of each row (the
+/// kernels must store every row exactly once). Carries and heads start as NaN so that reading
+/// one that was never written shows in y.
+struct MergeModel {
+  std::vector<double> y;
+  std::vector<int> writes;
+  std::int64_t wide_fixups = 0;
+};
+
+MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
+  using namespace csr_plan;
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
+  MergeModel out{std::vector<double>(rows, kNan), std::vector<int>(rows, 0), 0};
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data());
+  std::vector<double> carry(m.n_tiles, kNan), head(m.n_tiles, kNan);
+  auto store = [&](std::int64_t r, double v) {
+    out.y[r] = v;
+    ++out.writes[r];
+  };
+  for (std::int64_t b = 0; b < m.n_tiles; ++b) {
+    const std::int64_t d0 = b * kMergeTile, d1 = std::min<std::int64_t>(d0 + kMergeTile, total);
+    const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1], nz0 = d0 - row0;
+    const int nr = static_cast<int>(row1 - row0), nzl = static_cast<int>((d1 - row1) - nz0);
+    const int items = static_cast<int>(d1 - d0);
+    EXPECT_EQ(items, nr + nzl);
+    std::vector<int> row_end(static_cast<std::size_t>(nr) + 1);
+    std::vector<double> prod(static_cast<std::size_t>(nzl));
+    for (int j = 0; j < nzl; ++j) prod[j] = a.values[nz0 + j] * x[a.col_idx[nz0 + j]];
+    for (int i = 0; i <= nr; ++i) row_end[i] = i < nr ? static_cast<int>(a.row_ptr[row0 + i + 1] - nz0) : nzl;
+    std::vector<int> key(kMergeBlock), first(kMergeBlock);
+    std::vector<double> part(kMergeBlock), hd(kMergeBlock);
+    std::vector<char> has_head(kMergeBlock, 0);
+    for (int tid = 0; tid < kMergeBlock; ++tid) {
+      const int dl = std::min(tid * kMergeIpt, items), dl_end = std::min(dl + kMergeIpt, items);
+      int k = static_cast<int>(merge_path_row(dl, row_end.data(), nr, nzl));
+      int j = dl - k;
+      first[tid] = k;
+      double s = 0;
+      for (int d = dl; d < dl_end; ++d) {
+        EXPECT_LE(k, nr);
+        if (j < row_end[k]) {
+          s += prod[j++];
+        } else {
+          if (k == first[tid]) {
+            hd[tid] = s;
+            has_head[tid] = 1;
+          } else {
+            store(row0 + k, s);
+          }
+          s = 0;
+          ++k;
+        }
+      }
+      key[tid] = k;
+      part[tid] = s;
+    }
+    std::vector<double> scan(kMergeBlock);
+    for (int tid = 0; tid < kMergeBlock; ++tid) {
+      if (tid > 0) EXPECT_EQ(key[tid - 1], first[tid]);  // what the head sum relies on
+      scan[tid] = part[tid] + (tid > 0 && key[tid - 1] == key[tid] ? scan[tid - 1] : 0.0);
+    }
+    for (int tid = 0; tid < kMergeBlock; ++tid) {
+      if (!has_head[tid]) continue;
+      const double sum = tid > 0 ? scan[tid - 1] + hd[tid] : hd[tid];
+      if (first[tid] == 0 && b > 0)
+        head[b] = sum;
+      else
+        store(row0 + first[tid], sum);
+    }
+    EXPECT_EQ(key[kMergeBlock - 1], nr);
+    carry[b] = scan[kMergeBlock - 1];
+  }
+  std::size_t wide = 0;
+  for (std::int64_t t = 1; t < m.n_tiles; ++t) {
+    const std::int64_t r = m.tile_row[t];
+    if (m.tile_row[t + 1] == r) continue;
+    double s = 0;
+    std::int64_t j = t - 1;
+    bool is_wide = false;
+    for (int n = 1;; ++n) {
+      s += carry[j];
+      if (j == 0 || m.tile_row[j] != r) break;
+      if (n == kMaxShortFix) {
+        is_wide = true;
+        break;
+      }
+      --j;
+    }
+    if (!is_wide) {
+      store(r, s + head[t]);
+      continue;
+    }
+    EXPECT_LT(wide, m.fix_tile.size());
+    if (wide >= m.fix_tile.size()) break;
+    EXPECT_EQ(m.fix_tile[wide], t);
+    s = 0;
+    for (std::int64_t c = m.fix_first[wide]; c < t; ++c) s += carry[c];
+    store(r, s + head[t]);
+    ++wide;
+  }
+  EXPECT_EQ(wide, m.fix_tile.size());
+  out.wide_fixups = static_cast<std::int64_t>(wide);
+  return out;
+}
+
+/// Host model of the walk of csr_merge_tile_t_kernel: the row it assigns to every nonzero.
+std::vector<std::int64_t> model_merge_rows_of_nonzeros(const Csr64& a) {
+  using namespace csr_plan;
+  const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
+  std::vector<std::int64_t> row_of(static_cast<std::size_t>(nnz), -1);
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data());
+  for (std::int64_t b = 0; b < m.n_tiles; ++b) {
+    const std::int64_t d0 = b * kMergeTile, d1 = std::min<std::int64_t>(d0 + kMergeTile, total);
+    const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1], nz0 = d0 - row0;
+    const int nr = static_cast<int>(row1 - row0), nzl = static_cast<int>((d1 - row1) - nz0);
+    const int items = static_cast<int>(d1 - d0);
+    std::vector<int> row_end(static_cast<std::size_t>(nr) + 1);
+    for (int i = 0; i <= nr; ++i) row_end[i] = i < nr ? static_cast<int>(a.row_ptr[row0 + i + 1] - nz0) : nzl;
+    std::vector<int> local(static_cast<std::size_t>(nzl), -1);
+    for (int tid = 0; tid < kMergeBlock; ++tid) {
+      const int dl = std::min(tid * kMergeIpt, items), dl_end = std::min(dl + kMergeIpt, items);
+      int k = static_cast<int>(merge_path_row(dl, row_end.data(), nr, nzl));
+      int j = dl - k;
+      for (int d = dl; d < dl_end; ++d) {
+        if (j < row_end[k]) {
+          EXPECT_EQ(local[j], -1);
+          local[j++] = k;
+        } else {
+          ++k;
+        }
+      }
+    }
+    for (int j = 0; j < nzl; ++j) {
+      EXPECT_NE(local[j], -1);
+      EXPECT_EQ(row_of[nz0 + j], -1);
+      row_of[nz0 + j] = row0 + local[j];
+    }
+  }
+  return row_of;
+}
+
+TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
+  std::vector<Scenario> all = skewed_scenarios();
+  all.push_back({"ragged_with_empty_rows", random_csr(1000, 777, [] {
+                   std::vector<std::int64_t> l(1000);
+                   for (std::size_t r = 0; r < l.size(); ++r) l[r] = r % 5 == 0 ? 0 : (r * 11) % 13;
+                   return l;
+                 }(), 51)});
+  all.push_back({"all_rows_empty_40x41", random_csr(40, 41, std::vector<std::int64_t>(40, 0), 52)});
+  all.push_back({"one_by_one", random_csr(1, 1, {1}, 53)});
+  std::int64_t wide_total = 0;
+  for (const auto& sc : all) {
+    SCOPED_TRACE(sc.name);
+    const auto& a = sc.a;
+    // Small-integer values and x: every sum is exact, in any order.
+    const auto x = testing::random_vector<double>(a.cols, 61, true);
+    const auto model = model_merge_spmv(a, x);
+    const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      ASSERT_EQ(model.writes[r], 1) << "row " << r << " length " << row_len(a, r);
+      ASSERT_EQ(model.y[r], want[r]) << "row " << r << " length " << row_len(a, r);
+    }
+    wide_total += model.wide_fixups;
+    const auto row_of = model_merge_rows_of_nonzeros(a);
+    for (std::int64_t r = 0; r < a.rows; ++r)
+      for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) ASSERT_EQ(row_of[k], r) << k;
+  }
+  EXPECT_GT(wide_total, 0) << "no scenario reaches the wide fix-up";
+}
+
+#if SPMAT_WITH_CUDA
 
 /// Shapes chosen to hit every path: empty rows, one 100,000-entry row (long-row chunks, wide
 /// merge fix-ups), power-law rows, tall/wide, 5-point-like rows, sizes not multiples of 32,
@@ -265,6 +695,122 @@ TEST(CsrCuda, NanAndInfInTheMatrixPropagateLikeTheReference) {
     const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
     EXPECT_LE(reference::relative_norm2_error(std::span<const double>(got), std::span<const double>(want)),
               1e-12);
+  }
+}
+
+// ---- skewed rows: the binned auto kernel and the merge-path tiles ----
+
+struct Variant {
+  const char* format;
+  FormatOptions options;
+  std::string label;
+};
+
+/// The kernels that own skewed rows, and forced options that reach every path on every
+/// skewed scenario: bins=on (medium rows with tpr 2 and tpr 32), bins=off (the unbinned path).
+std::vector<Variant> skewed_variants() {
+  return {{"csr", {}, "csr"},
+          {"csr", FormatOptions().set("bins", "on"), "csr bins=on"},
+          {"csr", FormatOptions().set("bins", "off"), "csr bins=off"},
+          {"csr", FormatOptions().set("bins", "on").set("tpr", "2"), "csr bins=on tpr=2"},
+          {"csr", FormatOptions().set("bins", "on").set("tpr", "32"), "csr bins=on tpr=32"},
+          {"csr-merge", {}, "csr-merge"},
+          {"csr-vector", {}, "csr-vector"},
+          {"csr-scalar", {}, "csr-scalar"}};
+}
+
+TEST(CsrCuda, SkewedMatricesMatchTheReferenceForEveryKernelAndBinOption) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (const auto& v : skewed_variants()) {
+    SCOPED_TRACE(v.label);
+    for (const auto& sc : skewed_scenarios()) {
+      check_spmv_all<float, std::int32_t>(v.format, sc, v.options);
+      check_spmv_all<double, std::int64_t>(v.format, sc, v.options);
+    }
+  }
+  // Every index/value pair on the two paths this work adds.
+  for (const auto& sc : skewed_scenarios()) {
+    check_spmv_all<float, std::int64_t>("csr", sc, FormatOptions().set("bins", "on"));
+    check_spmv_all<double, std::int32_t>("csr", sc, FormatOptions().set("bins", "on"));
+    check_spmv_all<float, std::int64_t>("csr-merge", sc);
+    check_spmv_all<double, std::int32_t>("csr-merge", sc);
+  }
+}
+
+TEST(CsrCuda, BinnedAndMergeKernelsHandleDegenerateShapes) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (const auto& v : skewed_variants())
+    for (const auto& sc : scenarios()) {  // 0×0, 0×n, n×0, all-zero, one 100,000-entry row, ...
+      SCOPED_TRACE(v.label);
+      check_spmv_all<double, std::int32_t>(v.format, sc, v.options);
+    }
+}
+
+TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (const auto& v : skewed_variants()) {
+    for (const auto& sc : skewed_scenarios()) {
+      SCOPED_TRACE(v.label + " on " + sc.name);
+      // Real values and x: the order of the additions shows in the last bits.
+      auto af = convert<float, std::int32_t>(sc.a);
+      af.values = testing::random_vector<float>(af.nnz(), 7);
+      auto ad = convert<double, std::int64_t>(sc.a);
+      ad.values = testing::random_vector<double>(ad.nnz(), 8);
+      const auto mf = Matrix<float>::build(af, v.format, Backend::cuda, v.options);
+      const auto md = Matrix<double>::build(ad, v.format, Backend::cuda, v.options);
+      const auto xf = testing::random_vector<float>(af.cols, 9);
+      const auto xd = testing::random_vector<double>(ad.cols, 10);
+      const auto yf = device_spmv<float>(mf, false, xf, testing::poisoned<float>(af.rows), 1, 0);
+      const auto yd = device_spmv<double>(md, false, xd, testing::poisoned<double>(ad.rows), 1, 0);
+      for (int run = 0; run < 20; ++run) {
+        const auto yf2 = device_spmv<float>(mf, false, xf, testing::poisoned<float>(af.rows), 1, 0);
+        const auto yd2 = device_spmv<double>(md, false, xd, testing::poisoned<double>(ad.rows), 1, 0);
+        ASSERT_EQ(0, std::memcmp(yf.data(), yf2.data(), yf.size() * sizeof(float))) << "run " << run;
+        ASSERT_EQ(0, std::memcmp(yd.data(), yd2.data(), yd.size() * sizeof(double))) << "run " << run;
+      }
+      // And close to the fp64 reference (rounding only: no row lost or counted twice).
+      const auto want = reference::spmv(ad, std::span<const double>(xd), 1.0, 0.0, std::span<const double>());
+      EXPECT_LE(reference::relative_norm2_error(std::span<const double>(yd), std::span<const double>(want)),
+                testing::tolerance<double>());
+    }
+  }
+}
+
+TEST(CsrCuda, NanAndInfInSkewedRowsPropagateLikeTheReference) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  auto a = convert<double, std::int32_t>(skewed_scenarios()[2].a);  // every_row_length_class
+  // A NaN in a short, a medium and a long row (2·tpr boundary, 511, 4096 entries); an Inf in
+  // another long row (its 0·Inf, if x has a 0 there, is NaN as in the reference).
+  for (std::int64_t r : {97 * 10, 97 * 18, 97 * 25}) {
+    ASSERT_GT(a.row_ptr[r + 1], a.row_ptr[r]);
+    a.values[a.row_ptr[r] + (a.row_ptr[r + 1] - a.row_ptr[r]) / 2] = std::numeric_limits<double>::quiet_NaN();
+  }
+  a.values[a.row_ptr[97 * 28]] = std::numeric_limits<double>::infinity();
+  for (const auto& v : skewed_variants()) {
+    SCOPED_TRACE(v.label);
+    const auto m = Matrix<double>::build(a, v.format, Backend::cuda, v.options);
+    const auto x = testing::random_vector<double>(a.cols, 3, true);
+    const auto got = device_spmv<double>(m, false, x, testing::poisoned<double>(a.rows), 1, 0);
+    const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      if (std::isnan(want[r]))
+        ASSERT_TRUE(std::isnan(got[r])) << "row " << r;
+      else
+        ASSERT_EQ(got[r], want[r]) << "row " << r;  // small integers: exact
+    }
+  }
+}
+
+TEST(CsrCuda, SkewedSpmmMatchesTheReferenceInBothLayouts) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  for (const auto& sc : skewed_scenarios()) {
+    check_spmm_all<double, std::int32_t>("csr", sc);
+    check_spmm_all<float, std::int64_t>("csr-merge", sc);
   }
 }
 

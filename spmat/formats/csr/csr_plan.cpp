@@ -1,0 +1,130 @@
+// spmat/formats/csr/csr_plan.cpp — row bins of the auto kernel and merge-path tiles (host).
+// SPDX-License-Identifier: MIT
+#include "spmat/formats/csr/csr_plan.hpp"
+
+#include <algorithm>
+
+namespace spmat::csr_plan {
+
+int threads_per_row(std::int64_t rows, std::int64_t nnz) {
+  const double mean = rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0;
+  int t = 2;
+  while (t < 32 && 2.0 * t <= mean) t *= 2;
+  return t;
+}
+
+std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
+  const std::int64_t mean = rows > 0 ? (nnz + rows - 1) / rows : 0;
+  return std::max<std::int64_t>(32 * mean, 1024);
+}
+
+template <class Index>
+RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
+                  CsrBins bins) {
+  RowPlan p;
+  p.kernel = kernel;
+  const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows] - row_ptr[0]) : 0;
+  p.tpr = forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz);
+  if (rows == 0) return p;
+  auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
+  for (std::int64_t r = 0; r < rows; ++r) p.max_len = std::max(p.max_len, len(r));
+
+  // Short, even rows: one thread per row beats sub-warps. Measured on an H200, fp64
+  // (bench/results/2026-11-22-h200/spmv/spmv_fp64.json): lap2d:2000 (mean 5, max 5) scalar 0.087 ms
+  // vs 4 lanes 0.130 ms; G3_circuit (mean 4.8) 0.041 vs 0.055; lap3d:200 (mean 7) 0.231 vs
+  // 0.291. With 16/row (random_k, banded:8) sub-warps win (0.27 vs 0.54; 0.106 vs 0.143), and
+  // one long row makes the scalar kernel collapse (powerlaw: 182 ms), hence both conditions.
+  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
+      nnz < 8 * rows && p.max_len <= 32)
+    p.kernel = CsrKernel::scalar;
+
+  // Bins: rows up to 2·tpr stay in the sub-warp kernel (mean-length rows take 1–2 strided
+  // steps there, tpr <= mean < 2·tpr), longer ones up to kWarpRowMax get a warp each, the rest
+  // chunks. With tpr = 32 the sub-warp kernel already is a warp per row: it keeps every row up
+  // to kWarpRowMax and the bins only lower the long-row threshold.
+  const std::int64_t unbinned_long = long_row_threshold(rows, nnz);
+  if (p.kernel == CsrKernel::automatic && bins != CsrBins::off) {
+    const std::int64_t short_max = p.tpr < 32 ? 2 * static_cast<std::int64_t>(p.tpr) : kWarpRowMax;
+    if (bins == CsrBins::on) {
+      p.binned = true;
+    } else if (static_cast<double>(p.max_len) >
+               kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows)) {
+      // The rows that binning takes away from the sub-warp kernel, where they serialize.
+      std::int64_t moved = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        if (len(r) > short_max && len(r) <= unbinned_long) moved += len(r);
+      p.binned = moved * kMovedShareDen >= nnz;
+    }
+    if (p.binned) p.short_max = short_max;
+  }
+
+  const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t l = len(r);
+    if (p.binned && l > p.short_max && l <= thr) p.medium_rows.push_back(r);
+    if (l <= thr) continue;
+    p.long_rows.push_back(r);
+    for (std::int64_t c = row_ptr[r]; c < static_cast<std::int64_t>(row_ptr[r + 1]); c += kChunk) {
+      p.chunk_row.push_back(r);
+      p.chunk_begin.push_back(c);
+    }
+    p.long_chunk_ptr.push_back(static_cast<std::int64_t>(p.chunk_row.size()));
+  }
+  if (p.binned)
+    p.long_threshold = thr;
+  else if (!p.long_rows.empty())
+    p.long_threshold = p.short_max = thr;
+  return p;
+}
+
+template <class Index>
+std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_t rows,
+                            std::int64_t nnz) {
+  std::int64_t lo = diag > nnz ? diag - nnz : 0;
+  std::int64_t hi = diag < rows ? diag : rows;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<std::int64_t>(row_end[mid]) <= diag - 1 - mid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+template <class Index>
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr) {
+  MergePlan m;
+  if (rows == 0) return m;
+  const std::int64_t total = rows + nnz;
+  const std::int64_t n = (total + kMergeTile - 1) / kMergeTile;
+  m.n_tiles = n;
+  m.tile_row.resize(static_cast<std::size_t>(n) + 1);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b <= n; ++b)
+    m.tile_row[b] = merge_path_row(std::min(b * kMergeTile, total), row_ptr + 1, rows, nnz);
+  // Tile t that finishes its first row r adds the carries of tiles first..t-1 (the tiles whose
+  // last row is r; `first` is the one that began r, or tile 0).
+  for (std::int64_t t = 1; t < n; ++t) {
+    if (m.tile_row[t + 1] == m.tile_row[t]) continue;
+    const std::int64_t t0 =
+        std::lower_bound(m.tile_row.begin(), m.tile_row.begin() + t, m.tile_row[t]) -
+        m.tile_row.begin();
+    const std::int64_t first = std::max<std::int64_t>(t0 - 1, 0);
+    if (t - first > kMaxShortFix) {
+      m.fix_tile.push_back(t);
+      m.fix_first.push_back(first);
+    }
+  }
+  return m;
+}
+
+#define SPMAT_INSTANTIATE(I)                                                                   \
+  template RowPlan plan_rows(std::int64_t, const I*, CsrKernel, int, CsrBins);                 \
+  template std::int64_t merge_path_row(std::int64_t, const I*, std::int64_t, std::int64_t);    \
+  template MergePlan plan_merge(std::int64_t, std::int64_t, const I*);
+SPMAT_INSTANTIATE(std::int32_t)
+SPMAT_INSTANTIATE(std::int64_t)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat::csr_plan

@@ -1,0 +1,100 @@
+// spmat/formats/csr/csr_plan.hpp — host-side planning of the CUDA CSR kernels: which rows each
+// SpMV kernel of the auto path owns (row-length bins), and the tiles of the merge-path kernel.
+// SPDX-License-Identifier: MIT
+//
+// Plain C++ (no CUDA) so that the CPU tests check the decisions and the partitions on machines
+// without a GPU; csr_cuda.cu uploads what these functions return. Everything here runs once per
+// matrix, in setup.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "spmat/formats/csr/csr.hpp"
+
+namespace spmat::csr_plan {
+
+constexpr int kBlock = 256;            ///< threads per block of the row kernels
+constexpr std::int64_t kChunk = 4096;  ///< nnz per block for rows on the long-row path
+constexpr std::int64_t kNoLongRows = std::numeric_limits<std::int64_t>::max();
+
+/// Longest row of the medium bin (binned auto kernel): a warp finishes it in 16 strided steps,
+/// the depth of one kChunk chunk over a kBlock-thread block, so no medium row outlasts a chunk.
+constexpr std::int64_t kWarpRowMax = 32 * (kChunk / kBlock);
+
+/// The bins engage (bins=auto) when the longest row exceeds kSkewMaxOverMean × the mean and the
+/// rows they move out of the sub-warp kernel hold at least 1/kMovedShareDen of the nonzeros.
+/// A row of length L in a W-lane group holds its whole warp for L/W steps; with a share f of the
+/// nonzeros in such rows the sub-warp kernel does up to about 32·f/W more warp steps than a
+/// balanced one (one such row per warp), i.e. 12–50 % at f = 1/16 for W = 16..4, while the bins
+/// cost one or two more launches. An estimate to tune on the GPU, not a measurement.
+constexpr double kSkewMaxOverMean = 4.0;
+constexpr std::int64_t kMovedShareDen = 16;
+
+/// Merge-path tiles: kMergeBlock threads × kMergeIpt items (row ends + nonzeros) per block.
+/// An odd item count keeps the per-thread offsets into the staged tile on distinct shared-memory
+/// banks when rows are long (stride 7 words in fp32, 14 words per half-warp in fp64).
+constexpr int kMergeBlock = 128;
+constexpr int kMergeIpt = 7;
+constexpr int kMergeTile = kMergeBlock * kMergeIpt;
+constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
+
+/// Lanes per row for the sub-warp kernel: the largest power of two <= mean row length, clamped
+/// to [2, 32]. Rounding down keeps more rows per warp (fewer shuffle steps per row); for the
+/// 5-point Laplacian (mean 5) it gives 4 lanes, so one row takes two strided steps of which the
+/// second uses one lane. Override with the `tpr` option when tuning on a new device.
+int threads_per_row(std::int64_t rows, std::int64_t nnz);
+
+/// Rows longer than this bypass the sub-warp kernel and are split into kChunk-sized pieces,
+/// one block each, with a deterministic second reduction. 32× the mean and at least 1024:
+/// below that a warp (32 lanes × 32 steps) finishes the row no slower than its neighbours.
+/// (The binned path lowers it to kWarpRowMax.)
+std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz);
+
+/// Which kernel owns which rows of an SpMV (and of every SpMVᵀ but merge's).
+/// Unbinned: the sub-warp kernel owns rows of length <= short_max (= long_threshold), the chunk
+/// path the longer ones. Binned: sub-warp rows <= short_max, a warp per row for the medium rows
+/// (short_max, long_threshold], chunks above. Every row is owned by exactly one kernel.
+struct RowPlan {
+  CsrKernel kernel = CsrKernel::automatic;  ///< automatic may become scalar (short, even rows)
+  int tpr = 2;                              ///< lanes per row of the sub-warp kernels
+  bool binned = false;
+  std::int64_t max_len = 0;
+  std::int64_t short_max = kNoLongRows;       ///< the sub-warp kernels skip longer rows
+  std::int64_t long_threshold = kNoLongRows;  ///< rows longer than this go to chunks
+  std::vector<std::int64_t> medium_rows;      ///< binned: ids of the medium rows, ascending
+  std::vector<std::int64_t> long_rows;        ///< ids of the long rows, ascending
+  std::vector<std::int64_t> long_chunk_ptr{0};  ///< long_rows.size()+1: chunks of long row l
+  std::vector<std::int64_t> chunk_row;          ///< row of each chunk
+  std::vector<std::int64_t> chunk_begin;        ///< first nonzero of each chunk
+};
+
+/// The plan for `kernel` (as built: automatic, scalar, vector or merge) on the matrix with
+/// `rows` rows and row offsets `row_ptr` (rows+1 entries). `forced_tpr` 0 = from the mean.
+/// Binning applies to the automatic kernel only: `bins` on forces it (and skips the scalar
+/// choice), off forbids it, automatic decides from the row-length statistics.
+template <class Index>
+RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
+                  CsrBins bins);
+
+/// Merge-path search on the host, with the rule of cuda::merge_path_search (row end i is
+/// consumed before nonzero j iff row_end[i] <= j): the kernel searches inside a tile with the
+/// device version, and the two must cut the path at the same points.
+template <class Index>
+std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_t rows,
+                            std::int64_t nnz);
+
+/// Tiles of kMergeTile merge items: tile b covers diagonals [b·T, min((b+1)·T, rows+nnz)) and
+/// starts at row tile_row[b] (tile_row has n_tiles+1 entries, the last one = rows). A tile that
+/// finishes the row it started in, begun by earlier tiles, needs a fix-up: those summing more
+/// than kMaxShortFix carries are listed (fix_tile, fix_first = first contributing tile).
+struct MergePlan {
+  std::int64_t n_tiles = 0;
+  std::vector<std::int64_t> tile_row;
+  std::vector<std::int64_t> fix_tile, fix_first;
+};
+
+template <class Index>
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr);
+
+}  // namespace spmat::csr_plan

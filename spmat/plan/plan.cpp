@@ -149,6 +149,12 @@ FormatPlan plan_from_stats(const MatrixStats& s, const PlanRequest& r, int value
 
 template <class Value, class Index>
 FormatPlan plan(const Csr<Value, Index>& a, const PlanRequest& r) {
+  return detail::plan_keeping(a, r, static_cast<BuiltParts<Value>*>(nullptr));
+}
+
+namespace detail {
+template <class Value, class Index>
+FormatPlan plan_keeping(const Csr<Value, Index>& a, const PlanRequest& r, BuiltParts<Value>* built) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool transposed_ops =
       std::find(r.ops.begin(), r.ops.end(), Op::spmv_t) != r.ops.end();
@@ -166,7 +172,7 @@ FormatPlan plan(const Csr<Value, Index>& a, const PlanRequest& r) {
       }
     }
     const auto t1 = std::chrono::steady_clock::now();
-    tune_plan(a, r, p);
+    tune_plan(a, r, p, built);
     p.tune_ms = ms_since(t1);
     if (r.use_cache) cache.store(key, p);
   }
@@ -174,7 +180,12 @@ FormatPlan plan(const Csr<Value, Index>& a, const PlanRequest& r) {
   return p;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template FormatPlan plan(const Csr<V, I>&, const PlanRequest&);
+}  // namespace detail
+
+#define SPMAT_INSTANTIATE(V, I)                                                   \
+  template FormatPlan plan(const Csr<V, I>&, const PlanRequest&);                 \
+  template FormatPlan detail::plan_keeping(const Csr<V, I>&, const PlanRequest&, \
+                                           BuiltParts<V>*);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

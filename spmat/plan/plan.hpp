@@ -27,7 +27,9 @@ namespace spmat {
 enum class PlanLevel { automatic, tune };
 
 struct PlanRequest {
-  std::vector<Op> ops{Op::spmv, Op::spmv_t};  ///< operations the matrix will serve
+  /// Operations the matrix will serve. Only the first one's storage is built with the matrix;
+  /// the others' on their first use.
+  std::vector<Op> ops{Op::spmv, Op::spmv_t, Op::spmm, Op::add};
   /// Expected calls of each operation; 0 = many (the build cost is not weighed).
   std::int64_t calls = 0;
   std::int64_t k = 32;                        ///< spmm: dense columns

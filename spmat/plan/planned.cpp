@@ -3,13 +3,16 @@
 #include "spmat/plan/planned.hpp"
 
 #include "spmat/config.hpp"
+#include "spmat/plan/tune.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
 
 template <class Value>
 template <class Index>
-std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(const Csr<Value, Index>& a, FormatPlan plan) {
+std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
+    const Csr<Value, Index>& a, FormatPlan plan,
+    std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> prebuilt) {
   const Backend backend = plan.backend;
   Builder builder = [backend](const std::string& format, const Csr<Value, std::int64_t>& m) {
     const Csr<Value, Index> mi = convert<Value, Index>(m, "auto");
@@ -20,13 +23,16 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(const Csr<Value, I
   for (const auto& c : plan.choices) {
     bool listed = false;
     for (const auto& p : parts) listed = listed || (p.format == c.format && p.transposed == c.transposed);
-    if (!listed) parts.push_back({c.format, c.transposed, nullptr});
+    if (listed) continue;
+    auto it = prebuilt.find({c.format, c.transposed});
+    parts.push_back({c.format, c.transposed, it == prebuilt.end() ? nullptr : it->second});
   }
   if (parts.empty()) throw UnsupportedError("auto: the plan chose no format");
   // The first operation's storage now, from the CSR at hand.
   Part& first = parts.front();
   const FormatEntry& e = find_format(first.format);
-  first.impl = first.transposed
+  if (!first.impl)
+    first.impl = first.transposed
                    ? std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(transpose(a), {}, backend))
                    : std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(a, {}, backend));
   const Shape shape{a.rows, a.cols, a.nnz()};
@@ -63,10 +69,15 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
     if (c.op == op)
       for (std::size_t i = 0; i < parts_.size(); ++i)
         if (parts_[i].format == c.format && parts_[i].transposed == c.transposed) return ensure_built(i);
-  // An operation the plan was not asked about runs on the first storage when it holds A.
-  if (!parts_.front().transposed) return parts_.front();
-  throw UnsupportedError("auto: " + std::string(to_string(op)) +
-                         " was not planned; build with ops including it");
+  // An operation the plan was not asked about runs on the first storage when it holds A and
+  // its format has the operation.
+  const Part& first = parts_.front();
+  if (!first.transposed && find_format(first.format).caps.on(backend_).supports(op)) return first;
+  std::string ops;
+  for (const auto& c : plan_.choices) ops += (ops.empty() ? "" : "+") + std::string(to_string(c.op));
+  throw UnsupportedError("auto: " + std::string(to_string(op)) + " was not planned (ops=" + ops +
+                         ") and " + first.format + " does not run it; build with ops including " +
+                         std::string(to_string(op)));
 }
 
 template <class Value>
@@ -149,7 +160,9 @@ Factory<Value, Index> planned_factory(PlanLevel level) {
   return [level](const Csr<Value, Index>& a, const FormatOptions& o,
                  Backend backend) -> std::unique_ptr<MatrixImpl<Value>> {
     const PlanRequest r = PlanRequest::from_options(o, backend, level);
-    return PlannedImpl<Value>::build(a, plan(a, r));
+    BuiltParts<Value> built;
+    FormatPlan p = detail::plan_keeping(a, r, &built);
+    return PlannedImpl<Value>::build(a, std::move(p), std::move(built));
   };
 }
 
@@ -163,7 +176,8 @@ FormatEntry planned_entry(std::string name, std::string summary, PlanLevel level
                         .deterministic_spmv_t = false};
   FormatEntry e{.name = std::move(name), .summary = std::move(summary), .caps = {cpu, gpu}};
   e.params = {
-      {"ops", "spmv+spmv_t", "operations to plan for, joined by '+': spmv, spmv_t, spmm, add"},
+      {"ops", "spmv+spmv_t+spmm+add",
+       "operations to plan for, joined by '+' (storages past the first one's are built on first use)"},
       {"calls", "0", "expected calls of each operation; 0 = many (build cost not weighed)"},
       {"k", "32", "spmm: dense columns"},
       {"layout", "row", "spmm: layout of B and C (row, col)"},
@@ -193,7 +207,9 @@ std::vector<FormatEntry> planned_entries() {
 template class PlannedImpl<float>;
 template class PlannedImpl<double>;
 #define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<PlannedImpl<V>> PlannedImpl<V>::build(const Csr<V, I>&, FormatPlan);
+  template std::unique_ptr<PlannedImpl<V>> PlannedImpl<V>::build(   \
+      const Csr<V, I>&, FormatPlan,                                  \
+      std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<V>>>);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

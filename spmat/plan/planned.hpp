@@ -8,6 +8,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -29,8 +30,11 @@ class PlannedImpl final : public MatrixImpl<Value> {
   using Builder = std::function<std::shared_ptr<MatrixImpl<Value>>(const std::string& format,
                                                                    const Csr<Value, std::int64_t>&)>;
 
+  /// `prebuilt`: storages already built for this matrix (by tuning), keyed by (format, Aᵀ).
   template <class Index>
-  static std::unique_ptr<PlannedImpl> build(const Csr<Value, Index>& a, FormatPlan plan);
+  static std::unique_ptr<PlannedImpl> build(
+      const Csr<Value, Index>& a, FormatPlan plan,
+      std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> prebuilt = {});
   PlannedImpl(FormatPlan plan, std::vector<Part> parts, Shape shape, Backend backend, Builder builder)
       : plan_(std::move(plan)),
         parts_(std::move(parts)),

@@ -63,12 +63,14 @@ double median_ms(Backend b, const std::function<void()>& run) {
 }  // namespace
 
 template <class Value, class Index>
-void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p) {
+void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
+               BuiltParts<Value>* keep) {
   const auto t0 = std::chrono::steady_clock::now();
   auto spent = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> built;
+  BuiltParts<Value> local;
+  BuiltParts<Value>& built = keep ? *keep : local;
   std::unique_ptr<Csr<Value, Index>> at;
   for (auto& choice : p.choices) {
     if (choice.op == Op::add) continue;  // add's result is a new matrix: not timed here
@@ -130,7 +132,8 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p) 
   p.reason = "fastest measured of the model's best candidates; " + p.reason;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template void tune_plan(const Csr<V, I>&, const PlanRequest&, FormatPlan&);
+#define SPMAT_INSTANTIATE(V, I) \
+  template void tune_plan(const Csr<V, I>&, const PlanRequest&, FormatPlan&, BuiltParts<V>*);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

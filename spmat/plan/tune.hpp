@@ -1,6 +1,12 @@
 // spmat/plan/tune.hpp — the tune level: build and time the best few candidates, keep the fastest.
 // SPDX-License-Identifier: MIT
 #pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "spmat/matrix_impl.hpp"
 #include "spmat/plan/plan.hpp"
 
 namespace spmat {
@@ -9,7 +15,18 @@ namespace spmat {
 /// (at most four, cuSPARSE's best always among them on the GPU) until `r.tune_budget_ms` is
 /// spent, and makes the fastest measured one the choice. Measured times land in the
 /// candidates. An operation with one candidate is not timed.
+/// The storages built for timing, keyed by (format, holds Aᵀ), land in `built` when it is
+/// given, so that the matrix being planned reuses the winner's instead of building it again.
+template <class Value>
+using BuiltParts = std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>>;
 template <class Value, class Index>
-void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p);
+void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
+               BuiltParts<Value>* built = nullptr);
+
+namespace detail {
+/// `plan`, keeping the storages tune built (see tune_plan).
+template <class Value, class Index>
+FormatPlan plan_keeping(const Csr<Value, Index>& a, const PlanRequest& r, BuiltParts<Value>* built);
+}  // namespace detail
 
 }  // namespace spmat

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# bench/planner_fit.py — fits the planner's GPU time model to a calibration sweep.
+# SPDX-License-Identifier: MIT
+"""Fits, per format, operation and structural class, the two constants of the planner's model
+(spmat/plan/model.cpp): the fixed cost of a call on matrices that stay in L2 (a high quantile
+over those) and the share of the DRAM bandwidth reached in CSR-floor bytes on matrices past
+25 MB (a low quantile over those): a format whose speed varies within a class is ranked by its
+slower cases. Prints the rows of the kGpu table and how the fitted model would choose
+on the sweep itself (a check of the fit, not of held-out matrices).
+
+The statistics come from `spmat plan MATRIX --json` (same code as the planner), cached in
+--stats. Matrices are found by the names in the JSON (files: --matrix-dir).
+
+usage: python3 bench/planner_fit.py calibration.json [more.json] --spmat build/release/spmat
+           --matrix-dir data --stats stats.json [--bandwidth 3352]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import subprocess
+from collections import defaultdict
+
+CLASSES = ["stencil", "regular", "irregular", "skewed"]
+PADDING = {"ellr": "ell_fill", "ell": "ell_fill", "sell": "slice_fill"}
+SMALL_BYTES = 25e6
+L2_SPEEDUP = 2.5
+SPMV = ["csr", "ellr", "sell", "hyb", "bccoo-gpu", "bro-hyb", "bro-coo", "cusparse-csr",
+        "cusparse-csr-alg2", "cusparse-coo"]
+SPMV_T = ["csc", "csr", "bccoo-gpu", "coo", "hyb", "ellr", "gcsb-det", "cusparse-csr",
+          "cusparse-csr-alg2", "cusparse-coo"]
+
+
+def classify(s):  # the same rule as plan_model::classify
+    if s["heavy_share"] >= 0.1 or s["long_share"] > 0:
+        return "skewed"
+    if s["shifted_rows"] >= 0.5:
+        return "stencil"
+    if s["col_spread"] >= 0.05 and s["sectors_per_nnz"] > 0.5:
+        return "irregular"
+    return "regular"
+
+
+def floor_bytes(s, vb, ib=4):
+    return s["nnz"] * (vb + ib) + (s["rows"] + 1) * ib + (s["rows"] + s["cols"]) * vb
+
+
+def quantile(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))] if v else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--spmat", default="build/release/spmat")
+    ap.add_argument("--matrix-dir", default="data")
+    ap.add_argument("--stats", default="planner_stats.json")
+    ap.add_argument("--bandwidth", type=float, default=3352.0, help="GB/s (H100 SXM nominal)")
+    ap.add_argument("--verbose", action="store_true", help="print the matrices the fit misjudges")
+    ap.add_argument("--launch-quantile", type=float, default=0.75,
+                    help="quantile of the fixed costs per class: above 0.5 a format whose speed "
+                         "varies within a class ranks lower")
+    ap.add_argument("--efficiency-quantile", type=float, default=0.5,
+                    help="quantile of the efficiencies per class (below 0.5: pessimistic)")
+    a = ap.parse_args()
+    bw = a.bandwidth * 1e9
+
+    times = defaultdict(dict)
+    for p in a.json:
+        for r in json.load(open(p))["results"]:
+            if r.get("completed") and r.get("correct"):
+                times[(r["matrix"]["name"], r["op"], r["precision"])][r["format"]] = r["time_ms"] * 1e-3
+    stats = json.load(open(a.stats)) if os.path.exists(a.stats) else {}
+    for name in sorted({k[0] for k in times}):
+        if name in stats:
+            continue
+        spec = name
+        if not name.startswith("gen:") and not os.path.exists(name):
+            base = os.path.basename(name)
+            hits = [h for pat in (base, base + ".mtx.gz", base + ".mtx")
+                    for h in glob.glob(os.path.join(a.matrix_dir, "**", pat), recursive=True)]
+            if not hits:
+                print("planner_fit: %s not found, skipped" % name)
+                continue
+            spec = hits[0]
+        out = subprocess.run([a.spmat, "plan", spec, "--json", "--backend", "cpu", "--ops", "spmv"],
+                             capture_output=True, text=True, check=True).stdout
+        stats[name] = json.loads(out)["stats"]
+        json.dump(stats, open(a.stats, "w"), indent=1)
+
+    for op, formats in (("spmv", SPMV), ("spmv_t", SPMV_T)):
+        launch, eff = {}, {}
+        for f in formats:
+            for c in CLASSES:
+                small, large = [], []
+                for (m, o, p), v in times.items():
+                    if o != op or f not in v or m not in stats or classify(stats[m]) != c:
+                        continue
+                    s = stats[m]
+                    vb = 8 if p == "fp64" else 4
+                    b = floor_bytes(s, vb)
+                    padded = b / s[PADDING[f]] if f in PADDING else b
+                    (small if b < SMALL_BYTES else large).append((padded, v[f]))
+                if large:
+                    eff[(f, c)] = quantile([b / bw / t for b, t in large], a.efficiency_quantile)
+                if small:
+                    launch[(f, c)] = quantile([t - b / (bw * L2_SPEEDUP) for b, t in small], a.launch_quantile)
+            for c in CLASSES:  # gaps: the regular class's fixed cost; the smaller efficiency
+                if (f, c) not in launch:
+                    l = [launch[(f, x)] for x in CLASSES if (f, x) in launch]
+                    launch[(f, c)] = launch.get((f, "regular"), max(l) if l else 20e-6)
+            if (f, "regular") not in eff:
+                e = [eff[(f, x)] for x in ("stencil", "irregular") if (f, x) in eff]
+                if e:
+                    eff[(f, "regular")] = min(e)
+            if (f, "stencil") not in eff and (f, "regular") in eff:
+                eff[(f, "stencil")] = eff[(f, "regular")]
+
+        def predict(f, s, vb):
+            c = classify(s)
+            e = eff.get((f, c), 0)
+            if e <= 0 or (f in PADDING and c == "skewed"):
+                return None
+            b = floor_bytes(s, vb)
+            padded = b / s[PADDING[f]] if f in PADDING else b
+            small = b < SMALL_BYTES
+            return (launch[(f, c)] if small else 0) + padded / (bw * (L2_SPEEDUP if small else 1) * e)
+
+        print("\n// %s" % op)
+        for f in formats:
+            if not any((f, c) in eff or (f, c) in launch for c in CLASSES):
+                continue
+            print('    {"%s", Op::%s, {%s}, {%s}},' % (
+                f, op, ", ".join("%.1f" % (launch[(f, c)] * 1e6) for c in CLASSES),
+                ", ".join("%.2f" % eff.get((f, c), 0) for c in CLASSES)))
+        for prec in ("fp64", "fp32"):
+            got = []
+            for (m, o, p), v in sorted(times.items()):
+                if o != op or p != prec or m not in stats:
+                    continue
+                vb = 8 if p == "fp64" else 4
+                pred = {f: predict(f, stats[m], vb) for f in formats if f in v}
+                pred = {f: x for f, x in pred.items() if x}
+                vendor = [x for f, x in v.items() if f.startswith("cusparse")]
+                if not pred or not vendor:
+                    continue
+                ch = min(pred, key=pred.get)
+                got.append((os.path.basename(m), ch, min(vendor) / v[ch], min(vendor) / min(v.values())))
+            if a.verbose:
+                for m, ch, got_x, best_x in got:
+                    if got_x < 0.95 * best_x:
+                        print("//   %-24s %-16s %.2fx (best %.2fx)" % (m[:24], ch, got_x, best_x))
+            if got:
+                gm = math.exp(sum(math.log(x[2]) for x in got) / len(got))
+                om = math.exp(sum(math.log(x[3]) for x in got) / len(got))
+                print("// %s %s: fitted choice %.3fx of cuSPARSE (geo-mean), worst %.2fx; best per matrix %.3fx"
+                      % (op, prec, gm, min(x[2] for x in got), om))
+
+
+if __name__ == "__main__":
+    main()

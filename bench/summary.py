@@ -6,7 +6,7 @@ format (`auto`, `tune`) and its time against the baseline: the fastest cuSPARSE 
 same run on the GPU, spmat's own `csr` on the CPU. Ends with the geometric mean and the worst
 matrix. Writes summary.json and, when matplotlib is present, summary_<op>_<precision>.png.
 
-usage: python3 bench/summary.py bench.json [--planner auto|tune] [--out DIR]
+usage: python3 bench/summary.py bench.json [--planner auto|tune] [--out DIR] [--markdown]
 """
 import argparse
 import json
@@ -29,6 +29,8 @@ def main():
     ap.add_argument("json", nargs="+")
     ap.add_argument("--planner", default="auto", help="auto or tune (default auto)")
     ap.add_argument("--out", default=None, help="folder for summary.json and charts")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print one Markdown table (a row per matrix, a column per operation and precision)")
     a = ap.parse_args()
 
     rows, device, backend = [], "", ""
@@ -65,6 +67,29 @@ def main():
         })
     if not table:
         sys.exit("summary: no %s results with a baseline in %s" % (a.planner, ", ".join(a.json)))
+
+    if a.markdown:
+        cols = sorted(table)
+        cells = defaultdict(dict)
+        nnz = {}
+        for col in cols:
+            for x in table[col]:
+                cells[x["matrix"]][col] = x
+                nnz[x["matrix"]] = x["nnz"]
+        print("| matrix | nnz | " + " | ".join("%s %s: planned | x" % c for c in cols) + " |")
+        print("|---|---:|" + "---|---:|" * len(cols))
+        for m in sorted(cells, key=lambda m: nnz[m]):
+            row = []
+            for col in cols:
+                x = cells[m].get(col)
+                row += [x["planned"], "%.2f" % x["speedup"]] if x else ["-", "-"]
+            print("| %s | %d | %s |" % (m, nnz[m], " | ".join(row)))
+        gms = []
+        for col in cols:
+            sp = [x["speedup"] for x in table[col]]
+            gms += ["", "**%.2f** (worst %.2f)" % (math.exp(sum(map(math.log, sp)) / len(sp)), min(sp))]
+        print("| geometric mean | | %s |" % " | ".join(gms))
+        return
 
     out = {"device": device, "planner": a.planner, "baseline": baseline_name, "tables": []}
     for (op, prec), t in sorted(table.items()):

@@ -61,10 +61,11 @@ void download(void* dst, const void* src, std::size_t bytes);
 /// Sets every byte (0xFF on floating point gives NaN: the poison value).
 void fill_bytes(void* p, int byte, std::size_t bytes);
 void synchronize();
-/// `warmup` untimed calls, then `reps` calls each bracketed by CUDA events on the default
+/// `warmup` untimed calls and at least `min_warmup_ms` of them (the GPU's clocks come back up
+/// after a host-side phase), then `reps` calls each bracketed by CUDA events on the default
 /// stream. With `flush_l2`, a buffer of 2× L2 is written before each run, outside the events.
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
-                              bool flush_l2);
+                              bool flush_l2, double min_warmup_ms = 25.0);
 /// Device-to-device cudaMemcpy between two 512 MiB buffers: median of 20, read + write bytes.
 double copy_bandwidth_gbs();
 /// Name, SM count and L2 size of the current device.

@@ -1,6 +1,7 @@
 // spmat/bench/timer_cuda.cpp — GPU side of the benchmark: device memory, CUDA-event timing,
 // L2 flushing, the device-to-device copy-bandwidth probe and the device description.
 // SPDX-License-Identifier: MIT
+#include <chrono>
 #include <cuda_runtime_api.h>
 
 #include "spmat/bench/timer.hpp"
@@ -24,10 +25,24 @@ void fill_bytes(void* p, int byte, std::size_t bytes) {
 void synchronize() { cuda::synchronize(); }
 
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
-                              bool flush_l2) {
+                              bool flush_l2, double min_warmup_ms) {
   cuda::DeviceBuffer<unsigned char> flush;
   if (flush_l2) flush = cuda::DeviceBuffer<unsigned char>(2 * cuda::device_info().l2_bytes, "L2 flush buffer");
-  for (int i = 0; i < warmup; ++i) run();
+  // After a host-side phase (a build, the reference product) the GPU has idled and its clocks
+  // are down; a few microsecond-long warm-up runs do not bring them back up, and a small
+  // matrix then measures up to 3x slow. So the warm-up lasts `warmup` runs and at least
+  // min_warmup_ms of wall time.
+  constexpr int kMaxWarmupRuns = 100000;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kMaxWarmupRuns; ++i) {
+    if (i >= warmup && (i % 8 == 0)) {
+      cuda::synchronize();
+      if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >=
+          min_warmup_ms)
+        break;
+    }
+    run();
+  }
   cuda::synchronize();
   cuda::Event start, stop;
   std::vector<double> t;

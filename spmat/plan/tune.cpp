@@ -19,6 +19,7 @@ namespace {
 constexpr int kMaxTimed = 4;          // candidates timed per operation
 constexpr double kReach = 1.6;        // ... whose prediction is within this factor of the best
 constexpr int kWarmup = 2, kReps = 7;
+constexpr double kMinWarmupMs = 10;  // brings the GPU clocks up after the candidate's host build
 
 /// Vectors for one operation in the backend's memory, freed on scope exit.
 template <class Value>
@@ -55,7 +56,8 @@ struct Operands {
 
 double median_ms(Backend b, const std::function<void()>& run) {
 #if SPMAT_WITH_CUDA
-  if (b == Backend::cuda) return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false)).median_ms;
+  if (b == Backend::cuda)
+    return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false, kMinWarmupMs)).median_ms;
 #endif
   return bench::summarize(bench::cpu::time_runs(run, kWarmup, kReps, false)).median_ms;
 }

@@ -4,7 +4,8 @@
 """Reads `spmat bench` JSON and prints, per operation and precision, each matrix's planned
 format (`auto`, `tune`) and its time against the baseline: the fastest cuSPARSE format of the
 same run on the GPU, spmat's own `csr` on the CPU. Ends with the geometric mean and the worst
-matrix. Writes summary.json and, when matplotlib is present, summary_<op>_<precision>.png.
+matrix. Writes summary_<planner>.json and, when matplotlib is present,
+summary_<planner>_<op>_<precision>.png.
 
 usage: python3 bench/summary.py bench.json [--planner auto|tune] [--out DIR] [--markdown]
 """
@@ -108,7 +109,7 @@ def main():
                               "worst_matrix": worst["matrix"], "rows": t})
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "summary.json"), "w") as f:
+        with open(os.path.join(a.out, "summary_%s.json" % a.planner), "w") as f:
             json.dump(out, f, indent=1)
         try:
             import matplotlib
@@ -123,13 +124,12 @@ def main():
             colors = ["tab:green" if x["speedup"] >= 1 else "tab:red" for x in t]
             ax.bar(range(len(t)), [x["speedup"] for x in t], color=colors)
             ax.axhline(1.0, color="black", lw=0.8)
-            ax.set_yscale("log")
             ax.set_xticks(range(len(t)))
             ax.set_xticklabels([x["matrix"] for x in t], rotation=75, fontsize=7)
             ax.set_ylabel("speedup vs %s" % baseline_name)
             ax.set_title("%s %s %s on %s: geo-mean %.2fx" % (a.planner, tb["op"], tb["precision"], device, tb["geomean"]))
             fig.tight_layout()
-            fig.savefig(os.path.join(a.out, "summary_%s_%s.png" % (tb["op"], tb["precision"])), dpi=110)
+            fig.savefig(os.path.join(a.out, "summary_%s_%s_%s.png" % (a.planner, tb["op"], tb["precision"])), dpi=110)
             plt.close(fig)
 
 

@@ -13,6 +13,7 @@
 #include "spmat/plan/model.hpp"
 #include "spmat/plan/plan.hpp"
 #include "spmat/plan/plan_cache.hpp"
+#include "spmat/plan/planned.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
@@ -317,6 +318,56 @@ TEST(AutoFormat, SpmvOnlyPlanAnswersSpmvTFromTheSameStorage) {
   A.spmv_t(x, y);
   EXPECT_EQ(A.storage_bytes(), storage_bytes(a));
   for (double v : y) EXPECT_FALSE(std::isnan(v));
+}
+
+}  // namespace
+}  // namespace spmat
+
+namespace spmat {
+namespace {
+
+// A format that refuses the matrix (ELL on one dense row: too much padding) gives way to the
+// operation's next candidate, at once for the first operation and lazily for the others.
+TEST(AutoFormat, RefusingFormatGivesWayToTheNextCandidate) {
+  auto a = one_dense_row(3000);
+  FormatPlan p;
+  p.backend = Backend::cpu;
+  p.precision = "fp64";
+  p.choices = {{Op::spmv, "ell", false, 1.0, NAN}, {Op::spmv_t, "ell", true, 1.0, NAN}};
+  p.candidates = {{Op::spmv, "ell", false, 1.0}, {Op::spmv, "csr", false, 2.0},
+                  {Op::spmv_t, "ell", true, 1.0}, {Op::spmv_t, "csr", true, 2.0}};
+  auto both = to_coo(a);  // and a dense column, so that Aᵀ's ELL refuses as well
+  for (std::int32_t r = 1; r < a.rows; ++r) {
+    both.row_idx.push_back(r);
+    both.col_idx.push_back(0);
+    both.values.push_back(2.0);
+  }
+  const auto m = to_csr(both);
+  auto impl = PlannedImpl<double>::build(m, p);
+  ASSERT_EQ(impl->plan()->choice(Op::spmv)->format, "csr");
+  EXPECT_NE(impl->plan()->reason.find("ell refused spmv"), std::string::npos) << impl->plan()->reason;
+  std::vector<double> x(m.rows, 1.0), y(m.cols, NAN);
+  impl->spmv_t(x.data(), y.data(), 1.0, 0.0);
+  EXPECT_EQ(impl->plan()->choice(Op::spmv_t)->format, "csr");
+  EXPECT_TRUE(impl->plan()->choice(Op::spmv_t)->transposed);
+  EXPECT_NE(impl->plan()->reason.find("refused spmv_t"), std::string::npos) << impl->plan()->reason;
+  std::vector<double> want(m.cols, 0.0);
+  for (std::int32_t r = 0; r < m.rows; ++r)
+    for (std::int32_t i = m.row_ptr[r]; i < m.row_ptr[r + 1]; ++i) want[m.col_idx[i]] += m.values[i];
+  for (std::int32_t c = 0; c < m.cols; ++c) ASSERT_NEAR(y[c], want[c], 1e-9) << c;
+}
+
+TEST(AutoFormat, EveryCandidateRefusingIsAClearError) {
+  FormatPlan p;
+  p.backend = Backend::cpu;
+  p.choices = {{Op::spmv, "ell", false, 1.0, NAN}};
+  p.candidates = {{Op::spmv, "ell", false, 1.0}};
+  try {
+    PlannedImpl<double>::build(one_dense_row(3000), p);
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("every candidate format refused spmv"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

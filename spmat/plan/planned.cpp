@@ -2,50 +2,75 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/plan/planned.hpp"
 
+#include <set>
+
 #include "spmat/config.hpp"
 #include "spmat/plan/tune.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
 
+namespace {
+/// Moves `choice` on to its operation's best candidate not refused yet, noting why in the
+/// plan's reason; throws when none is left.
+void next_candidate(FormatPlan& plan, OpChoice& choice, const std::string& why,
+                    std::set<std::pair<std::string, bool>>& refused) {
+  refused.insert({choice.format, choice.transposed});
+  plan.reason += "; " + choice.format + (choice.transposed ? " on A^T" : "") + " refused " +
+                 std::string(to_string(choice.op)) + " (" + why + ")";
+  for (const auto& c : plan.candidates)
+    if (c.op == choice.op && !refused.count({c.format, c.transposed})) {
+      choice.format = c.format;
+      choice.transposed = c.transposed;
+      choice.predicted_ms = c.predicted_ms;
+      choice.measured_ms = c.measured_ms;
+      return;
+    }
+  throw UnsupportedError("auto: every candidate format refused " + std::string(to_string(choice.op)) +
+                         " on this matrix: " + plan.reason);
+}
+}  // namespace
+
 template <class Value>
 template <class Index>
 std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
     const Csr<Value, Index>& a, FormatPlan plan,
     std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> prebuilt) {
+  if (plan.choices.empty()) throw UnsupportedError("auto: the plan chose no format");
   const Backend backend = plan.backend;
   Builder builder = [backend](const std::string& format, const Csr<Value, std::int64_t>& m) {
     const Csr<Value, Index> mi = convert<Value, Index>(m, "auto");
     return std::shared_ptr<MatrixImpl<Value>>(
         find_format(format).factory<Value, Index>()(mi, FormatOptions{}, backend));
   };
-  std::vector<Part> parts;
-  for (const auto& c : plan.choices) {
-    bool listed = false;
-    for (const auto& p : parts) listed = listed || (p.format == c.format && p.transposed == c.transposed);
-    if (listed) continue;
-    auto it = prebuilt.find({c.format, c.transposed});
-    parts.push_back({c.format, c.transposed, it == prebuilt.end() ? nullptr : it->second});
+  // The first operation's storage now, from the CSR at hand; the others on first use.
+  OpChoice& first = plan.choices.front();
+  std::shared_ptr<MatrixImpl<Value>> impl;
+  std::set<std::pair<std::string, bool>> refused;
+  while (!impl) {
+    if (auto it = prebuilt.find({first.format, first.transposed}); it != prebuilt.end()) {
+      impl = it->second;
+      break;
+    }
+    try {
+      const auto& factory = find_format(first.format).factory<Value, Index>();
+      impl = std::shared_ptr<MatrixImpl<Value>>(first.transposed ? factory(transpose(a), {}, backend)
+                                                                 : factory(a, {}, backend));
+    } catch (const UnsupportedError& e) {
+      next_candidate(plan, first, e.what(), refused);
+    }
   }
-  if (parts.empty()) throw UnsupportedError("auto: the plan chose no format");
-  // The first operation's storage now, from the CSR at hand.
-  Part& first = parts.front();
-  const FormatEntry& e = find_format(first.format);
-  if (!first.impl)
-    first.impl = first.transposed
-                   ? std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(transpose(a), {}, backend))
-                   : std::shared_ptr<MatrixImpl<Value>>(e.factory<Value, Index>()(a, {}, backend));
+  std::deque<Part> parts;
+  parts.push_back({first.format, first.transposed, impl});
+  for (const auto& [key, built] : prebuilt)
+    if (key != std::make_pair(first.format, first.transposed)) parts.push_back({key.first, key.second, built});
   const Shape shape{a.rows, a.cols, a.nnz()};
   return std::make_unique<PlannedImpl>(std::move(plan), std::move(parts), shape, backend,
                                        std::move(builder));
 }
 
 template <class Value>
-const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::ensure_built(std::size_t i) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Part& part = parts_[i];
-  if (part.impl) return part;
-  // Rebuild from the first part's storage: A, or Aᵀ when that part holds the transpose.
+void PlannedImpl<Value>::build_part(Part& part) const {
   const Part& source = parts_.front();
   Csr<Value, std::int64_t> m = source.impl->to_csr();
   if (source.transposed != part.transposed) {
@@ -55,29 +80,44 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::ensure_built(std::s
       for (const auto& p : parts_)
         if (p.impl && p.format == part.format) {
           part.impl = p.impl;
-          return part;
+          return;
         }
     m = std::move(mt);
   }
   part.impl = builder_(part.format, m);
-  return part;
 }
 
 template <class Value>
 const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) const {
-  for (const auto& c : plan_.choices)
-    if (c.op == op)
-      for (std::size_t i = 0; i < parts_.size(); ++i)
-        if (parts_[i].format == c.format && parts_[i].transposed == c.transposed) return ensure_built(i);
-  // An operation the plan was not asked about runs on the first storage when it holds A and
-  // its format has the operation.
-  const Part& first = parts_.front();
-  if (!first.transposed && find_format(first.format).caps.on(backend_).supports(op)) return first;
-  std::string ops;
-  for (const auto& c : plan_.choices) ops += (ops.empty() ? "" : "+") + std::string(to_string(c.op));
-  throw UnsupportedError("auto: " + std::string(to_string(op)) + " was not planned (ops=" + ops +
-                         ") and " + first.format + " does not run it; build with ops including " +
-                         std::string(to_string(op)));
+  std::lock_guard<std::mutex> lock(mutex_);
+  OpChoice* choice = nullptr;
+  for (auto& c : plan_.choices)
+    if (c.op == op) choice = &c;
+  if (!choice) {
+    // An operation the plan was not asked about runs on the first storage when it holds A
+    // and its format has the operation.
+    const Part& first = parts_.front();
+    if (!first.transposed && find_format(first.format).caps.on(backend_).supports(op)) return first;
+    std::string ops;
+    for (const auto& c : plan_.choices) ops += (ops.empty() ? "" : "+") + std::string(to_string(c.op));
+    throw UnsupportedError("auto: " + std::string(to_string(op)) + " was not planned (ops=" + ops +
+                           ") and " + first.format + " does not run it; build with ops including " +
+                           std::string(to_string(op)));
+  }
+  std::set<std::pair<std::string, bool>> refused;
+  for (;;) {
+    Part* part = nullptr;
+    for (auto& p : parts_)
+      if (p.format == choice->format && p.transposed == choice->transposed) part = &p;
+    if (!part) part = &parts_.emplace_back(Part{choice->format, choice->transposed, nullptr});
+    if (part->impl) return *part;
+    try {
+      build_part(*part);
+      return *part;
+    } catch (const UnsupportedError& e) {
+      next_candidate(plan_, *choice, e.what(), refused);
+    }
+  }
 }
 
 template <class Value>
@@ -150,7 +190,7 @@ std::unique_ptr<MatrixImpl<Value>> PlannedImpl<Value>::add(const MatrixImpl<Valu
     p.choices.push_back({op, mine.format, false, NAN, NAN});
   p.reason = "the sum of two planned matrices, in their add format " + mine.format;
   const Shape s = sum->shape();
-  return std::make_unique<PlannedImpl>(std::move(p), std::vector<Part>{{mine.format, false, sum}}, s,
+  return std::make_unique<PlannedImpl>(std::move(p), std::deque<Part>{{mine.format, false, sum}}, s,
                                        backend_, builder_);
 }
 

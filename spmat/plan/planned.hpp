@@ -8,8 +8,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <vector>
 
@@ -35,7 +37,7 @@ class PlannedImpl final : public MatrixImpl<Value> {
   static std::unique_ptr<PlannedImpl> build(
       const Csr<Value, Index>& a, FormatPlan plan,
       std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> prebuilt = {});
-  PlannedImpl(FormatPlan plan, std::vector<Part> parts, Shape shape, Backend backend, Builder builder)
+  PlannedImpl(FormatPlan plan, std::deque<Part> parts, Shape shape, Backend backend, Builder builder)
       : plan_(std::move(plan)),
         parts_(std::move(parts)),
         shape_(shape),
@@ -57,11 +59,13 @@ class PlannedImpl final : public MatrixImpl<Value> {
                                          Value beta) const override;
 
  private:
-  /// The part serving `op`, built on first use.
+  /// The part serving `op`, built on first use. A format that refuses the matrix then
+  /// (UnsupportedError) gives way to the operation's next candidate, and the plan says so.
   const Part& part_for(Op op) const;
-  const Part& ensure_built(std::size_t i) const;
-  FormatPlan plan_;
-  mutable std::vector<Part> parts_;  // impls filled in lazily under mutex_
+  /// Builds `part` from the first part's storage (A, or Aᵀ when that part holds the transpose).
+  void build_part(Part& part) const;
+  mutable FormatPlan plan_;      // choices move on to the next candidate when one refuses
+  mutable std::deque<Part> parts_;  // impls filled in lazily under mutex_ (deque: stable references)
   mutable std::mutex mutex_;
   Shape shape_;
   Backend backend_;

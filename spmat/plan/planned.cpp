@@ -11,6 +11,14 @@
 namespace spmat {
 
 namespace {
+/// Errors after which the next candidate is tried: the format refuses the matrix, its index
+/// type is too narrow for the format's own arrays, or the device has no room for it (a stored
+/// transpose, say).
+bool gives_way(const Error& e) {
+  return dynamic_cast<const UnsupportedError*>(&e) || dynamic_cast<const IndexOverflowError*>(&e) ||
+         dynamic_cast<const OutOfMemoryError*>(&e);
+}
+
 /// Moves `choice` on to its operation's best candidate not refused yet, noting why in the
 /// plan's reason; throws when none is left.
 void next_candidate(FormatPlan& plan, OpChoice& choice, const std::string& why,
@@ -56,7 +64,8 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
       const auto& factory = find_format(first.format).factory<Value, Index>();
       impl = std::shared_ptr<MatrixImpl<Value>>(first.transposed ? factory(transpose(a), {}, backend)
                                                                  : factory(a, {}, backend));
-    } catch (const UnsupportedError& e) {
+    } catch (const Error& e) {
+      if (!gives_way(e)) throw;
       next_candidate(plan, first, e.what(), refused);
     }
   }
@@ -114,7 +123,8 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
     try {
       build_part(*part);
       return *part;
-    } catch (const UnsupportedError& e) {
+    } catch (const Error& e) {
+      if (!gives_way(e)) throw;
       next_candidate(plan_, *choice, e.what(), refused);
     }
   }

@@ -82,7 +82,9 @@ struct FormatPlan {
   std::vector<Candidate> candidates;    ///< every candidate, best first within each operation
   std::string reason;                   ///< one line: why this choice
   double plan_ms = 0;                   ///< statistics + model (+ tuning) wall time
-  double tune_ms = 0;                   ///< of which builds and timing of the candidates
+  /// tune: the time beyond what auto spends anyway (builds of candidates other than the
+  /// model's choice, and the timing); included in plan_ms
+  double tune_ms = 0;
   bool from_cache = false;              ///< tune: the decision came from the plan cache
 
   const OpChoice* choice(Op op) const;

@@ -56,7 +56,7 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
   std::shared_ptr<MatrixImpl<Value>> impl;
   std::set<std::pair<std::string, bool>> refused;
   while (!impl) {
-    if (auto it = prebuilt.find({first.format, first.transposed}); it != prebuilt.end()) {
+    if (auto it = prebuilt.find({first.format, first.transposed}); it != prebuilt.end() && it->second) {
       impl = it->second;
       break;
     }
@@ -71,8 +71,13 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
   }
   std::deque<Part> parts;
   parts.push_back({first.format, first.transposed, impl});
-  for (const auto& [key, built] : prebuilt)
-    if (key != std::make_pair(first.format, first.transposed)) parts.push_back({key.first, key.second, built});
+  for (const auto& [key, built] : prebuilt)  // other tuned storages: kept only where chosen
+    for (const auto& c : plan.choices)
+      if (built && key != std::make_pair(first.format, first.transposed) &&
+          key == std::make_pair(c.format, c.transposed)) {
+        parts.push_back({key.first, key.second, built});
+        break;
+      }
   const Shape shape{a.rows, a.cols, a.nnz()};
   return std::make_unique<PlannedImpl>(std::move(plan), std::move(parts), shape, backend,
                                        std::move(builder));

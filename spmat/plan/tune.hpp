@@ -11,10 +11,11 @@
 
 namespace spmat {
 
-/// Times, per operation, the candidates of `p` whose prediction is within reach of the best
-/// (at most four, cuSPARSE's best always among them on the GPU) until `r.tune_budget_ms` is
-/// spent, and makes the fastest measured one the choice. Measured times land in the
-/// candidates. An operation with one candidate is not timed.
+/// Times, per operation, the model's choice, cuSPARSE's best (on the GPU) and the next
+/// candidates predicted within reach of the best (four at most), and makes the fastest
+/// measured one the choice. Measured times land in the candidates. `r.tune_budget_ms` bounds
+/// the time beyond auto's own build: the builds of the other candidates (one whose estimated
+/// build does not fit is skipped) and the timing. An operation with one candidate is not timed.
 /// The storages built for timing, keyed by (format, holds Aᵀ), land in `built` when it is
 /// given, so that the matrix being planned reuses the winner's instead of building it again.
 template <class Value>

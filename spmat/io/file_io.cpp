@@ -77,6 +77,7 @@ InputStream::InputStream(const std::string& path, bool lenient)
     throw;
   }
   magic_len_ = std::min<std::size_t>(raw_len_, 8);
+  std::memcpy(magic_, raw_.get(), magic_len_);
   gzip_ = raw_len_ >= 2 && raw_[0] == 0x1f && raw_[1] == 0x8b;
   if (gzip_) {
     auto* z = new z_stream{};

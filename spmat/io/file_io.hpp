@@ -32,7 +32,7 @@ class InputStream {
   bool regular() const { return regular_; }
   std::uint64_t file_size() const { return file_size_; }
   /// The first bytes of the file as stored (before inflating), up to 8.
-  std::string_view magic() const { return {reinterpret_cast<const char*>(raw_.get()), magic_len_}; }
+  std::string_view magic() const { return {magic_, magic_len_}; }
 
   /// Reads up to `n` bytes of (inflated) data; 0 only at the end. At the end of a gzip stream
   /// the CRC has been checked by zlib and any bytes after it refused unless lenient.
@@ -53,6 +53,7 @@ class InputStream {
   bool own_fd_ = false, gzip_ = false, regular_ = false, lenient_ = false;
   bool eof_ = false, stream_done_ = false;
   std::uint64_t file_size_ = 0, out_total_ = 0;
+  char magic_[8] = {};
   std::size_t magic_len_ = 0;
   std::unique_ptr<unsigned char[]> raw_;
   std::size_t raw_pos_ = 0, raw_len_ = 0;

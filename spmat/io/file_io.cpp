@@ -67,7 +67,9 @@ InputStream::InputStream(const std::string& path, bool lenient)
   }
   regular_ = S_ISREG(st.st_mode);
   file_size_ = regular_ ? static_cast<std::uint64_t>(st.st_size) : 0;
-  raw_.reset(new unsigned char[kRawBuffer]);
+  // A small file gets a small buffer (a reader of many small files should not pay 1 MiB each).
+  raw_cap_ = regular_ ? std::clamp<std::size_t>(file_size_ + 1, 64, kRawBuffer) : kRawBuffer;
+  raw_.reset(new unsigned char[raw_cap_]);
   // A pipe may deliver its first bytes in several pieces: wait for the magic or the end.
   try {
     while (raw_len_ < 8 && fill_raw()) {
@@ -106,14 +108,14 @@ bool InputStream::fill_raw() {
   if (eof_) return false;
   if (raw_pos_ == raw_len_) {
     raw_pos_ = raw_len_ = 0;
-  } else if (raw_len_ == kRawBuffer && raw_pos_ > 0) {
+  } else if (raw_len_ == raw_cap_ && raw_pos_ > 0) {
     std::memmove(raw_.get(), raw_.get() + raw_pos_, raw_len_ - raw_pos_);
     raw_len_ -= raw_pos_;
     raw_pos_ = 0;
   }
-  if (raw_len_ == kRawBuffer) return true;
+  if (raw_len_ == raw_cap_) return true;
   ssize_t n;
-  do n = ::read(fd_, raw_.get() + raw_len_, kRawBuffer - raw_len_);
+  do n = ::read(fd_, raw_.get() + raw_len_, raw_cap_ - raw_len_);
   while (n < 0 && errno == EINTR);
   if (n < 0) fail(std::string("cannot read: ") + std::strerror(errno));
   if (n == 0) {

@@ -56,7 +56,7 @@ class InputStream {
   char magic_[8] = {};
   std::size_t magic_len_ = 0;
   std::unique_ptr<unsigned char[]> raw_;
-  std::size_t raw_pos_ = 0, raw_len_ = 0;
+  std::size_t raw_cap_ = 0, raw_pos_ = 0, raw_len_ = 0;
   void* z_ = nullptr;  // z_stream
   const std::int64_t* line_ = nullptr;
 };

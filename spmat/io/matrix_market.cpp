@@ -70,7 +70,11 @@ struct LineBuffer {
   const char* end = nullptr;     // one past the last '\n' available
   bool eof = false;
 
-  explicit LineBuffer(InputStream& s) : in(s), buf(new char[kChunkBytes + 1]), cap(kChunkBytes) {
+  explicit LineBuffer(InputStream& s) : in(s) {
+    // A small plain file gets a small window; it grows (to kMaxLineBytes) only for a long line.
+    cap = s.regular() && !s.gzip() ? std::clamp<std::size_t>(s.file_size() + 1, 4096, kChunkBytes)
+                                   : kChunkBytes;
+    buf.reset(new char[cap + 1]);
     end = buf.get();
   }
   // Drops the lines before `end`, brings more whole lines; false at the end of the text.

@@ -1,5 +1,6 @@
 // spmat/io/file_io.hpp — streamed reading (plain or gzip, detected by magic bytes; files, pipes,
-// standard input) and atomic writing (plain or gzip), shared by the Matrix Market reader/writer and the binary cache.
+// standard input) and atomic writing (plain or gzip), shared by the Matrix Market reader/writer
+// and the binary cache.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstddef>

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/matrix.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace spmat {
@@ -11,6 +12,19 @@ void check_size(const char* what, std::size_t got, std::int64_t want) {
   if (static_cast<std::int64_t>(got) != want)
     throw DimensionMismatchError(std::string(what) + " has " + std::to_string(got) +
                                  " entries, expected " + std::to_string(want));
+}
+
+// The kernels read the input while writing the output (y = alpha*A*x + beta*y reads x[j] after
+// y[i] was written): an output sharing memory with the input gives wrong results, not an error.
+// Compared as addresses, so device pointers are checked the same way.
+template <class Value>
+void check_no_overlap(const char* op, std::span<const Value> in, std::span<Value> out) {
+  if (in.empty() || out.empty()) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(in.data()), b = reinterpret_cast<std::uintptr_t>(out.data());
+  if (a < b + out.size_bytes() && b < a + in.size_bytes())
+    throw DimensionMismatchError(std::string(op) +
+                                 ": the output overlaps the input; expected separate arrays (the "
+                                 "result would be wrong)");
 }
 }  // namespace
 
@@ -65,6 +79,7 @@ void Matrix<Value>::spmv(std::span<const Value> x, std::span<Value> y, Value alp
   require(Op::spmv);
   check_size("spmv: x", x.size(), cols());
   check_size("spmv: y", y.size(), rows());
+  check_no_overlap("spmv: y", x, y);
   impl_->spmv(x.data(), y.data(), alpha, beta);
 }
 
@@ -74,6 +89,7 @@ void Matrix<Value>::spmv_t(std::span<const Value> x, std::span<Value> y, Value a
   require(Op::spmv_t);
   check_size("spmv_t: x", x.size(), rows());
   check_size("spmv_t: y", y.size(), cols());
+  check_no_overlap("spmv_t: y", x, y);
   impl_->spmv_t(x.data(), y.data(), alpha, beta);
 }
 
@@ -84,6 +100,7 @@ void Matrix<Value>::spmm(std::span<const Value> b, std::span<Value> c, std::int6
   if (k < 0) throw DimensionMismatchError("spmm: k = " + std::to_string(k) + " is negative");
   check_size("spmm: B", b.size(), cols() * k);
   check_size("spmm: C", c.size(), rows() * k);
+  check_no_overlap("spmm: C", b, c);
   impl_->spmm(b.data(), c.data(), k, layout, alpha, beta);
 }
 

@@ -51,6 +51,7 @@ class Matrix {
 
   /// Per-operation setup (analysis, buffers) ahead of time; optional.
   void prepare(Op op, std::int64_t k = 1, DenseLayout layout = DenseLayout::row_major) const;
+  /// An output overlapping its input throws DimensionMismatchError (spmv, spmv_t, spmm).
   /// y = alpha*A*x + beta*y   (x: cols, y: rows). beta == 0: y is not read.
   void spmv(std::span<const Value> x, std::span<Value> y, Value alpha = 1, Value beta = 0) const;
   /// y = alpha*Aᵀ*x + beta*y  (x: rows, y: cols), from the same storage.

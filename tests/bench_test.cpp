@@ -108,6 +108,7 @@ TEST(Bench, EveryMeasurementIsRecordedAndFailuresDoNotStopTheSuite) {
       EXPECT_FALSE(r.completed);
       EXPECT_FALSE(r.correct);
       EXPECT_NE(r.error.find("no cpu backend"), std::string::npos) << r.error;
+      EXPECT_TRUE(r.unsupported) << "a backend the format lacks is a refusal by design";
       EXPECT_TRUE(std::isnan(r.time_ms));
       const Json j = to_json(r);
       ASSERT_NE(j.find("error"), nullptr);
@@ -217,6 +218,27 @@ TEST(Bench, TheTableMarksIncorrectAndFailedResults) {
   EXPECT_NE(plain.find("ERROR: format 'coo' does not support spmv on cuda"), std::string::npos);
   EXPECT_EQ(plain.find("\033[31m"), std::string::npos);
   EXPECT_NE(format_table(rep, true).find("\033[31m"), std::string::npos);
+}
+
+TEST(Bench, OnlyFailedOrIncorrectResultsFailTheRun) {
+  BenchConfig c = tiny_config();
+  c.ops = {Op::spmv};
+  c.precisions = {Precision::fp64};
+  Report rep = run_bench(c);
+  EXPECT_EQ(failure_summary(rep), "") << "csr-scalar's missing cpu backend is not a failure";
+  // A build that fails for another reason (a bad option value) is a failure.
+  c.formats = {{"csr", FormatOptions().set("kernel", "no-such-kernel")}};
+  rep = run_bench(c);
+  ASSERT_EQ(rep.results.size(), 1u);
+  EXPECT_FALSE(rep.results[0].completed);
+  EXPECT_FALSE(rep.results[0].unsupported) << rep.results[0].error;
+  EXPECT_NE(failure_summary(rep).find("1 measurement(s) failed"), std::string::npos) << failure_summary(rep);
+  // So is an incorrect result.
+  Report wrong;
+  wrong.results = {synthetic("csr", Op::spmv, Precision::fp64, 1.0)};
+  wrong.results[0].correct = false;
+  EXPECT_NE(failure_summary(wrong).find("1 result(s) exceed the error tolerance"), std::string::npos);
+  EXPECT_NE(format_table(rep, false).find("ERROR: build:"), std::string::npos) << format_table(rep, false);
 }
 
 TEST(Bench, TimingSummaryIsMedianMinMax) {

@@ -259,8 +259,14 @@ TEST(MatrixMarket, SkewSymmetricMirrorsNegated) {
 TEST(MatrixMarket, PatternEntriesGetTheValueOne) {
   EXPECT_EQ(read_text("pattern.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3\n2 2\n"),
             csr(2, 3, {0, 1, 2}, {2, 1}, {1, 1}));
-  // Some SuiteSparse pattern files (Pajek/Ragusa16) carry a value column: it is ignored.
-  EXPECT_EQ(read_text("pattern_value.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3 7\n2 2 -1.5\n"),
+  // Some SuiteSparse pattern files (Pajek/Ragusa16) carry a value column: refused by default,
+  // ignored by lenient reading.
+  const std::string with_values = write_text(
+      "pattern_value.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 3 2\n1 3 7\n2 2 -1.5\n");
+  EXPECT_THROW((read_matrix_market<double, std::int32_t>(with_values)), spmat::ParseError);
+  spmat::io::ReadOptions lenient;
+  lenient.lenient = true;
+  EXPECT_EQ((read_matrix_market<double, std::int32_t>(with_values, lenient)),
             csr(2, 3, {0, 1, 2}, {2, 1}, {1, 1}));
   EXPECT_EQ(read_text("pattern_sym.mtx",
                       "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 2\n1 1\n2 1\n"),
@@ -470,7 +476,17 @@ TEST(MatrixMarketReal, SmallCollectionMatchesTheManifest) {
     EXPECT_EQ(h.rows, std::stoll(col[2]));
     EXPECT_EQ(h.cols, std::stoll(col[3]));
     EXPECT_EQ(h.entries, std::stoll(col[5]));
-    const auto a = read_matrix_market<double, std::int32_t>(path);
+    // Strict reading refuses only what lenient reading is for (Ragusa16's pattern values).
+    Csr<double, std::int32_t> a;
+    try {
+      a = read_matrix_market<double, std::int32_t>(path);
+    } catch (const spmat::ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("lenient"), std::string::npos) << e.what();
+      EXPECT_EQ(col[0], "small/Ragusa16.mtx.gz") << e.what();
+      spmat::io::ReadOptions lenient;
+      lenient.lenient = true;
+      a = read_matrix_market<double, std::int32_t>(path, lenient);
+    }
     a.validate(path);
     EXPECT_EQ(a.rows, std::stoll(col[2]));
     EXPECT_EQ(a.cols, std::stoll(col[3]));

@@ -130,6 +130,43 @@ TEST(Matrix, WrongVectorSizesAreDimensionMismatches) {
   }
 }
 
+TEST(Matrix, AnOutputOverlappingItsInputIsRefusedByEveryCpuFormat) {
+  Csr<double, std::int32_t> sq;  // 4 x 4, so that x and y have the same length
+  sq.rows = sq.cols = 4;
+  sq.row_ptr = {0, 2, 3, 3, 5};
+  sq.col_idx = {0, 3, 1, 0, 2};
+  sq.values = {1, 2, 3, 4, 5};
+  for (const auto& e : registry()) {
+    if (!e.caps.cpu.available) continue;
+    SCOPED_TRACE(e.name);
+    const auto m = Matrix<double>::build(sq, e.name);
+    std::vector<double> buf(8, 1.0);
+    const std::span<double> all(buf);
+    for (Op op : {Op::spmv, Op::spmv_t}) {
+      if (!m.supports(op)) continue;
+      auto run = [&](std::span<const double> x, std::span<double> y) {
+        if (op == Op::spmv) m.spmv(x, y);
+        else m.spmv_t(x, y);
+      };
+      try {
+        run(all.first(4), all.first(4));  // A.spmv(v, v)
+        ADD_FAILURE() << "aliased output accepted";
+      } catch (const DimensionMismatchError& err) {
+        EXPECT_TRUE(contains(err.what(), "overlaps the input")) << err.what();
+      }
+      EXPECT_THROW(run(all.first(4), all.subspan(3, 4)), DimensionMismatchError);  // one shared entry
+      EXPECT_THROW(run(all.subspan(3, 4), all.first(4)), DimensionMismatchError);
+      EXPECT_NO_THROW(run(all.first(4), all.subspan(4, 4)));  // adjacent, not overlapping
+    }
+    if (m.supports(Op::spmm)) {
+      std::vector<double> bc(16, 1.0);
+      const std::span<double> s(bc);
+      EXPECT_THROW(m.spmm(s.first(8), s.subspan(4, 8), 2, DenseLayout::row_major), DimensionMismatchError);
+      EXPECT_NO_THROW(m.spmm(s.first(8), s.subspan(8, 8), 2, DenseLayout::row_major));
+    }
+  }
+}
+
 TEST(Matrix, UnknownOptionIsAParseErrorNamingIt) {
   const FormatEntry& e = cpu_format();
   try {

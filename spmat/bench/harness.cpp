@@ -389,6 +389,7 @@ void run_matrix(const Context& ctx, const std::string& name,
     std::optional<Matrix<V>> A;
     double build_ms = 0;
     std::string build_error = error;
+    bool build_unsupported = false;
     if (build_error.empty()) {
       try {
         build_ms = wall_ms([&] {
@@ -397,6 +398,7 @@ void run_matrix(const Context& ctx, const std::string& name,
         });
       } catch (const std::exception& e) {
         build_error = "build: " + describe_exception(e);
+        build_unsupported = dynamic_cast<const UnsupportedError*>(&e) != nullptr;
       }
     }
     for (const OpConfig& oc : ops) {
@@ -416,6 +418,7 @@ void run_matrix(const Context& ctx, const std::string& name,
       r.layout = oc.layout;
       if (!build_error.empty()) {
         r.error = build_error;
+        r.unsupported = build_unsupported;
       } else {
         try {
           if (oc.op == Op::add)
@@ -427,6 +430,7 @@ void run_matrix(const Context& ctx, const std::string& name,
           r.bw_fraction = ctx.copy_gbs > 0 ? r.csr_equiv_gbs / ctx.copy_gbs : NAN;
         } catch (const std::exception& e) {
           r.error = describe_exception(e);
+          r.unsupported = dynamic_cast<const UnsupportedError*>(&e) != nullptr;
         }
       }
       emit(std::move(r));

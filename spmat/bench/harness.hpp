@@ -97,6 +97,9 @@ struct Result {
   DenseLayout layout = DenseLayout::row_major;  ///< spmm only
   bool completed = false;
   bool correct = false;
+  /// Not completed because the format refuses it by design (UnsupportedError: an operation or
+  /// backend it lacks, ELL's padding limit), as opposed to a failure.
+  bool unsupported = false;
   std::string error;
   double time_ms = NAN, time_min_ms = NAN, time_max_ms = NAN;
   int repetitions = 0;
@@ -135,6 +138,9 @@ Json to_json(const Result& result);
 std::string format_table(const Report& report, bool color);
 /// One line per measurement, for progress output when stderr is not a terminal.
 std::string one_line(const Result& r);
+/// Why `spmat bench` exits with status 1: measurements that failed (not completed, other than
+/// a refusal by design, see Result::unsupported) or are incorrect; "" when there are none.
+std::string failure_summary(const Report& report);
 
 /// `git rev-parse --short HEAD` when available, else $SPMAT_COMMIT, else "unknown".
 std::string current_commit();

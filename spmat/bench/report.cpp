@@ -44,7 +44,7 @@ std::string format_label(const Result& r) {
 }
 
 std::string status_text(const Result& r) {
-  if (!r.completed) return "ERROR: " + r.error;
+  if (!r.completed) return (r.unsupported ? "UNSUPPORTED: " : "ERROR: ") + r.error;
   if (!r.correct) return "INCORRECT: relative error " + fmt("%.2e", r.max_relative_norm2);
   return "";
 }
@@ -91,7 +91,10 @@ Json to_json(const Result& r) {
   j.set("speedup_vs_cusparse", number_or_null(r.speedup_vs_cusparse));
   j.set("completed", r.completed);
   j.set("correct", r.correct);
-  if (!r.completed) j.set("error", r.error);
+  if (!r.completed) {
+    j.set("error", r.error);
+    j.set("unsupported", r.unsupported);
+  }
   return j;
 }
 
@@ -113,10 +116,25 @@ Json to_json(const Report& rep) {
   return j;
 }
 
+std::string failure_summary(const Report& rep) {
+  std::size_t failed = 0, incorrect = 0;
+  for (const Result& r : rep.results) {
+    failed += !r.completed && !r.unsupported;
+    incorrect += r.completed && !r.correct;
+  }
+  std::string out;
+  if (failed) out += std::to_string(failed) + " measurement(s) failed (see the error column)";
+  if (incorrect)
+    out += std::string(failed ? "; " : "") + std::to_string(incorrect) +
+           " result(s) exceed the error tolerance (fp64 " + fmt("%.0e", tolerance(Precision::fp64)) +
+           ", fp32 " + fmt("%.0e", tolerance(Precision::fp32)) + ")";
+  return out;
+}
+
 std::string one_line(const Result& r) {
   std::string s = r.matrix + " " + format_label(r) + " " + op_label(r) + " " +
                   std::string(to_string(r.precision)) + ": ";
-  if (!r.completed) return s + "ERROR: " + r.error;
+  if (!r.completed) return s + status_text(r);
   s += fmt("%.4g ms", r.time_ms) + ", " + fmt("%.1f GB/s", r.gbs) + ", " +
        fmt("%.0f%% bw", 100 * r.bw_fraction);
   if (!r.correct) s += ", " + status_text(r);
@@ -158,13 +176,16 @@ std::string format_table(const Report& rep, bool color) {
     const bool red = bad && color && r.completed;  // incorrect results in red
     out += (red ? "\033[31m" : "") + line(rows[i]) + (red ? "\033[0m" : "") + "\n";
   }
-  std::size_t incorrect = 0, failed = 0;
+  std::size_t incorrect = 0, failed = 0, unsupported = 0;
   for (const Result& r : rep.results) {
     failed += !r.completed;
+    unsupported += !r.completed && r.unsupported;
     incorrect += r.completed && !r.correct;
   }
   out += std::to_string(rep.results.size()) + " measurements, " + std::to_string(failed) +
-         " not completed, " + std::to_string(incorrect) + " incorrect\n";
+         " not completed" +
+         (unsupported ? " (" + std::to_string(unsupported) + " unsupported by the format)" : "") + ", " +
+         std::to_string(incorrect) + " incorrect\n";
   return out;
 }
 

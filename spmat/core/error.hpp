@@ -31,7 +31,8 @@ struct UnsupportedError : Error {
   using Error::Error;
 };
 
-/// Vector/operand sizes that do not match the matrix.
+/// Vector/operand arguments that do not fit the operation: sizes that do not match the
+/// matrix, or an output array overlapping an input.
 struct DimensionMismatchError : Error {
   using Error::Error;
 };

@@ -61,15 +61,38 @@ struct FileCloser {
   throw ParseError(path + ": " + msg);
 }
 
-// Opens, reads and checks the header (everything but the checksum and the arrays).
-std::unique_ptr<std::FILE, FileCloser> open_checked(const std::string& path, Header& h) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw ParseError("cannot open '" + path + "': " + std::strerror(errno));
-  std::fseek(f.get(), 0, SEEK_END);
-  const long long length = std::ftell(f.get());
-  std::rewind(f.get());
-  if (length < 0) bad(path, "cannot determine the file length");
-  if (length < static_cast<long long>(kHeaderBytes) || std::fread(&h, sizeof h, 1, f.get()) != 1)
+__int128 expected_length(const Header& h) {
+  const __int128 isz = h.index_code == 1 ? 4 : 8, vsz = h.value_code == 1 ? 4 : 8;
+  return kHeaderBytes + (__int128(h.rows) + 1 + h.nnz) * isz + __int128(h.nnz) * vsz;
+}
+
+// Reads exactly `n` bytes; a short read means the file ended early.
+void read_exact(InputStream& in, void* out, std::size_t n, const char* what) {
+  auto* o = static_cast<char*>(out);
+  while (n > 0) {
+    const std::size_t got = in.read(o, n);
+    if (got == 0) bad(in.name(), std::string("cannot read ") + what + ": the file is truncated");
+    o += got;
+    n -= got;
+  }
+}
+
+// Whether the stored length is known (a plain regular file), so that arrays sized by the
+// header are backed by bytes on disk.
+bool length_known(const InputStream& in) { return in.regular() && !in.gzip(); }
+
+// Reads and checks the header (everything but the checksum and the arrays).
+void read_header(InputStream& in, Header& h) {
+  const std::string& path = in.name();
+  std::size_t got = 0;
+  while (got < sizeof h) {
+    const std::size_t n = in.read(reinterpret_cast<char*>(&h) + got, sizeof h - got);
+    if (n == 0) break;
+    got += n;
+  }
+  const long long length = length_known(in) ? static_cast<long long>(in.file_size())
+                                            : static_cast<long long>(got);
+  if (got < sizeof h)
     bad(path, "the file is too short for a spmat binary cache header (" + std::to_string(length) +
                   " bytes, expected at least " + std::to_string(kHeaderBytes) + ")");
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
@@ -86,40 +109,60 @@ std::unique_ptr<std::FILE, FileCloser> open_checked(const std::string& path, Hea
   if (h.rows < 0 || h.cols < 0 || h.nnz < 0)
     bad(path, "negative sizes in the header (rows " + std::to_string(h.rows) + ", cols " +
                   std::to_string(h.cols) + ", nnz " + std::to_string(h.nnz) + ")");
-  const __int128 isz = h.index_code == 1 ? 4 : 8, vsz = h.value_code == 1 ? 4 : 8;
-  const __int128 expect = kHeaderBytes + (__int128(h.rows) + 1 + h.nnz) * isz + __int128(h.nnz) * vsz;
-  if (expect != length)
+  const __int128 expect = expected_length(h);
+  if (length_known(in) && expect != length)
     bad(path, "the file has " + std::to_string(length) + " bytes but its header (" +
                   std::to_string(h.rows) + " x " + std::to_string(h.cols) + ", nnz " +
                   std::to_string(h.nnz) + ") needs " +
                   (expect > (__int128(1) << 62) ? std::string("more than 2^62")
                                                 : std::to_string(static_cast<long long>(expect))) +
                   ": the file is truncated or corrupt");
-  return f;
 }
 
+// Reads `n` elements. When the file length did not back the header's sizes (a pipe, gzip),
+// the array grows as the bytes arrive: a header claiming 10^12 rows cannot allocate ahead.
 template <class T>
-void read_array(std::FILE* f, std::vector<T>& v, std::size_t n, std::uint32_t& crc,
-                const std::string& path, const char* what) {
-  v.resize(n);
-  if (n && std::fread(v.data(), sizeof(T), n, f) != n)
-    bad(path, std::string("cannot read ") + what + ": the file is truncated");
+void read_array(InputStream& in, std::vector<T>& v, std::size_t n, std::uint32_t& crc, const char* what) {
+  if (length_known(in)) {
+    v.resize(n);
+    read_exact(in, v.data(), n * sizeof(T), what);
+  } else {
+    v.clear();
+    while (v.size() < n) {
+      const std::size_t old = v.size();
+      v.resize(old + std::min(n - old, std::max<std::size_t>(old, std::size_t(1) << 18)));
+      read_exact(in, v.data() + old, (v.size() - old) * sizeof(T), what);
+    }
+  }
   crc = crc_update(crc, v.data(), n * sizeof(T));
 }
 
 template <class VS, class IS, class Value, class Index>
-Csr<Value, Index> read_stored(std::FILE* f, const Header& h, const std::string& path) {
+Csr<Value, Index> read_stored(InputStream& in, const Header& h, const ReadOptions& opt) {
+  const std::string& path = in.name();
   Header zeroed = h;
   zeroed.checksum = 0;
   std::uint32_t crc = crc_update(static_cast<std::uint32_t>(crc32(0, nullptr, 0)), &zeroed, sizeof zeroed);
   if constexpr (!std::is_same_v<IS, Index>) check_index_range<Index>(h.rows, h.cols, h.nnz, path);
   check_index_range<IS>(h.rows, h.cols, h.nnz, path);
+  // The arrays as stored, plus a converted copy when other types are asked for.
+  const double stored = double(expected_length(h));
+  double need = stored;
+  if constexpr (!std::is_same_v<VS, Value> || !std::is_same_v<IS, Index>)
+    need += (double(h.rows) + 1 + double(h.nnz)) * sizeof(Index) + double(h.nnz) * sizeof(Value);
+  check_memory(opt, need, static_cast<std::uint64_t>(stored), path,
+               std::to_string(h.rows) + " rows and " + std::to_string(h.nnz) + " entries");
   Csr<VS, IS> s;
   s.rows = static_cast<IS>(h.rows);
   s.cols = static_cast<IS>(h.cols);
-  read_array(f, s.row_ptr, static_cast<std::size_t>(h.rows) + 1, crc, path, "row_ptr");
-  read_array(f, s.col_idx, static_cast<std::size_t>(h.nnz), crc, path, "col_idx");
-  read_array(f, s.values, static_cast<std::size_t>(h.nnz), crc, path, "values");
+  read_array(in, s.row_ptr, static_cast<std::size_t>(h.rows) + 1, crc, "row_ptr");
+  read_array(in, s.col_idx, static_cast<std::size_t>(h.nnz), crc, "col_idx");
+  read_array(in, s.values, static_cast<std::size_t>(h.nnz), crc, "values");
+  char extra;
+  if (in.read(&extra, 1) != 0)
+    bad(path, "the file is longer than its header (" + std::to_string(h.rows) + " x " +
+                  std::to_string(h.cols) + ", nnz " + std::to_string(h.nnz) +
+                  ") says: the file is truncated or corrupt");
   if (crc != h.checksum)
     bad(path, "checksum mismatch (stored " + std::to_string(h.checksum) + ", computed " +
                   std::to_string(crc) + "): the file is corrupt; expected an intact cache");
@@ -147,7 +190,8 @@ bool is_binary_cache_file(const std::string& path) {
 
 BinaryCacheInfo read_binary_cache_info(const std::string& path) {
   Header h{};
-  open_checked(path, h);
+  InputStream in(path);
+  read_header(in, h);
   return {h.version, h.value_code == 1 ? 4 : 8, h.index_code == 1 ? 4 : 8, h.rows, h.cols, h.nnz};
 }
 
@@ -177,21 +221,28 @@ void write_binary_cache(const std::string& path, const Csr<Value, Index>& a) {
 }
 
 template <class Value, class Index>
-Csr<Value, Index> read_binary_cache(const std::string& path) {
+Csr<Value, Index> read_binary_cache(InputStream& in, const ReadOptions& options) {
   Header h{};
-  auto f = open_checked(path, h);
+  read_header(in, h);
   const int code = h.value_code * 10 + h.index_code;
   switch (code) {
-    case 11: return read_stored<float, std::int32_t, Value, Index>(f.get(), h, path);
-    case 12: return read_stored<float, std::int64_t, Value, Index>(f.get(), h, path);
-    case 21: return read_stored<double, std::int32_t, Value, Index>(f.get(), h, path);
-    default: return read_stored<double, std::int64_t, Value, Index>(f.get(), h, path);
+    case 11: return read_stored<float, std::int32_t, Value, Index>(in, h, options);
+    case 12: return read_stored<float, std::int64_t, Value, Index>(in, h, options);
+    case 21: return read_stored<double, std::int32_t, Value, Index>(in, h, options);
+    default: return read_stored<double, std::int64_t, Value, Index>(in, h, options);
   }
+}
+
+template <class Value, class Index>
+Csr<Value, Index> read_binary_cache(const std::string& path, const ReadOptions& options) {
+  InputStream in(path, options.lenient);
+  return read_binary_cache<Value, Index>(in, options);
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                               \
   template void write_binary_cache(const std::string&, const Csr<V, I>&);     \
-  template Csr<V, I> read_binary_cache<V, I>(const std::string&);
+  template Csr<V, I> read_binary_cache<V, I>(const std::string&, const ReadOptions&); \
+  template Csr<V, I> read_binary_cache<V, I>(InputStream&, const ReadOptions&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

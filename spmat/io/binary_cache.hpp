@@ -22,8 +22,11 @@
 #include <string>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/io/read_options.hpp"
 
 namespace spmat::io {
+
+class InputStream;
 
 /// What a cache file's header says (read without loading the arrays).
 struct BinaryCacheInfo {
@@ -37,11 +40,17 @@ struct BinaryCacheInfo {
 template <class Value, class Index>
 void write_binary_cache(const std::string& path, const Csr<Value, Index>& a);
 
-/// Reads a cache file, checking magic, version, type codes, sizes against the file length,
-/// the checksum and the CSR structure; each failure is a ParseError naming the file. Stored
-/// types other than (Value, Index) are converted (IndexOverflowError if Index is too small).
+/// Reads a cache file ("-": standard input), checking magic, version, type codes, sizes
+/// against the file length, the checksum and the CSR structure; each failure is a ParseError
+/// naming the file. Stored types other than (Value, Index) are converted (IndexOverflowError
+/// if Index is too small). From a pipe the arrays grow as their bytes arrive; the memory
+/// limit of `options` is checked before reading them (OutOfMemoryError).
 template <class Value, class Index>
-Csr<Value, Index> read_binary_cache(const std::string& path);
+Csr<Value, Index> read_binary_cache(const std::string& path, const ReadOptions& options = {});
+
+/// As read_binary_cache, from a stream already opened (load_matrix sniffs its first bytes).
+template <class Value, class Index>
+Csr<Value, Index> read_binary_cache(InputStream& in, const ReadOptions& options);
 
 /// Reads and checks only the header.
 BinaryCacheInfo read_binary_cache_info(const std::string& path);

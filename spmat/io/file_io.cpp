@@ -1,7 +1,9 @@
-// spmat/io/file_io.cpp — whole-file reading (plain/gzip) and atomic buffered writing.
+// spmat/io/file_io.cpp — streamed reading (plain/gzip, files and pipes), atomic buffered writing
+// and the readers' memory limit.
 // SPDX-License-Identifier: MIT
 #include "spmat/io/file_io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -12,6 +14,7 @@
 #include <cstring>
 
 #include "spmat/core/error.hpp"
+#include "spmat/io/read_options.hpp"
 
 namespace spmat::io {
 
@@ -21,112 +24,248 @@ namespace {
   throw ParseError("cannot open '" + path + "': " + std::strerror(err));
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+constexpr std::size_t kRawBuffer = std::size_t(1) << 20;
 
-FilePtr open_for_read(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) cannot_open(path, errno);
-  if (S_ISDIR(st.st_mode)) cannot_open(path, EISDIR);
-  FilePtr f(std::fopen(path.c_str(), "rb"));
-  if (!f) cannot_open(path, errno);
-  return f;
-}
-
-// Grows `buf` to hold at least `need` bytes (+2 for the sentinel), doubling.
-void reserve_bytes(FileBytes& b, std::size_t& cap, std::size_t need) {
-  if (need + 2 <= cap) return;
-  std::size_t c = std::max<std::size_t>(cap, 1 << 20);
-  while (c < need + 2) c *= 2;
-  char* p = static_cast<char*>(std::realloc(b.data.get(), c));
-  if (!p) throw OutOfMemoryError("out of memory reading a file (" + std::to_string(c) + " bytes)");
-  b.data.release();
-  b.data.reset(p);
-  cap = c;
-}
-
-void add_sentinel(FileBytes& b) {
-  char* d = b.data.get();
-  if (b.size == 0 || d[b.size - 1] != '\n') {
-    d[b.size] = '\n';
-    d[b.size + 1] = '\0';
-  } else {
-    d[b.size] = '\0';
-  }
+std::string mib_text(double bytes) {
+  char buf[64];
+  if (bytes >= double(std::uint64_t(1) << 30))
+    std::snprintf(buf, sizeof buf, "%.3g GiB", bytes / double(std::uint64_t(1) << 30));
+  else
+    std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / double(1 << 20));
+  return buf;
 }
 
 }  // namespace
 
 bool is_gzip_file(const std::string& path) {
-  FilePtr f(std::fopen(path.c_str(), "rb"));
+  std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   unsigned char m[2] = {0, 0};
-  return std::fread(m, 1, 2, f.get()) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+  const bool gz = std::fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+  std::fclose(f);
+  return gz;
 }
 
-FileBytes read_file_bytes(const std::string& path, std::size_t max_bytes) {
-  FilePtr f = open_for_read(path);
+InputStream::InputStream(const std::string& path, bool lenient)
+    : path_(path), name_(path == "-" ? "<stdin>" : path), lenient_(lenient) {
+  if (path == "-") {
+    fd_ = 0;
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) cannot_open(path, errno);
+    own_fd_ = true;
+  }
   struct stat st {};
-  ::fstat(fileno(f.get()), &st);
-  FileBytes b;
-  b.disk_size = static_cast<std::size_t>(st.st_size);
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, f.get());
-  b.gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  std::size_t cap = 0;
-  if (!b.gzip) {
-    const std::size_t want = std::min(b.disk_size, max_bytes);
-    reserve_bytes(b, cap, want);
-    std::rewind(f.get());
-    b.size = std::fread(b.data.get(), 1, want, f.get());
-    if (b.size != want && std::ferror(f.get()))
-      throw ParseError("cannot read '" + path + "': " + std::strerror(errno));
-    add_sentinel(b);
-    return b;
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    if (own_fd_) ::close(fd_);
+    cannot_open(path, e);
   }
-  // The gzip trailer holds the uncompressed size mod 2^32 (of the last member): a good first
-  // guess for the buffer; a wrong one only costs a few reallocations.
-  std::size_t guess = std::max<std::size_t>(b.disk_size * 4, 1 << 16);
-  unsigned char trailer[4];
-  if (b.disk_size >= 18 && std::fseek(f.get(), -4, SEEK_END) == 0 &&
-      std::fread(trailer, 1, 4, f.get()) == 4) {
-    const std::size_t isize = std::size_t(trailer[0]) | std::size_t(trailer[1]) << 8 |
-                              std::size_t(trailer[2]) << 16 | std::size_t(trailer[3]) << 24;
-    if (isize >= b.disk_size) guess = isize + 1;
+  if (S_ISDIR(st.st_mode)) {
+    if (own_fd_) ::close(fd_);
+    cannot_open(path, EISDIR);
   }
-  f.reset();
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (!gz) cannot_open(path, errno ? errno : ENOMEM);
-  gzbuffer(gz, 1 << 20);
-  reserve_bytes(b, cap, std::min(max_bytes, guess));
+  regular_ = S_ISREG(st.st_mode);
+  file_size_ = regular_ ? static_cast<std::uint64_t>(st.st_size) : 0;
+  // A small file gets a small buffer (a reader of many small files should not pay 1 MiB each).
+  raw_cap_ = regular_ ? std::clamp<std::size_t>(file_size_ + 1, 64, kRawBuffer) : kRawBuffer;
+  raw_.reset(new unsigned char[raw_cap_]);
+  // A pipe may deliver its first bytes in several pieces: wait for the magic or the end.
+  try {
+    while (raw_len_ < 8 && fill_raw()) {
+    }
+  } catch (...) {
+    if (own_fd_) ::close(fd_);
+    throw;
+  }
+  magic_len_ = std::min<std::size_t>(raw_len_, 8);
+  std::memcpy(magic_, raw_.get(), magic_len_);
+  gzip_ = raw_len_ >= 2 && raw_[0] == 0x1f && raw_[1] == 0x8b;
+  if (gzip_) {
+    auto* z = new z_stream{};
+    if (inflateInit2(z, 16 + MAX_WBITS) != Z_OK) {  // 16: a gzip wrapper, not zlib
+      delete z;
+      if (own_fd_) ::close(fd_);
+      throw OutOfMemoryError("cannot start inflating '" + name_ + "': zlib could not initialise");
+    }
+    z_ = z;
+  }
+}
+
+InputStream::~InputStream() {
+  if (z_) {
+    inflateEnd(static_cast<z_stream*>(z_));
+    delete static_cast<z_stream*>(z_);
+  }
+  if (own_fd_) ::close(fd_);
+}
+
+void InputStream::fail(const std::string& msg) const {
+  throw ParseError(name_ + (line_ ? ":" + std::to_string(*line_) : std::string()) + ": " + msg);
+}
+
+bool InputStream::fill_raw() {
+  if (eof_) return false;
+  if (raw_pos_ == raw_len_) {
+    raw_pos_ = raw_len_ = 0;
+  } else if (raw_len_ == raw_cap_ && raw_pos_ > 0) {
+    std::memmove(raw_.get(), raw_.get() + raw_pos_, raw_len_ - raw_pos_);
+    raw_len_ -= raw_pos_;
+    raw_pos_ = 0;
+  }
+  if (raw_len_ == raw_cap_) return true;
+  ssize_t n;
+  do n = ::read(fd_, raw_.get() + raw_len_, raw_cap_ - raw_len_);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) fail(std::string("cannot read: ") + std::strerror(errno));
+  if (n == 0) {
+    eof_ = true;
+    return false;
+  }
+  raw_len_ += static_cast<std::size_t>(n);
+  return true;
+}
+
+std::size_t InputStream::read_raw(unsigned char* out, std::size_t n) {
+  if (raw_pos_ < raw_len_) {
+    const std::size_t c = std::min(n, raw_len_ - raw_pos_);
+    std::memcpy(out, raw_.get() + raw_pos_, c);
+    raw_pos_ += c;
+    return c;
+  }
+  if (eof_) return 0;
+  ssize_t got;
+  do got = ::read(fd_, out, n);
+  while (got < 0 && errno == EINTR);
+  if (got < 0) fail(std::string("cannot read: ") + std::strerror(errno));
+  if (got == 0) eof_ = true;
+  return static_cast<std::size_t>(got);
+}
+
+std::size_t InputStream::inflate_some(unsigned char* out, std::size_t n) {
+  auto* z = static_cast<z_stream*>(z_);
+  const auto text = [&] { return " after " + std::to_string(out_total_) + " bytes of text"; };
   for (;;) {
-    if (b.size >= max_bytes) break;
-    if (b.size + 2 >= cap) reserve_bytes(b, cap, cap * 2);
-    const std::size_t room = std::min({cap - 2 - b.size, max_bytes - b.size, std::size_t(1) << 30});
-    const int n = gzread(gz, b.data.get() + b.size, static_cast<unsigned>(room));
-    if (n < 0) break;
-    b.size += static_cast<std::size_t>(n);
-    if (n == 0) break;
+    if (stream_done_) return 0;
+    if (raw_pos_ == raw_len_ && !fill_raw())
+      fail("the gzip data is truncated (unexpected end of file)" + text() +
+           "; expected a complete gzip stream");
+    const std::size_t in_before = raw_len_ - raw_pos_;
+    const std::size_t out_room = std::min<std::size_t>(n, std::size_t(1) << 30);
+    z->next_in = raw_.get() + raw_pos_;
+    z->avail_in = static_cast<uInt>(in_before);
+    z->next_out = out;
+    z->avail_out = static_cast<uInt>(out_room);
+    const int rc = inflate(z, Z_NO_FLUSH);
+    raw_pos_ += in_before - z->avail_in;
+    const std::size_t produced = out_room - z->avail_out;
+    if (rc == Z_STREAM_END) {
+      // The member ended (its CRC and length checked by zlib). Another member may follow (a
+      // concatenation is one gzip stream); anything else is trailing data.
+      while (raw_len_ - raw_pos_ < 2 && fill_raw()) {
+      }
+      const std::size_t left = raw_len_ - raw_pos_;
+      if (left == 0) {
+        stream_done_ = true;
+      } else if (left >= 2 && raw_[raw_pos_] == 0x1f && raw_[raw_pos_ + 1] == 0x8b) {
+        inflateReset(z);
+      } else if (lenient_) {
+        stream_done_ = true;
+      } else {
+        fail("found data after the end of the gzip stream (" + std::to_string(out_total_ + produced) +
+             " bytes of text); expected the end of the file (lenient reading ignores trailing data)");
+      }
+    } else if (rc == Z_BUF_ERROR || rc == Z_OK) {
+      if (produced == 0 && in_before == raw_len_ - raw_pos_ && rc == Z_BUF_ERROR && in_before > 0)
+        fail("the gzip data is corrupt (no progress)" + text() + "; expected a complete gzip stream");
+    } else {
+      fail("the gzip data is corrupt (" + std::string(z->msg ? z->msg : "inflate error") + ")" +
+           text() + "; expected a complete gzip stream");
+    }
+    if (produced > 0) return produced;
   }
-  int err = Z_OK;
-  const char* msg = gzerror(gz, &err);
-  const std::string why = msg ? msg : "";
-  gzclose(gz);
-  if (err != Z_OK && b.size < max_bytes) {
-    const std::size_t lines =
-        static_cast<std::size_t>(std::count(b.begin(), b.begin() + b.size, '\n')) + 1;
-    const bool truncated = err == Z_BUF_ERROR;
-    throw ParseError(path + ":" + std::to_string(lines) + ": " +
-                     (truncated ? "the gzip data is truncated (unexpected end of file)"
-                                : "the gzip data is corrupt (" + why + ")") +
-                     " after " + std::to_string(b.size) +
-                     " bytes of text; expected a complete gzip stream");
+}
+
+std::size_t InputStream::read(void* out, std::size_t n) {
+  if (n == 0) return 0;
+  auto* o = static_cast<unsigned char*>(out);
+  const std::size_t got = gzip_ ? inflate_some(o, n) : read_raw(o, n);
+  out_total_ += got;
+  return got;
+}
+
+std::uint64_t parse_byte_size(std::string_view text, const std::string& what) {
+  auto bad = [&]() -> std::uint64_t {
+    throw ParseError(what + "='" + std::string(text) +
+                     "' is not a size; expected a number of bytes with an optional K, M, G or T "
+                     "suffix (e.g. 8G)");
+  };
+  std::size_t i = 0;
+  std::uint64_t v = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (v > (UINT64_MAX - 9) / 10) bad();
+    v = v * 10 + static_cast<std::uint64_t>(text[i++] - '0');
   }
-  reserve_bytes(b, cap, b.size);
-  add_sentinel(b);
-  return b;
+  if (i == 0) bad();
+  int shift = 0;
+  if (i < text.size()) {
+    switch (text[i] | 0x20) {
+      case 'k': shift = 10; break;
+      case 'm': shift = 20; break;
+      case 'g': shift = 30; break;
+      case 't': shift = 40; break;
+      default: bad();
+    }
+    ++i;
+    std::string_view rest = text.substr(i);
+    if (!(rest.empty() || rest == "B" || rest == "b" || rest == "iB" || rest == "ib")) bad();
+  }
+  if (shift && v > (UINT64_MAX >> shift)) bad();
+  if ((v << shift) == 0) bad();
+  return v << shift;
+}
+
+namespace {
+
+constexpr std::uint64_t kDefaultBase = std::uint64_t(64) << 20;
+constexpr std::uint64_t kDefaultPerByte = 64;
+
+struct Limit {
+  std::uint64_t bytes;
+  std::string why;
+};
+
+Limit find_limit(const ReadOptions& o, std::uint64_t input_bytes) {
+  Limit l;
+  if (o.max_memory) {
+    l = {o.max_memory, "set by ReadOptions::max_memory"};
+  } else if (const char* e = std::getenv("SPMAT_MAX_MEMORY"); e && *e) {
+    l = {parse_byte_size(e, "SPMAT_MAX_MEMORY"), "set by SPMAT_MAX_MEMORY"};
+  } else {
+    const std::uint64_t per = input_bytes > (UINT64_MAX - kDefaultBase) / kDefaultPerByte
+                                  ? UINT64_MAX - kDefaultBase
+                                  : input_bytes * kDefaultPerByte;
+    l = {kDefaultBase + per, "the default: 64 MiB + 64 x the " + std::to_string(input_bytes) +
+                                 " bytes of input; set SPMAT_MAX_MEMORY (e.g. 16G) to raise it"};
+  }
+  const std::uint64_t avail = available_memory_bytes();
+  if (avail > 0 && avail < l.bytes) l = {avail, "the memory available now"};
+  return l;
+}
+
+}  // namespace
+
+std::uint64_t memory_limit(const ReadOptions& options, std::uint64_t input_bytes) {
+  return find_limit(options, input_bytes).bytes;
+}
+
+void check_memory(const ReadOptions& options, double need, std::uint64_t input_bytes,
+                  const std::string& where, const std::string& what) {
+  const Limit l = find_limit(options, input_bytes);
+  if (need > double(l.bytes))
+    throw OutOfMemoryError(where + ": reading this matrix needs about " + mib_text(need) + " (" + what +
+                           "), more than the memory limit of " + mib_text(double(l.bytes)) + " (" +
+                           l.why + ")");
 }
 
 FileWriter::FileWriter(const std::string& path, bool gzip)

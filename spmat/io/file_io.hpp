@@ -1,5 +1,6 @@
-// spmat/io/file_io.hpp — whole-file reading (plain or gzip, detected by magic bytes) and
-// atomic writing (plain or gzip), shared by the Matrix Market reader/writer and the binary cache.
+// spmat/io/file_io.hpp — streamed reading (plain or gzip, detected by magic bytes; files, pipes,
+// standard input) and atomic writing (plain or gzip), shared by the Matrix Market reader/writer
+// and the binary cache.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstddef>
@@ -11,25 +12,55 @@
 
 namespace spmat::io {
 
-/// The bytes of a file, decompressed when it was gzip. The buffer always ends with '\n'
-/// followed by '\0' (added when absent, not counted in `text_size`), so a parser can stop
-/// at a newline without checking the end pointer on every byte.
-struct FileBytes {
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> data;
-  std::size_t size = 0;       ///< bytes before the sentinel ("\n\0" may follow)
-  std::size_t disk_size = 0;  ///< bytes on disk (compressed size for gzip)
-  bool gzip = false;
-  const char* begin() const { return data.get(); }
-  const char* end() const { return data.get() + size; }
-};
+/// A file, a pipe or standard input ("-") read front to back, inflated on the fly when it
+/// starts with the gzip magic bytes 1f 8b. Nothing is sized by what the data claims: the
+/// output arrives in the caller's buffer as it is inflated, the gzip trailer's size field is
+/// not used, and concatenated gzip members are read as one stream. Errors are ParseErrors
+/// naming the file (and the line, when the reader passed a line counter to `set_line`).
+class InputStream {
+ public:
+  /// Opens `path` ("-" is standard input). `lenient`: bytes after the end of the gzip stream
+  /// are ignored instead of refused. Throws ParseError "cannot open 'path': <reason>".
+  explicit InputStream(const std::string& path, bool lenient = false);
+  ~InputStream();
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
 
-/// Reads `path` whole (or only its first `max_bytes` decompressed bytes).
-/// Throws ParseError "cannot open 'path': <reason>" when it cannot be opened, and a ParseError
-/// naming the file when compressed data is corrupt or truncated.
-FileBytes read_file_bytes(const std::string& path, std::size_t max_bytes = SIZE_MAX);
+  /// The name for messages: the path, or "<stdin>" for "-".
+  const std::string& name() const { return name_; }
+  bool gzip() const { return gzip_; }
+  /// True for a regular file: then `file_size()` is its size on disk.
+  bool regular() const { return regular_; }
+  std::uint64_t file_size() const { return file_size_; }
+  /// The first bytes of the file as stored (before inflating), up to 8.
+  std::string_view magic() const { return {magic_, magic_len_}; }
+
+  /// Reads up to `n` bytes of (inflated) data; 0 only at the end. At the end of a gzip stream
+  /// the CRC has been checked by zlib and any bytes after it refused unless lenient.
+  std::size_t read(void* out, std::size_t n);
+  /// Bytes returned by read() so far (the text size for a Matrix Market file).
+  std::uint64_t bytes_read() const { return out_total_; }
+  /// Messages name `*line` ("path:line: ...") while set; nullptr: the file only.
+  void set_line(const std::int64_t* line) { line_ = line; }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const;
+  std::size_t read_raw(unsigned char* out, std::size_t n);
+  bool fill_raw();  // more stored bytes into raw_; false at the end of the file
+  std::size_t inflate_some(unsigned char* out, std::size_t n);
+
+  std::string path_, name_;
+  int fd_ = -1;
+  bool own_fd_ = false, gzip_ = false, regular_ = false, lenient_ = false;
+  bool eof_ = false, stream_done_ = false;
+  std::uint64_t file_size_ = 0, out_total_ = 0;
+  char magic_[8] = {};
+  std::size_t magic_len_ = 0;
+  std::unique_ptr<unsigned char[]> raw_;
+  std::size_t raw_cap_ = 0, raw_pos_ = 0, raw_len_ = 0;
+  void* z_ = nullptr;  // z_stream
+  const std::int64_t* line_ = nullptr;
+};
 
 /// True when the file starts with the gzip magic bytes 1f 8b (false when it cannot be read).
 bool is_gzip_file(const std::string& path);

@@ -10,11 +10,14 @@
 namespace spmat::io {
 
 template <class Value, class Index>
-Csr<Value, Index> load_matrix(std::string_view spec) {
+Csr<Value, Index> load_matrix(std::string_view spec, const ReadOptions& options,
+                              MatrixMarketHeader* mm_header) {
   if (gen::is_generator_spec(spec)) return gen::generate<Value, Index>(spec);
   const std::string path(spec);
-  if (ends_with(path, ".smc") || is_binary_cache_file(path)) return read_binary_cache<Value, Index>(path);
-  return read_matrix_market<Value, Index>(path);
+  // One stream, sniffed once: a pipe cannot be opened a second time.
+  InputStream in(path, options.lenient);
+  if (ends_with(path, ".smc") || in.magic() == "SPMATSMC") return read_binary_cache<Value, Index>(in, options);
+  return read_matrix_market<Value, Index>(in, options, mm_header, nullptr);
 }
 
 std::string matrix_name(std::string_view spec) {
@@ -26,7 +29,8 @@ std::string matrix_name(std::string_view spec) {
   return std::string(s);
 }
 
-#define SPMAT_INSTANTIATE(V, I) template Csr<V, I> load_matrix<V, I>(std::string_view);
+#define SPMAT_INSTANTIATE(V, I) \
+  template Csr<V, I> load_matrix<V, I>(std::string_view, const ReadOptions&, MatrixMarketHeader*);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

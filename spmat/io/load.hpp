@@ -11,14 +11,20 @@
 #include <string_view>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/io/matrix_market.hpp"
+#include "spmat/io/read_options.hpp"
 
 namespace spmat::io {
 
 /// "gen:..." -> spmat::gen::generate; a file ending in .smc or starting with the cache magic ->
 /// read_binary_cache; anything else -> read_matrix_market (.mtx or .mtx.gz, gzip sniffed).
+/// "-" is standard input (a cache or Matrix Market, sniffed the same way); pipes are streamed.
 /// A missing file gives ParseError "cannot open 'path': No such file or directory".
+/// `mm_header`, when given, receives the banner and size line of a Matrix Market input
+/// (its size_line stays 0 for the other kinds).
 template <class Value, class Index>
-Csr<Value, Index> load_matrix(std::string_view spec);
+Csr<Value, Index> load_matrix(std::string_view spec, const ReadOptions& options = {},
+                              MatrixMarketHeader* mm_header = nullptr);
 
 /// A short name for reports: the file name without its directory and .mtx/.mtx.gz/.smc/.gz
 /// ("G3_circuit"), or a generator spec as given.

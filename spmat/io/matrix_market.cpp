@@ -1,5 +1,5 @@
-// spmat/io/matrix_market.cpp — the Matrix Market reader (hand-written tokenizer over the whole
-// decompressed file, std::from_chars for reals) and writer.
+// spmat/io/matrix_market.cpp — the Matrix Market reader (hand-written tokenizer over whole lines
+// streamed from the file, std::from_chars for reals) and writer.
 // SPDX-License-Identifier: MIT
 #include "spmat/io/matrix_market.hpp"
 
@@ -53,17 +53,103 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-// A cursor over the text. The buffer ends with '\n' (a sentinel when the file did not), so
-// scanning a line never needs the end pointer; `end` is only checked at line starts.
+// Limits on text that is not entries: a reader must not spend unbounded time on a stream of
+// blank lines (a gzip bomb of newlines inflates 1000:1), nor hold an unbounded line.
+constexpr std::int64_t kMaxFillerBytes = std::int64_t(64) << 20;  // blank/comment lines in all
+constexpr std::int64_t kMaxTrailingBytes = std::int64_t(1) << 20;  // ... after the last entry
+constexpr std::size_t kMaxLineBytes = std::size_t(16) << 20;
+constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
+
+// Whole lines of text from an InputStream. The window [begin, end) always ends with '\n' (a
+// sentinel is added when the file does not end with one), so scanning a line never needs the
+// end pointer; `end` is only checked at line starts, where `refill` brings the next lines.
+struct LineBuffer {
+  InputStream& in;
+  std::unique_ptr<char[]> buf;
+  std::size_t cap = 0, len = 0;  // allocated bytes, bytes read into buf
+  const char* end = nullptr;     // one past the last '\n' available
+  bool eof = false;
+
+  explicit LineBuffer(InputStream& s) : in(s) {
+    // A small plain file gets a small window; it grows (to kMaxLineBytes) only for a long line.
+    cap = s.regular() && !s.gzip() ? std::clamp<std::size_t>(s.file_size() + 1, 4096, kChunkBytes)
+                                   : kChunkBytes;
+    buf.reset(new char[cap + 1]);
+    end = buf.get();
+  }
+  // Drops the lines before `end`, brings more whole lines; false at the end of the text.
+  bool refill(const std::string& name, std::int64_t line) {
+    const std::size_t used = static_cast<std::size_t>(end - buf.get());
+    const std::size_t keep = len - used;
+    std::memmove(buf.get(), end, keep);
+    len = keep;
+    end = buf.get();
+    if (eof) return false;
+    std::size_t searched = 0;
+    for (;;) {
+      if (len == cap) {
+        if (cap >= kMaxLineBytes)
+          throw ParseError(name + ":" + std::to_string(line) + ": a line is longer than " +
+                           std::to_string(kMaxLineBytes >> 20) +
+                           " MiB; expected Matrix Market lines (one entry per line)");
+        std::unique_ptr<char[]> bigger(new char[2 * cap + 1]);
+        std::memcpy(bigger.get(), buf.get(), len);
+        buf = std::move(bigger);
+        cap *= 2;
+      }
+      const std::size_t n = in.read(buf.get() + len, cap - len);
+      if (n == 0) {
+        eof = true;
+        if (len == 0) return false;
+        if (buf[len - 1] != '\n') buf[len++] = '\n';  // room: buf has cap + 1 bytes
+        end = buf.get() + len;
+        return true;
+      }
+      len += n;
+      const void* nl = ::memrchr(buf.get() + searched, '\n', len - searched);
+      searched = len;
+      if (nl) {
+        end = static_cast<const char*>(nl) + 1;
+        return true;
+      }
+    }
+  }
+};
+
+// A cursor over the lines of a LineBuffer.
 struct Parser {
   const std::string& path;
-  const char* p;
-  const char* end;
+  LineBuffer& lb;
+  bool lenient = false;
+  const char* p = nullptr;
+  const char* end = nullptr;
+  const char* line_begin = nullptr;
   std::int64_t line = 1;
+  std::int64_t filler = 0;  // bytes of blank and comment lines so far
+
+  Parser(const std::string& name, LineBuffer& b, bool len) : path(name), lb(b), lenient(len) {
+    lb.in.set_line(&line);
+    refill();
+  }
+  ~Parser() { lb.in.set_line(nullptr); }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  bool refill() {
+    const bool more = lb.refill(path, line);
+    p = line_begin = lb.buf.get();
+    end = lb.end;
+    return more;
+  }
 
   [[noreturn]] void fail(const std::string& msg) const { fail_at(line, msg); }
   [[noreturn]] void fail_at(std::int64_t at, const std::string& msg) const {
     throw ParseError(path + ":" + std::to_string(at) + ": " + msg);
+  }
+  // "path:line:column: msg", the column (1-based, in bytes) of `q` on the current line.
+  [[noreturn]] void fail_col(const char* q, const std::string& msg) const {
+    throw ParseError(path + ":" + std::to_string(line) + ":" + std::to_string(q - line_begin + 1) +
+                     ": " + msg);
   }
 
   // What the text at `q` looks like, for "found ..." in messages.
@@ -84,15 +170,18 @@ struct Parser {
   void next_line() {  // p is at '\n'
     ++p;
     ++line;
+    line_begin = p;
   }
   void skip_line() {
-    p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p) + 1));
+    p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     next_line();
   }
-  // Skips blank and '%' comment lines; false at end of file.
-  bool next_content_line() {
+  // Skips blank and '%' comment lines, at most `budget` bytes of them in all (the filler count
+  // goes on across calls); false at end of file.
+  bool next_content_line(std::int64_t budget = kMaxFillerBytes, const char* after = nullptr) {
     for (;;) {
-      if (p >= end) return false;
+      if (p >= end && !refill()) return false;
+      const char* s = p;
       skip_blanks();
       if (*p == '\n') {
         next_line();
@@ -101,14 +190,26 @@ struct Parser {
       } else {
         return true;
       }
+      filler += p - s;
+      if (filler > budget) too_much_filler(budget, after);
     }
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void too_much_filler(std::int64_t budget, const char* after) const {
+    if (after)
+      fail(std::string("more than ") + std::to_string(kMaxTrailingBytes) +
+           " bytes of blank and comment lines after the " + after +
+           "; expected the end of the file (the file is padded)");
+    fail("more than " + std::to_string(budget) +
+         " bytes of blank and comment lines; expected Matrix Market entries (the file is "
+         "padded or not a matrix)");
   }
   void skip_to_eol() {
     while (*p != '\n') ++p;
   }
-  void expect_eol(const char* after) {
+  void expect_eol(const char* after, const char* hint = "") {
     skip_blanks();
-    if (*p != '\n') fail(std::string("expected end of line after ") + after + ", found " + found(p));
+    if (*p != '\n') [[unlikely]]
+      fail_col(p, std::string("expected end of line after ") + after + ", found " + found(p) + hint);
     next_line();
   }
 
@@ -127,12 +228,12 @@ struct Parser {
   }
   [[noreturn, gnu::cold, gnu::noinline]] void bad_uint(const char* s, const char* expected) {
     const bool too_long = p != s && is_sep(*p);
-    fail(std::string("expected ") + expected + ", found " + found(s) + (too_long ? " (too large)" : ""));
+    fail_col(s, std::string("expected ") + expected + ", found " + found(s) + (too_long ? " (too large)" : ""));
   }
   [[noreturn, gnu::cold, gnu::noinline]] void bad_value(const char* s, const char* expected,
                                                         const char* note = "") {
-    if (*s == '\n') fail(std::string("missing value: expected ") + expected + ", found end of line");
-    fail(std::string("expected ") + expected + ", found " + found(s) + note);
+    if (*s == '\n') fail_col(s, std::string("missing value: expected ") + expected + ", found end of line");
+    fail_col(s, std::string("expected ") + expected + ", found " + found(s) + note);
   }
 
   [[gnu::always_inline]] double parse_real(const char* expected) {
@@ -149,6 +250,7 @@ struct Parser {
     return v;
   }
 
+  // Values are held as double: an integer beyond 2^53 in magnitude would be rounded.
   double parse_integer_value(const char* expected) {
     skip_blanks();
     const char* s = p;
@@ -157,6 +259,11 @@ struct Parser {
     const auto r = std::from_chars(p, end, v);
     if (r.ec != std::errc() || !is_sep(*r.ptr)) [[unlikely]]
       bad_value(s, expected, r.ec == std::errc::result_out_of_range ? " (out of the 64-bit range)" : "");
+    constexpr std::int64_t kExact = std::int64_t(1) << 53;
+    if ((v > kExact || v < -kExact) && !lenient) [[unlikely]]
+      fail_col(s, "the integer value " + std::string(s, r.ptr) +
+                      " is beyond 2^53 in magnitude and would be rounded; expected |value| <= "
+                      "9007199254740992 (lenient reading rounds it)");
     p = r.ptr;
     return static_cast<double>(v);
   }
@@ -239,59 +346,73 @@ MatrixMarketHeader parse_header(Parser& ps) {
   return h;
 }
 
-// Refuse a declared size that the rest of the file or the memory cannot hold, before any
-// allocation: each entry takes at least `min_text` bytes of text and `entry_bytes` of memory,
-// each row `row_bytes` (row_ptr and to_csr's counts).
-void check_declared_text(const Parser& ps, const MatrixMarketHeader& h) {
+// Bytes of text left after the cursor, when the input is a plain regular file (else -1).
+std::int64_t known_bytes_left(const Parser& ps) {
+  const InputStream& in = ps.lb.in;
+  if (!in.regular() || in.gzip()) return -1;
+  const std::uint64_t unparsed = static_cast<std::uint64_t>(ps.lb.buf.get() + ps.lb.len - ps.p);
+  return static_cast<std::int64_t>(in.file_size() - (in.bytes_read() - unparsed));
+}
+
+// Refuses, before reading any entry, a declared count that the rest of a plain file cannot
+// hold (each entry takes at least `min_text` bytes of text). Streams are checked as they come:
+// nothing is allocated for entries that have not arrived.
+void check_declared_text(const Parser& ps, const MatrixMarketHeader& h, std::int64_t left) {
   const bool coord = h.format == MmFormat::coordinate;
   const std::int64_t min_text = !coord ? 2 : h.field == MmField::pattern ? 4 : 6;
-  const __int128 left = ps.end - ps.p;
-  if (__int128(h.entries) * min_text > left + 1)
+  if (left >= 0 && __int128(h.entries) * min_text > __int128(left) + 1)
     ps.fail_at(h.size_line, "the size line declares " + std::to_string(h.entries) +
                                 (coord ? " entries" : " values") + ", but only " +
-                                std::to_string(int64_t(left)) + " bytes follow (each takes at least " +
+                                std::to_string(left) + " bytes follow (each takes at least " +
                                 std::to_string(min_text) +
                                 "): the file is truncated or the size line is wrong");
 }
 
-void check_declared_memory(const Parser& ps, const MatrixMarketHeader& h, std::size_t entry_bytes,
-                           std::size_t row_bytes) {
-  const std::string at = ps.path + ":" + std::to_string(h.size_line) + ": ";
-  const double mirror = h.symmetry == MmSymmetry::general ? 1 : 2;
-  const double need = double(h.entries) * mirror * double(entry_bytes) +
-                      (double(h.rows) + 1) * double(row_bytes);
-  const double avail = double(available_memory_bytes());
-  if (avail > 0 && need > avail)
-    throw OutOfMemoryError(at + "the size line declares " + std::to_string(h.rows) + " rows, " +
-                           std::to_string(h.cols) + " columns and " + std::to_string(h.entries) +
-                           " entries, which need about " + num(need / (1 << 30), "%.3g") +
-                           " GiB of memory to read; expected at most the " +
-                           num(avail / (1 << 30), "%.3g") + " GiB available");
-}
-
 template <class Value, class Index>
-Csr<Value, Index> read_body(Parser& ps, const MatrixMarketHeader& h, FileBytes& text) {
+Csr<Value, Index> read_body(Parser& ps, const MatrixMarketHeader& h, const ReadOptions& opt) {
   const std::string where = ps.path + ":" + std::to_string(h.size_line);
   if (h.field == MmField::complex)
     throw UnsupportedError(ps.path + ":1: complex matrices are not supported (field 'complex'); "
                            "spmat reads real, integer and pattern matrices");
-  check_declared_text(ps, h);
+  const std::int64_t left = known_bytes_left(ps);
+  check_declared_text(ps, h, left);
   check_index_range<Index>(h.rows, h.cols, h.entries, where);
-  // COO arrays + to_csr's permutation and counts + the CSR result.
-  check_declared_memory(ps, h, 3 * sizeof(Index) + 2 * sizeof(Value) + sizeof(std::size_t),
-                        3 * sizeof(Index));
 
   const bool mirror = h.symmetry != MmSymmetry::general;
   const double mirror_sign = h.symmetry == MmSymmetry::skew_symmetric ? -1.0 : 1.0;
   const bool skew = h.symmetry == MmSymmetry::skew_symmetric;
+  // Memory: COO (row, col, value) per stored entry; then to_csr's permutation and the CSR
+  // arrays per entry, and three index arrays per row (counts, next slot, row_ptr).
+  constexpr double kCooBytes = 2 * sizeof(Index) + sizeof(Value);
+  constexpr double kCsrBytes = sizeof(std::size_t) + sizeof(Index) + sizeof(Value);
+  const double row_bytes = (double(h.rows) + 1) * 3 * sizeof(Index);
+  const std::string rows_what = std::to_string(h.rows) + " rows";
+  const std::uint64_t max_stored = static_cast<std::uint64_t>(h.entries) * (mirror ? 2 : 1);
+  if (left >= 0)  // a plain file: its size bounds the text, so a hopeless read fails now
+    check_memory(opt, row_bytes + double(max_stored) * (kCooBytes + kCsrBytes),
+                 ps.lb.in.file_size(), where,
+                 rows_what + ", " + std::to_string(h.entries) + " entries as declared");
+
   Coo<Value, Index> c;
   c.rows = static_cast<Index>(h.rows);
   c.cols = static_cast<Index>(h.cols);
-  const std::size_t cap = static_cast<std::size_t>(h.entries) * (mirror ? 2 : 1);
-  c.row_idx.reserve(cap);
-  c.col_idx.reserve(cap);
-  c.values.reserve(cap);
+  // Capacity grows with the entries read (a declared count is a promise, not a fact), each
+  // growth checked against the memory limit of the text read so far.
+  auto grow = [&](std::size_t need) {
+    std::size_t cap = std::max<std::size_t>(c.row_idx.capacity() * 2, std::size_t(1) << 16);
+    cap = std::max(std::min<std::size_t>(cap, max_stored), need);
+    // The input known so far: a plain file's whole size, else the text read up to here.
+    const std::uint64_t input = left >= 0 ? ps.lb.in.file_size() : ps.lb.in.bytes_read();
+    check_memory(opt, double(cap + c.row_idx.capacity()) * kCooBytes, input, where,
+                 std::to_string(cap) + " entries");
+    c.row_idx.reserve(cap);
+    c.col_idx.reserve(cap);
+    c.values.reserve(cap);
+  };
+  if (left >= 0) grow(static_cast<std::size_t>(max_stored));  // backed by the file's size
   auto add = [&](std::uint64_t i, std::uint64_t j, double v) {  // 0-based
+    if (c.row_idx.size() + 2 > c.row_idx.capacity()) [[unlikely]]
+      grow(c.row_idx.size() + 2);
     c.row_idx.push_back(static_cast<Index>(i));
     c.col_idx.push_back(static_cast<Index>(j));
     c.values.push_back(static_cast<Value>(v));
@@ -320,101 +441,166 @@ Csr<Value, Index> read_body(Parser& ps, const MatrixMarketHeader& h, FileBytes& 
   const std::string row_expect = "a row index (an integer from 1 to " + std::to_string(rows) + ")";
   const std::string col_expect = "a column index (an integer from 1 to " + std::to_string(cols) + ")";
   const bool pattern = h.field == MmField::pattern;
-  const char* eol_what = pattern ? "the entry 'row col'" : "the entry 'row col value'";
+  const char* eol_what = pattern ? "the pattern entry 'row col'" : "the entry 'row col value'";
+  const char* eol_hint = pattern ? " (a pattern entry has no value; lenient reading ignores extra words)" : "";
 
   if (h.format == MmFormat::coordinate) {
     for (std::int64_t k = 0; k < h.entries; ++k) {
       if (!ps.next_content_line()) truncated(k);
+      ps.skip_blanks();
+      const char* at = ps.p;
       const std::uint64_t i = ps.parse_uint(row_expect.c_str());
       if (i == 0 || i > rows)
-        ps.fail("row index " + std::to_string(i) + " is out of range: expected 1 to " +
-                std::to_string(rows) + " (Matrix Market indices are 1-based)");
+        ps.fail_col(at, "row index " + std::to_string(i) + " is out of range: expected 1 to " +
+                            std::to_string(rows) + " (Matrix Market indices are 1-based)");
+      ps.skip_blanks();
+      at = ps.p;
       const std::uint64_t j = ps.parse_uint(col_expect.c_str());
       if (j == 0 || j > cols)
-        ps.fail("column index " + std::to_string(j) + " is out of range: expected 1 to " +
-                std::to_string(cols) + " (Matrix Market indices are 1-based)");
+        ps.fail_col(at, "column index " + std::to_string(j) + " is out of range: expected 1 to " +
+                            std::to_string(cols) + " (Matrix Market indices are 1-based)");
       const double v = value();
-      if (pattern) ps.skip_to_eol();  // some SuiteSparse pattern files carry a value column
+      if (pattern && ps.lenient) ps.skip_to_eol();  // some SuiteSparse pattern files carry values
       if (skew && i == j && v != 0)
         ps.fail("expected no diagonal entry in a skew-symmetric matrix (its diagonal is zero), found (" +
                 std::to_string(i) + ", " + std::to_string(i) + ") = " + num(v));
-      ps.expect_eol(eol_what);
+      ps.expect_eol(eol_what, eol_hint);
       add(i - 1, j - 1, v);
     }
-  } else {  // array: column-major; symmetric kinds store the lower triangle
-    std::int64_t k = 0;
-    for (std::uint64_t j = 0; j < cols; ++j) {
-      const std::uint64_t first = !mirror ? 0 : skew ? j + 1 : j;
-      for (std::uint64_t i = first; i < rows; ++i, ++k) {
-        if (!ps.next_content_line()) truncated(k);
-        const double v = value();
-        ps.expect_eol("the value (array files have one value per line)");
-        if (v != 0) add(i, j, v);  // zeros of a dense file are not stored
-      }
+  } else {
+    // Array: column-major, the symmetric kinds store the lower triangle. The loop runs once
+    // per declared value (never once per column: a 0-row file may declare 10^18 columns).
+    auto first = [&](std::uint64_t j) { return !mirror ? 0 : skew ? j + 1 : j; };
+    std::uint64_t j = 0, i = first(0);
+    for (std::int64_t k = 0; k < h.entries; ++k) {
+      while (i >= rows) i = first(++j);  // only a skew file's last column is empty
+      if (!ps.next_content_line()) truncated(k);
+      const double v = value();
+      ps.expect_eol("the value (array files have one value per line)");
+      if (v != 0) add(i, j, v);  // zeros of a dense file are not stored
+      ++i;
     }
   }
-  if (ps.next_content_line())
+  // Blank and comment lines may follow, but not much: the declared entries are all read.
+  if (ps.next_content_line(ps.filler + kMaxTrailingBytes, declared.c_str()))
     ps.fail("expected end of file after the " + declared + ", found " + ps.found(ps.p) +
             ": the file has more entries than declared");
   check_index_range<Index>(h.rows, h.cols, static_cast<std::int64_t>(c.col_idx.size()), where);
-  text.data.reset();  // lower the peak memory before to_csr's own arrays
+  // Rows cost memory whatever the file holds: a short file declaring 10^9 rows stops here.
+  check_memory(opt, row_bytes + double(c.col_idx.size()) * (kCooBytes + kCsrBytes), ps.lb.in.bytes_read(),
+               where, rows_what + " and " + std::to_string(c.col_idx.size()) + " stored entries");
   return to_csr(c);
 }
 
 }  // namespace
 
 MatrixMarketHeader read_matrix_market_header(const std::string& path) {
-  constexpr std::size_t kPrefix = 1 << 20;
-  FileBytes b = read_file_bytes(path, kPrefix);
-  const bool cut = b.size >= kPrefix;
-  try {
-    Parser ps{path, b.begin(), b.end()};
-    return parse_header(ps);
-  } catch (const ParseError&) {
-    if (!cut) throw;
-  }
-  b = read_file_bytes(path);  // a header past the first megabyte (long comments)
-  Parser ps{path, b.begin(), b.end()};
+  InputStream in(path);
+  LineBuffer lb(in);
+  Parser ps(in.name(), lb, false);
   return parse_header(ps);
+}
+
+template <class Value, class Index>
+Csr<Value, Index> read_matrix_market(InputStream& in, const ReadOptions& options,
+                                     MatrixMarketHeader* header, std::size_t* text_bytes) {
+  LineBuffer lb(in);
+  Parser ps(in.name(), lb, options.lenient);
+  const MatrixMarketHeader h = parse_header(ps);
+  if (header) *header = h;
+  auto a = read_body<Value, Index>(ps, h, options);
+  if (text_bytes) *text_bytes = static_cast<std::size_t>(in.bytes_read());
+  return a;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> read_matrix_market(const std::string& path, const ReadOptions& options,
+                                     MatrixMarketHeader* header, std::size_t* text_bytes) {
+  InputStream in(path, options.lenient);
+  return read_matrix_market<Value, Index>(in, options, header, text_bytes);
 }
 
 template <class Value, class Index>
 Csr<Value, Index> read_matrix_market(const std::string& path, MatrixMarketHeader* header,
                                      std::size_t* text_bytes) {
-  FileBytes b = read_file_bytes(path);
-  if (text_bytes) *text_bytes = b.size;
-  Parser ps{path, b.begin(), b.end()};
-  const MatrixMarketHeader h = parse_header(ps);
-  if (header) *header = h;
-  return read_body<Value, Index>(ps, h, b);
+  return read_matrix_market<Value, Index>(path, ReadOptions{}, header, text_bytes);
 }
 
 template <class Value, class Index>
 Csr<Value, Index> read_matrix_market(const std::string& path) {
-  return read_matrix_market<Value, Index>(path, nullptr, nullptr);
+  return read_matrix_market<Value, Index>(path, ReadOptions{}, nullptr, nullptr);
 }
 
+namespace {
+
+// Refuses to write `a` with a field or symmetry it does not have: the file would read back as
+// another matrix.
 template <class Value, class Index>
-void write_matrix_market(const std::string& path, const Csr<Value, Index>& a) {
+void check_writable(const std::string& path, const Csr<Value, Index>& a, const MmWriteOptions& o) {
+  if (o.field == MmField::complex)
+    throw UnsupportedError(path + ": cannot write the field 'complex'; expected real, integer or pattern");
+  if (o.field == MmField::integer)
+    for (std::size_t k = 0; k < a.values.size(); ++k) {
+      const double v = static_cast<double>(a.values[k]);
+      if (!(std::floor(v) == v && std::fabs(v) <= 9007199254740992.0))
+        throw InvalidMatrixError(path + ": cannot write the field 'integer': value " + num(v, "%.17g") +
+                                 " (entry " + std::to_string(k) +
+                                 ") is not an integer within 2^53; expected integer values");
+    }
+  if (o.symmetry == MmSymmetry::general) return;
+  const std::string sym(to_string(o.symmetry));
+  if (a.rows != a.cols)
+    throw InvalidMatrixError(path + ": cannot write a " + std::to_string(a.rows) + " x " +
+                             std::to_string(a.cols) + " matrix as " + sym + "; expected a square matrix");
+  const Csr<Value, Index> t = transpose(a);
+  const bool skew = o.symmetry == MmSymmetry::skew_symmetric;
+  bool same = t.row_ptr == a.row_ptr && t.col_idx == a.col_idx;
+  for (std::size_t k = 0; same && k < a.values.size(); ++k)
+    same = skew ? t.values[k] == -a.values[k] : t.values[k] == a.values[k];
+  if (!same)
+    throw InvalidMatrixError(path + ": cannot write the matrix as " + sym + ": it is not " + sym +
+                             " (A" + (skew ? " != -A^T" : " != A^T") + "); expected a " + sym +
+                             " matrix, or the symmetry 'general'");
+}
+
+}  // namespace
+
+template <class Value, class Index>
+void write_matrix_market(const std::string& path, const Csr<Value, Index>& a, const MmWriteOptions& o) {
   a.validate(path);
+  check_writable(path, a, o);
+  const bool lower_only = o.symmetry != MmSymmetry::general;  // mirrored again on reading
+  std::int64_t entries = static_cast<std::int64_t>(a.col_idx.size());
+  if (lower_only) {
+    entries = 0;
+    for (Index r = 0; r < a.rows; ++r)
+      for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) entries += a.col_idx[k] <= r;
+  }
   FileWriter w(path, ends_with(path, ".gz"));
   constexpr std::size_t kChunk = 1 << 20;
   constexpr int kDigits = std::is_same_v<Value, float> ? 9 : 17;  // exact round trip
-  std::string buf = "%%MatrixMarket matrix coordinate real general\n% written by spmat\n" +
+  std::string buf = "%%MatrixMarket matrix coordinate " + std::string(to_string(o.field)) + " " +
+                    std::string(to_string(o.symmetry)) + "\n% written by spmat\n" +
                     std::to_string(a.rows) + " " + std::to_string(a.cols) + " " +
-                    std::to_string(a.col_idx.size()) + "\n";
+                    std::to_string(entries) + "\n";
   const std::size_t head = buf.size();
   buf.resize(head + kChunk + 128);
   char* const base = buf.data();
   char* out = base + head;
   for (Index r = 0; r < a.rows; ++r) {
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      if (lower_only && a.col_idx[k] > r) break;  // columns are sorted within a row
       char* const lim = base + buf.size();
       out = std::to_chars(out, lim, static_cast<std::int64_t>(r) + 1).ptr;
       *out++ = ' ';
       out = std::to_chars(out, lim, static_cast<std::int64_t>(a.col_idx[k]) + 1).ptr;
-      *out++ = ' ';
-      out = std::to_chars(out, lim, a.values[k], std::chars_format::general, kDigits).ptr;
+      if (o.field == MmField::real) {
+        *out++ = ' ';
+        out = std::to_chars(out, lim, a.values[k], std::chars_format::general, kDigits).ptr;
+      } else if (o.field == MmField::integer) {
+        *out++ = ' ';
+        out = std::to_chars(out, lim, static_cast<std::int64_t>(a.values[k])).ptr;
+      }
       *out++ = '\n';
       if (static_cast<std::size_t>(out - base) >= kChunk) {
         w.write(base, static_cast<std::size_t>(out - base));
@@ -430,7 +616,11 @@ void write_matrix_market(const std::string& path, const Csr<Value, Index>& a) {
   template Csr<V, I> read_matrix_market<V, I>(const std::string&);                            \
   template Csr<V, I> read_matrix_market<V, I>(const std::string&, MatrixMarketHeader*,        \
                                               std::size_t*);                                  \
-  template void write_matrix_market(const std::string&, const Csr<V, I>&);
+  template Csr<V, I> read_matrix_market<V, I>(const std::string&, const ReadOptions&,         \
+                                              MatrixMarketHeader*, std::size_t*);             \
+  template Csr<V, I> read_matrix_market<V, I>(InputStream&, const ReadOptions&,               \
+                                              MatrixMarketHeader*, std::size_t*);             \
+  template void write_matrix_market(const std::string&, const Csr<V, I>&, const MmWriteOptions&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -12,13 +12,17 @@
 // stores the lower triangle of symmetric files; an entry above the diagonal is accepted too
 // and mirrored the same way (so a file listing both (i, j) and (j, i) gets each one twice,
 // summed). Duplicates are summed, explicit zeros of coordinate files are kept; zeros of array
-// (dense) files are not stored. gzip input is detected by its magic bytes, not its name.
-// Blank lines and `%` comment lines are accepted anywhere after the banner. Words after the
-// two indices of a pattern entry are ignored (some SuiteSparse pattern files carry values).
+// (dense) files are not stored. gzip input is detected by its magic bytes, not its name; the
+// text is parsed as it is inflated, and files, pipes and standard input ("-") are streamed.
+// Blank lines and `%` comment lines are accepted anywhere after the banner (at most 64 MiB of
+// them in all, 1 MiB after the last entry). Strict by default (see ReadOptions::lenient):
+// words after the two indices of a pattern entry, data after the gzip stream and integer
+// values beyond 2^53 are errors.
 //
-// Every malformed input throws ParseError "path:line: <what was expected>, found '<text>'";
-// a matrix too large for Index throws IndexOverflowError; a declared size that cannot fit
-// the file or the available memory is refused before any allocation.
+// Every malformed input throws ParseError "path:line: <what was expected>, found '<text>'"
+// ("path:line:column: ..." where a token is at fault); a matrix too large for Index throws
+// IndexOverflowError; memory beyond the limit of ReadOptions::max_memory (entries read so
+// far, rows declared) throws OutOfMemoryError before it is allocated.
 //
 // Example: the file
 //   %%MatrixMarket matrix coordinate real symmetric
@@ -33,8 +37,11 @@
 #include <string_view>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/io/read_options.hpp"
 
 namespace spmat::io {
+
+class InputStream;
 
 enum class MmFormat { coordinate, array };
 enum class MmField { real, integer, pattern, complex };
@@ -57,7 +64,7 @@ struct MatrixMarketHeader {
   std::int64_t size_line = 0;
 };
 
-/// Reads only the banner and size line (the first few kilobytes of the file). Complex files
+/// Reads only the banner and size line (the start of the file). Complex files
 /// are reported (field = complex), not refused. Throws ParseError as read_matrix_market does.
 MatrixMarketHeader read_matrix_market_header(const std::string& path);
 
@@ -70,10 +77,34 @@ template <class Value, class Index>
 Csr<Value, Index> read_matrix_market(const std::string& path, MatrixMarketHeader* header,
                                      std::size_t* text_bytes);
 
-/// Writes `a` as `%%MatrixMarket matrix coordinate real general`, 1-based, values printed
-/// with %.17g (double) or %.9g (float) so that they read back exactly; gzip-compressed when
-/// `path` ends in ".gz". The file appears atomically (written aside, then renamed).
+/// As read_matrix_market, with options (strict or lenient, memory limit).
 template <class Value, class Index>
-void write_matrix_market(const std::string& path, const Csr<Value, Index>& a);
+Csr<Value, Index> read_matrix_market(const std::string& path, const ReadOptions& options,
+                                     MatrixMarketHeader* header = nullptr,
+                                     std::size_t* text_bytes = nullptr);
+
+/// As read_matrix_market, from a stream already opened (load_matrix sniffs its first bytes).
+template <class Value, class Index>
+Csr<Value, Index> read_matrix_market(InputStream& in, const ReadOptions& options,
+                                     MatrixMarketHeader* header, std::size_t* text_bytes);
+
+/// The banner the writer prints: `coordinate <field> <symmetry>`. With a symmetry other than
+/// general only the lower triangle (diagonal included) is written; pattern writes no values.
+/// `MmWriteOptions{h.field, h.symmetry}` with the header of the file read gives a read-write-
+/// read round trip that is identical.
+struct MmWriteOptions {
+  MmField field = MmField::real;
+  MmSymmetry symmetry = MmSymmetry::general;
+};
+
+/// Writes `a` as `%%MatrixMarket matrix coordinate <field> <symmetry>` (real general unless
+/// asked), 1-based, real values printed with %.17g (double) or %.9g (float) so that they read
+/// back exactly; gzip-compressed when `path` ends in ".gz". The file appears atomically
+/// (written aside, then renamed). A matrix that does not have the field or symmetry asked
+/// (a non-integer value for integer, A != A^T for symmetric, A != -A^T for skew-symmetric)
+/// throws InvalidMatrixError; complex throws UnsupportedError.
+template <class Value, class Index>
+void write_matrix_market(const std::string& path, const Csr<Value, Index>& a,
+                         const MmWriteOptions& options = {});
 
 }  // namespace spmat::io

@@ -146,21 +146,31 @@ class Matrix:
         else:
             raise TypeError(f"spmat.Matrix takes a scipy.sparse matrix, a Matrix Market path "
                             f"or a generator spec ('gen:lap2d:100'), got {type(a).__name__}")
+        self._cache()
 
     @classmethod
     def _wrap(cls, handle):
         m = cls.__new__(cls)
         m._h = handle
+        m._cache()
         return m
+
+    def _cache(self):
+        # Fixed for the matrix's lifetime; read on every product, so kept as plain attributes.
+        h = self._h
+        self._shape = (h.rows, h.cols)
+        self._dtype = np.dtype(h.dtype)
+        self._device = h.device
 
     # --- what it is ------------------------------------------------------------------------
     @property
     def shape(self):
         """(rows, cols)."""
-        return (self._h.rows, self._h.cols)
+        return self._shape
 
     @property
     def ndim(self):
+        """Always 2."""
         return 2
 
     @property
@@ -171,7 +181,7 @@ class Matrix:
     @property
     def dtype(self):
         """numpy.float64 or numpy.float32."""
-        return np.dtype(self._h.dtype)
+        return self._dtype
 
     @property
     def format(self):
@@ -181,7 +191,7 @@ class Matrix:
     @property
     def device(self):
         """'cpu' or 'cuda'."""
-        return self._h.device
+        return self._device
 
     @property
     def storage_bytes(self):
@@ -229,15 +239,16 @@ class Matrix:
         read then), allocated when omitted. Must not overlap x. 2-D x and out (C-contiguous,
         one column per vector) run SpMM instead.
         """
-        n_in, n_out = self.shape if transpose else self.shape[::-1]
-        kind = check_operand(x, "x", self.dtype, n_in, self.device)
+        rows, cols = self._shape
+        n_in, n_out = (rows, cols) if transpose else (cols, rows)
+        check_operand(x, "x", self._dtype, n_in, self._device)
+        out_shape = (n_out,) if x.ndim == 1 else (n_out, x.shape[1])
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 reads out (y = alpha*A@x + beta*y): pass out=y")
-            out = empty_like_kind(x, (n_out,) + tuple(x.shape[1:]), self.dtype)
+            out = empty_like_kind(x, out_shape, self._dtype)
         else:
-            check_output(out, x, "out", self.dtype, (n_out,) + tuple(x.shape[1:]), self.device)
-        del kind
+            check_output(out, x, "out", self._dtype, out_shape, self._device)
         if x.ndim == 1:
             self._h.spmv(x, out, float(alpha), float(beta), transpose)
         elif not transpose and self._h.supports("spmm"):
@@ -265,11 +276,13 @@ class Matrix:
         return self.spmv(x, transpose=True)
 
     def __matmul__(self, x):
+        """``A @ x``: SpMV for a 1-D x, SpMM for a 2-D C-contiguous X (one vector per column)."""
         if isinstance(x, (Matrix, TransposedMatrix)) or sp.issparse(x):
             raise TypeError("sparse @ sparse is not supported; multiply by a dense numpy array")
         return self.spmv(x)
 
     def __rmatmul__(self, x):
+        """``x @ A`` = ``(A.T @ x.T).T``: a row vector, or each row of a block, times A."""
         # x @ A = (Aᵀ xᵀ)ᵀ: a row vector, or each row of a C-contiguous block, times A.
         if isinstance(x, np.ndarray) and x.ndim == 2:
             if x.shape[1] != self.shape[0]:
@@ -283,9 +296,11 @@ class Matrix:
         return self.spmv(x, transpose=True)
 
     def __add__(self, other):
+        """``A + B`` (same format, device and dtype); see add."""
         return self.add(other)
 
     def __sub__(self, other):
+        """``A - B`` (same format, device and dtype); see add."""
         return self.add(other, beta=-1.0)
 
     def add(self, other, alpha=1.0, beta=1.0):

@@ -38,9 +38,7 @@ def test_mmread_test_files(path):
     try:
         ours = spmat.mmread(path)
     except spmat.SpmatError as e:
-        assert str(e), "an empty error message"
-        assert path.name in str(e) or "complex" in str(e) or "too large" in str(e) \
-            or "int" in str(e), str(e)
+        assert path.name in str(e), str(e)  # the message names the file (and the line)
         return
     try:
         ref = scipy.io.mmread(str(path))
@@ -50,6 +48,24 @@ def test_mmread_test_files(path):
         ref = sp.csr_array(ref)  # an array-format file: scipy gives dense, zeros not stored
         ref.eliminate_zeros()
     assert_identical(ours, canonical(ref))
+
+
+@pytest.mark.parametrize("field, symmetry", [
+    ("real", "general"), ("real", "symmetric"), ("real", "skew-symmetric"),
+    ("integer", "general"), ("integer", "symmetric"), ("pattern", "general"),
+    ("pattern", "symmetric"),
+])
+def test_mmread_variants_match_scipy(tmp_path, field, symmetry):
+    # Files of each field and symmetry, written by scipy, read back by both readers.
+    rng = np.random.default_rng(4)
+    a = sp.random_array((40, 40), density=0.1, format="coo", rng=rng)
+    a = (a + a.T) if symmetry == "symmetric" else (a - a.T) if symmetry == "skew-symmetric" else a
+    a = sp.coo_array(a)
+    if field == "integer":
+        a = sp.coo_array((np.round(a.data * 100).astype(np.int64), (a.row, a.col)), shape=a.shape)
+    path = tmp_path / f"{field}-{symmetry}.mtx"
+    scipy.io.mmwrite(str(path), a, field=field, symmetry=symmetry)
+    assert_identical(spmat.mmread(path), canonical(scipy.io.mmread(str(path))))
 
 
 def test_mmread_float32():

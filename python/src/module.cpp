@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -246,6 +247,32 @@ class Operand {
 #endif
 };
 
+/// Caller-owned GPU arrays (CuPy, PyTorch) may be written or read on the caller's own stream,
+/// while spmat's kernels run on the default stream: the device is synchronised before and
+/// after such a call, so neither side sees the other's work half done. (Ordering on the
+/// caller's stream would avoid the wait; it is not implemented.)
+class DeviceFence {
+ public:
+  explicit DeviceFence(bool active) : active_(active) { sync(); }
+  ~DeviceFence() noexcept(false) { sync(); }
+  DeviceFence(const DeviceFence&) = delete;
+  DeviceFence& operator=(const DeviceFence&) = delete;
+
+ private:
+  void sync() const {
+#if SPMAT_WITH_CUDA
+    if (active_ && std::uncaught_exceptions() == 0) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+  }
+  bool active_;
+};
+
+template <class Array>
+bool in_gpu_memory(const Array& a) {
+  return a.device_type() == nb::device::cuda::value ||
+         a.device_type() == nb::device::cuda_managed::value;
+}
+
 template <class A, class B>
 void check_no_overlap(const A& x, const B& y, const char* xn, const char* yn) {
   if (x.device_type() != y.device_type() || x.size() == 0 || y.size() == 0) return;
@@ -276,6 +303,7 @@ void spmv(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y, Value
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
+    DeviceFence fence(in_gpu_memory(x) || in_gpu_memory(y));
     std::span<const Value> xs(xo.data(), xo.size());
     std::span<Value> ys(yo.data(), yo.size());
     if (transpose)
@@ -305,6 +333,7 @@ void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
+    DeviceFence fence(in_gpu_memory(b) || in_gpu_memory(c));
     m.spmm(std::span<const Value>(bo.data(), bo.size()), std::span<Value>(co.data(), co.size()),
            k, spmat::DenseLayout::row_major, alpha, beta);
     co.finish();

@@ -213,3 +213,13 @@ def test_empty_matrix():
     assert A.nnz == 0
     assert np.array_equal(A @ np.ones(3), np.zeros(5))
     assert A.to_scipy().nnz == 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_degenerate_shapes(fmt):
+    # No vectors (k = 0) and a 0x0 matrix: empty results, no kernel reads out of bounds.
+    A = spmat.Matrix(MATRICES["random_60x90"], format=fmt)
+    assert (A @ np.ones((90, 0))).shape == (60, 0)
+    assert (A.T @ np.ones((60, 0))).shape == (90, 0)
+    E = spmat.Matrix(sp.csr_array((0, 0)), format=fmt)
+    assert (E @ np.ones(0)).shape == (0,)

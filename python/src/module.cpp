@@ -1,0 +1,517 @@
+// python/src/module.cpp — spmat._spmat: the nanobind layer under the Python package spmat.
+// SPDX-License-Identifier: MIT
+//
+// Thin on purpose: the Python package (python/spmat) checks arguments and turns them into the
+// plain forms this module takes (canonical CSR arrays, contiguous vectors of the matrix's
+// dtype); this module re-checks what would otherwise crash (device, dimensions, overlap) and
+// maps spmat's C++ exceptions to Python ones with the message kept.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "spmat/config.hpp"
+#include "spmat/gen/generators.hpp"
+#include "spmat/io/load.hpp"
+#include "spmat/io/matrix_market.hpp"
+#include "spmat/matrix.hpp"
+#include "spmat/plan/plan.hpp"
+#include "spmat/registry.hpp"
+#if SPMAT_WITH_CUDA
+#include "spmat/cuda/buffer.hpp"
+#endif
+
+namespace nb = nanobind;
+
+namespace {
+
+// --- exceptions ---------------------------------------------------------------------------------
+// Python classes for spmat's C++ errors. Each also derives from the builtin a Python user would
+// catch for that kind of problem (ValueError for bad input, MemoryError, ...), so
+// `except ValueError` works as well as `except spmat.ParseError`.
+struct PyErrors {
+  PyObject* base = nullptr;
+  PyObject* parse = nullptr;
+  PyObject* invalid_matrix = nullptr;
+  PyObject* index_overflow = nullptr;
+  PyObject* unsupported = nullptr;
+  PyObject* dimension = nullptr;
+  PyObject* cuda = nullptr;
+  PyObject* out_of_memory = nullptr;
+};
+PyErrors g_errors;
+
+PyObject* new_error(nb::module_& m, const char* name, PyObject* base, PyObject* builtin,
+                    const char* doc) {
+  PyObject* bases = builtin ? PyTuple_Pack(2, base, builtin) : PyTuple_Pack(1, base);
+  const std::string qualified = std::string("spmat.") + name;
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
+  Py_DECREF(bases);
+  if (!cls) throw nb::python_error();
+  m.attr(name) = nb::handle(cls);
+  return cls;
+}
+
+void register_errors(nb::module_& m) {
+  g_errors.base = PyErr_NewExceptionWithDoc("spmat.SpmatError",
+                                            "Base of every error spmat raises.",
+                                            PyExc_RuntimeError, nullptr);
+  if (!g_errors.base) throw nb::python_error();
+  m.attr("SpmatError") = nb::handle(g_errors.base);
+  g_errors.parse = new_error(m, "ParseError", g_errors.base, PyExc_ValueError,
+                             "Malformed input: a Matrix Market file, a generator spec, an option.");
+  g_errors.invalid_matrix = new_error(m, "InvalidMatrixError", g_errors.base, PyExc_ValueError,
+                                      "A structural problem in a matrix's arrays.");
+  g_errors.index_overflow = new_error(m, "IndexOverflowError", g_errors.base, PyExc_OverflowError,
+                                      "Dimensions or nnz too large for the index type.");
+  g_errors.unsupported = new_error(m, "UnsupportedError", g_errors.base, PyExc_ValueError,
+                                   "A format, operation or device that is not available.");
+  g_errors.dimension = new_error(m, "DimensionMismatchError", g_errors.base, PyExc_ValueError,
+                                 "Operand sizes that do not match the matrix.");
+  g_errors.cuda = new_error(m, "CudaError", g_errors.base, nullptr,
+                            "A CUDA runtime or library call failed.");
+  g_errors.out_of_memory = new_error(m, "OutOfMemoryError", g_errors.base, PyExc_MemoryError,
+                                     "Device or host memory exhausted.");
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const spmat::ParseError& e) {
+      PyErr_SetString(g_errors.parse, e.what());
+    } catch (const spmat::InvalidMatrixError& e) {
+      PyErr_SetString(g_errors.invalid_matrix, e.what());
+    } catch (const spmat::IndexOverflowError& e) {
+      PyErr_SetString(g_errors.index_overflow, e.what());
+    } catch (const spmat::UnsupportedError& e) {
+      PyErr_SetString(g_errors.unsupported, e.what());
+    } catch (const spmat::DimensionMismatchError& e) {
+      PyErr_SetString(g_errors.dimension, e.what());
+    } catch (const spmat::CudaError& e) {
+      PyErr_SetString(g_errors.cuda, e.what());
+    } catch (const spmat::OutOfMemoryError& e) {
+      PyErr_SetString(g_errors.out_of_memory, e.what());
+    } catch (const spmat::Error& e) {
+      PyErr_SetString(g_errors.base, e.what());
+    }
+  });
+}
+
+// --- arrays -------------------------------------------------------------------------------------
+template <class T>
+using Vec1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+
+/// A numpy array that owns `v` (moved, not copied).
+template <class T>
+Vec1<T> to_numpy(std::vector<T>&& v) {
+  auto* heap = new std::vector<T>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  static T empty{};  // numpy wants a non-null pointer even for zero elements
+  T* data = heap->empty() ? &empty : heap->data();
+  return Vec1<T>(data, {heap->size()}, owner);
+}
+
+template <class T>
+using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+template <class T>
+std::vector<T> copy_of(const In1<T>& a) {
+  return std::vector<T>(a.data(), a.data() + a.shape(0));
+}
+
+template <class Value, class Index>
+spmat::Csr<Value, Index> csr_from_arrays(std::int64_t rows, std::int64_t cols,
+                                         const In1<Index>& indptr, const In1<Index>& indices,
+                                         const In1<Value>& data) {
+  spmat::check_index_range<Index>(rows, cols, static_cast<std::int64_t>(indices.shape(0)));
+  if (rows < 0 || cols < 0)
+    throw nb::value_error(("negative shape (" + std::to_string(rows) + ", " +
+                           std::to_string(cols) + ")").c_str());
+  if (indptr.shape(0) != static_cast<std::size_t>(rows) + 1)
+    throw nb::value_error(("indptr has " + std::to_string(indptr.shape(0)) +
+                           " entries, expected rows + 1 = " + std::to_string(rows + 1)).c_str());
+  if (indices.shape(0) != data.shape(0))
+    throw nb::value_error(("indices has " + std::to_string(indices.shape(0)) +
+                           " entries but data has " + std::to_string(data.shape(0))).c_str());
+  spmat::Csr<Value, Index> a;
+  a.rows = static_cast<Index>(rows);
+  a.cols = static_cast<Index>(cols);
+  a.row_ptr = copy_of(indptr);
+  a.col_idx = copy_of(indices);
+  a.values = copy_of(data);
+  return a;
+}
+
+spmat::Backend parse_device(const std::string& device) {
+  if (device == "cpu") return spmat::Backend::cpu;
+  if (device == "cuda") return spmat::Backend::cuda;
+  throw nb::value_error(("device must be 'cpu' or 'cuda', got '" + device + "'").c_str());
+}
+
+// --- the matrix handle --------------------------------------------------------------------------
+/// One built matrix. Calls on one handle are serialised: formats prepare per-operation state
+/// lazily on first use, and the GIL is released while a kernel runs.
+template <class Value>
+struct Handle {
+  explicit Handle(spmat::Matrix<Value> m) : mat(std::move(m)) {}
+  spmat::Matrix<Value> mat;
+  std::mutex mutex;
+};
+
+template <class Value, class Index>
+Handle<Value>* build_from_csr(std::int64_t rows, std::int64_t cols, const In1<Index>& indptr,
+                              const In1<Index>& indices, const In1<Value>& data,
+                              const std::string& format, const std::string& device,
+                              const std::string& options) {
+  auto a = csr_from_arrays<Value, Index>(rows, cols, indptr, indices, data);
+  const auto backend = parse_device(device);
+  const auto opts = spmat::FormatOptions::parse(options);
+  nb::gil_scoped_release unlocked;
+  return new Handle<Value>(spmat::Matrix<Value>::build(a, format, backend, opts));
+}
+
+template <class Value>
+Handle<Value>* build_from_spec(const std::string& spec, const std::string& format,
+                               const std::string& device, const std::string& options) {
+  const auto backend = parse_device(device);
+  const auto opts = spmat::FormatOptions::parse(options);
+  nb::gil_scoped_release unlocked;
+  try {
+    // 32-bit indices when they fit (less memory traffic); the loaders refuse a too-large
+    // matrix from its header, before reading the entries.
+    auto a = spmat::io::load_matrix<Value, std::int32_t>(spec);
+    return new Handle<Value>(spmat::Matrix<Value>::build(a, format, backend, opts));
+  } catch (const spmat::IndexOverflowError&) {
+    auto a = spmat::io::load_matrix<Value, std::int64_t>(spec);
+    return new Handle<Value>(spmat::Matrix<Value>::build(a, format, backend, opts));
+  }
+}
+
+/// A vector operand as the matrix's backend sees it: the caller's memory where it already lives
+/// there, else a device copy (numpy vectors with a CUDA matrix), written back by `finish`.
+template <class Value, class Array>
+class Operand {
+ public:
+  Operand(const Array& a, spmat::Backend backend, bool input, bool output, const char* name)
+      : a_(a), output_(output) {
+    const int dev = a.device_type();
+    if (backend == spmat::Backend::cpu) {
+      if (dev != nb::device::cpu::value)
+        throw nb::value_error((std::string(name) +
+                               " is in GPU memory but the matrix is on the CPU (device='cpu')")
+                                  .c_str());
+      ptr_ = const_cast<Value*>(a.data());
+      return;
+    }
+#if SPMAT_WITH_CUDA
+    if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
+      ptr_ = const_cast<Value*>(a.data());
+    } else if (dev == nb::device::cpu::value) {
+      std::span<const Value> host(a.data(), a.size());
+      staged_ = input ? spmat::cuda::DeviceBuffer<Value>(host, name)
+                      : spmat::cuda::DeviceBuffer<Value>(host.size(), name);
+      ptr_ = staged_.data();
+    } else {
+      throw nb::value_error((std::string(name) + " is neither in host nor in CUDA memory").c_str());
+    }
+#else
+    (void)input;
+    throw nb::value_error("this spmat module was built without CUDA");
+#endif
+  }
+  Value* data() const { return ptr_; }
+  std::size_t size() const { return a_.size(); }
+  /// Copies a staged output back to the caller's host array.
+  void finish() {
+#if SPMAT_WITH_CUDA
+    if (output_ && staged_.size() != 0)
+      SPMAT_CUDA_CHECK(cudaMemcpy(const_cast<Value*>(a_.data()), staged_.data(), staged_.bytes(),
+                                  cudaMemcpyDeviceToHost));
+#endif
+  }
+
+ private:
+  const Array& a_;
+  bool output_;
+  Value* ptr_ = nullptr;
+#if SPMAT_WITH_CUDA
+  spmat::cuda::DeviceBuffer<Value> staged_;
+#endif
+};
+
+/// Caller-owned GPU arrays (CuPy, PyTorch) may be written or read on the caller's own stream,
+/// while spmat's kernels run on the default stream: the device is synchronised before and
+/// after such a call, so neither side sees the other's work half done. (Ordering on the
+/// caller's stream would avoid the wait; it is not implemented.)
+class DeviceFence {
+ public:
+  explicit DeviceFence(bool active) : active_(active) { sync(); }
+  ~DeviceFence() noexcept(false) { sync(); }
+  DeviceFence(const DeviceFence&) = delete;
+  DeviceFence& operator=(const DeviceFence&) = delete;
+
+ private:
+  void sync() const {
+#if SPMAT_WITH_CUDA
+    if (active_ && std::uncaught_exceptions() == 0) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+  }
+  bool active_;
+};
+
+template <class Array>
+bool in_gpu_memory(const Array& a) {
+  return a.device_type() == nb::device::cuda::value ||
+         a.device_type() == nb::device::cuda_managed::value;
+}
+
+template <class A, class B>
+void check_no_overlap(const A& x, const B& y, const char* xn, const char* yn) {
+  if (x.device_type() != y.device_type() || x.size() == 0 || y.size() == 0) return;
+  const auto* x0 = reinterpret_cast<const char*>(x.data());
+  const auto* y0 = reinterpret_cast<const char*>(y.data());
+  if (x0 < y0 + y.nbytes() && y0 < x0 + x.nbytes())
+    throw nb::value_error((std::string(yn) + " overlaps " + xn +
+                           " in memory; the product needs a separate output array")
+                              .c_str());
+}
+
+template <class T>
+using VecIn = nb::ndarray<const T, nb::ndim<1>, nb::c_contig>;
+template <class T>
+using VecOut = nb::ndarray<T, nb::ndim<1>, nb::c_contig>;
+template <class T>
+using MatIn = nb::ndarray<const T, nb::ndim<2>, nb::c_contig>;
+template <class T>
+using MatOut = nb::ndarray<T, nb::ndim<2>, nb::c_contig>;
+
+template <class Value>
+void spmv(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y, Value alpha,
+          Value beta, bool transpose) {
+  check_no_overlap(x, y, "x", "out");
+  const auto backend = h.mat.backend();
+  Operand<Value, VecIn<Value>> xo(x, backend, true, false, "x");
+  Operand<Value, VecOut<Value>> yo(y, backend, beta != Value(0), true, "out");
+  {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> lock(h.mutex);
+    DeviceFence fence(in_gpu_memory(x) || in_gpu_memory(y));
+    std::span<const Value> xs(xo.data(), xo.size());
+    std::span<Value> ys(yo.data(), yo.size());
+    if (transpose)
+      h.mat.spmv_t(xs, ys, alpha, beta);
+    else
+      h.mat.spmv(xs, ys, alpha, beta);
+    yo.finish();
+  }
+}
+
+template <class Value>
+void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value alpha,
+          Value beta) {
+  check_no_overlap(b, c, "X", "out");
+  const auto& m = h.mat;
+  const auto k = static_cast<std::int64_t>(b.shape(1));
+  if (static_cast<std::int64_t>(b.shape(0)) != m.cols() ||
+      static_cast<std::int64_t>(c.shape(0)) != m.rows() ||
+      static_cast<std::int64_t>(c.shape(1)) != k)
+    throw spmat::DimensionMismatchError(
+        "spmm: A is " + std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + ", X is " +
+        std::to_string(b.shape(0)) + "x" + std::to_string(b.shape(1)) + ", out is " +
+        std::to_string(c.shape(0)) + "x" + std::to_string(c.shape(1)));
+  const auto backend = m.backend();
+  Operand<Value, MatIn<Value>> bo(b, backend, true, false, "X");
+  Operand<Value, MatOut<Value>> co(c, backend, beta != Value(0), true, "out");
+  {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard<std::mutex> lock(h.mutex);
+    DeviceFence fence(in_gpu_memory(b) || in_gpu_memory(c));
+    m.spmm(std::span<const Value>(bo.data(), bo.size()), std::span<Value>(co.data(), co.size()),
+           k, spmat::DenseLayout::row_major, alpha, beta);
+    co.finish();
+  }
+}
+
+template <class Value>
+nb::tuple csr_tuple(spmat::Csr<Value, std::int64_t>&& a) {
+  const std::int64_t rows = a.rows, cols = a.cols;
+  return nb::make_tuple(rows, cols, to_numpy(std::move(a.row_ptr)), to_numpy(std::move(a.col_idx)),
+                        to_numpy(std::move(a.values)));
+}
+
+template <class Value, class Index>
+nb::tuple csr_tuple_any(spmat::Csr<Value, Index>&& a) {
+  const std::int64_t rows = a.rows, cols = a.cols;
+  return nb::make_tuple(rows, cols, to_numpy(std::move(a.row_ptr)), to_numpy(std::move(a.col_idx)),
+                        to_numpy(std::move(a.values)));
+}
+
+nb::object plan_dict(const spmat::FormatPlan* p) {
+  if (!p) return nb::none();
+  nb::dict d;
+  d["level"] = p->level == spmat::PlanLevel::tune ? "tune" : "auto";
+  d["description"] = p->describe();
+  d["reason"] = p->reason;
+  d["precision"] = p->precision;
+  d["plan_ms"] = p->plan_ms;
+  nb::list choices;
+  for (const auto& c : p->choices) {
+    nb::dict cd;
+    cd["op"] = std::string(spmat::to_string(c.op));
+    cd["format"] = c.format;
+    cd["transposed"] = c.transposed;
+    cd["predicted_ms"] = c.predicted_ms;
+    cd["measured_ms"] = c.measured_ms;
+    choices.append(cd);
+  }
+  d["choices"] = choices;
+  return d;
+}
+
+template <class Value>
+void bind_handle(nb::module_& m, const char* name, const char* dtype) {
+  using H = Handle<Value>;
+  nb::class_<H>(m, name)
+      .def_prop_ro("rows", [](const H& h) { return h.mat.rows(); })
+      .def_prop_ro("cols", [](const H& h) { return h.mat.cols(); })
+      .def_prop_ro("nnz", [](const H& h) { return h.mat.nnz(); })
+      .def_prop_ro("format", [](const H& h) { return std::string(h.mat.format_name()); })
+      .def_prop_ro("device", [](const H& h) { return std::string(spmat::to_string(h.mat.backend())); })
+      .def_prop_ro("dtype", [dtype](const H&) { return std::string(dtype); })
+      .def_prop_ro("storage_bytes", [](const H& h) { return h.mat.storage_bytes(); })
+      .def_prop_ro("plan", [](const H& h) { return plan_dict(h.mat.plan()); })
+      .def("supports", [](const H& h, const std::string& op) {
+        return h.mat.supports(spmat::parse_op(op));
+      })
+      .def("spmv", &spmv<Value>, nb::arg("x").noconvert(), nb::arg("y").noconvert(),
+           nb::arg("alpha"), nb::arg("beta"), nb::arg("transpose"))
+      .def("spmm", &spmm<Value>, nb::arg("b").noconvert(), nb::arg("c").noconvert(),
+           nb::arg("alpha"), nb::arg("beta"))
+      .def("add", [](H& a, H& b, Value alpha, Value beta) {
+             nb::gil_scoped_release unlocked;
+             if (&a == &b) {  // A + A: one mutex, locked once
+               std::lock_guard<std::mutex> lock(a.mutex);
+               return new H(a.mat.add(b.mat, alpha, beta));
+             }
+             std::scoped_lock lock(a.mutex, b.mutex);
+             return new H(a.mat.add(b.mat, alpha, beta));
+           }, nb::arg("b"), nb::arg("alpha"), nb::arg("beta"), nb::rv_policy::take_ownership)
+      .def("to_csr", [](H& h) {
+        spmat::Csr<Value, std::int64_t> a;
+        {
+          nb::gil_scoped_release unlocked;
+          std::lock_guard<std::mutex> lock(h.mutex);
+          a = h.mat.to_csr();
+        }
+        return csr_tuple(std::move(a));
+      });
+}
+
+template <class Value, class Index>
+void bind_build(nb::module_& m, const char* name) {
+  m.def(name, &build_from_csr<Value, Index>, nb::arg("rows"), nb::arg("cols"),
+        nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert(), nb::arg("format"), nb::arg("device"), nb::arg("options"),
+        nb::rv_policy::take_ownership);
+}
+
+template <class Value>
+nb::tuple mmread(const std::string& path) {
+  try {
+    spmat::Csr<Value, std::int32_t> a;
+    {
+      nb::gil_scoped_release unlocked;
+      a = spmat::io::read_matrix_market<Value, std::int32_t>(path);
+    }
+    return csr_tuple_any(std::move(a));
+  } catch (const spmat::IndexOverflowError&) {
+    spmat::Csr<Value, std::int64_t> a;
+    {
+      nb::gil_scoped_release unlocked;
+      a = spmat::io::read_matrix_market<Value, std::int64_t>(path);
+    }
+    return csr_tuple_any(std::move(a));
+  }
+}
+
+template <class Value, class Index>
+void mmwrite(const std::string& path, std::int64_t rows, std::int64_t cols,
+             const In1<Index>& indptr, const In1<Index>& indices, const In1<Value>& data) {
+  auto a = csr_from_arrays<Value, Index>(rows, cols, indptr, indices, data);
+  nb::gil_scoped_release unlocked;
+  a.validate(path);
+  spmat::io::write_matrix_market(path, a);
+}
+
+nb::dict caps_dict(const spmat::BackendCaps& c) {
+  nb::dict d;
+  d["available"] = c.available;
+  d["spmv"] = c.available && c.spmv;
+  d["spmv_t"] = c.available && c.spmv_t;
+  d["spmm"] = c.available && c.spmm;
+  d["add"] = c.available && c.add;
+  d["deterministic_spmv"] = c.deterministic_spmv;
+  d["deterministic_spmv_t"] = c.deterministic_spmv_t;
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_spmat, m) {
+  m.doc() = "spmat's C++ core; use the package spmat, not this module.";
+  register_errors(m);
+  m.attr("__version__") = SPMAT_PY_VERSION;
+
+  bind_handle<double>(m, "HandleF64", "float64");
+  bind_handle<float>(m, "HandleF32", "float32");
+  bind_build<double, std::int32_t>(m, "build_f64");
+  bind_build<double, std::int64_t>(m, "build_f64");
+  bind_build<float, std::int32_t>(m, "build_f32");
+  bind_build<float, std::int64_t>(m, "build_f32");
+  m.def("load_f64", &build_from_spec<double>, nb::arg("spec"), nb::arg("format"),
+        nb::arg("device"), nb::arg("options"), nb::rv_policy::take_ownership);
+  m.def("load_f32", &build_from_spec<float>, nb::arg("spec"), nb::arg("format"),
+        nb::arg("device"), nb::arg("options"), nb::rv_policy::take_ownership);
+
+  m.def("mmread_f64", &mmread<double>, nb::arg("path"));
+  m.def("mmread_f32", &mmread<float>, nb::arg("path"));
+  m.def("mmwrite", &mmwrite<double, std::int32_t>, nb::arg("path"), nb::arg("rows"),
+        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert());
+  m.def("mmwrite", &mmwrite<double, std::int64_t>, nb::arg("path"), nb::arg("rows"),
+        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert());
+  m.def("mmwrite", &mmwrite<float, std::int32_t>, nb::arg("path"), nb::arg("rows"),
+        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert());
+  m.def("mmwrite", &mmwrite<float, std::int64_t>, nb::arg("path"), nb::arg("rows"),
+        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert());
+
+  m.def("formats", [] {
+    nb::list out;
+    for (const auto& e : spmat::registry()) {
+      nb::dict d;
+      d["name"] = e.name;
+      d["summary"] = e.summary;
+      d["cpu"] = caps_dict(e.caps.cpu);
+      d["cuda"] = caps_dict(e.caps.cuda);
+      nb::list params;
+      for (const auto& p : e.params) params.append(nb::make_tuple(p.name, p.default_value, p.help));
+      d["params"] = params;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("cuda_compiled", &spmat::cuda_compiled);
+  m.def("cuda_available", &spmat::cuda_available);
+  m.def("generators", &spmat::gen::describe);
+}

@@ -59,6 +59,8 @@ def main():
     ap.add_argument("--stats", default="planner_stats.json")
     ap.add_argument("--bandwidth", type=float, default=3352.0, help="GB/s (H100 SXM nominal)")
     ap.add_argument("--verbose", action="store_true", help="print the matrices the fit misjudges")
+    ap.add_argument("--cross-validate", action="store_true",
+                    help="also choose for each matrix with a model fitted without it")
     ap.add_argument("--launch-quantile", type=float, default=0.75,
                     help="quantile of the fixed costs per class: above 0.5 a format whose speed "
                          "varies within a class ranks lower")
@@ -91,44 +93,9 @@ def main():
         json.dump(stats, open(a.stats, "w"), indent=1)
 
     for op, formats in (("spmv", SPMV), ("spmv_t", SPMV_T)):
-        launch, eff = {}, {}
-        for f in formats:
-            for c in CLASSES:
-                small, large = [], []
-                for (m, o, p), v in times.items():
-                    if o != op or f not in v or m not in stats or classify(stats[m]) != c:
-                        continue
-                    s = stats[m]
-                    vb = 8 if p == "fp64" else 4
-                    b = floor_bytes(s, vb)
-                    padded = b / s[PADDING[f]] if f in PADDING else b
-                    (small if b < SMALL_BYTES else large).append((padded, v[f]))
-                if large:
-                    eff[(f, c)] = quantile([b / bw / t for b, t in large], a.efficiency_quantile)
-                if small:
-                    launch[(f, c)] = quantile([t - b / (bw * L2_SPEEDUP) for b, t in small], a.launch_quantile)
-            for c in CLASSES:  # gaps: the regular class's fixed cost; the smaller efficiency
-                if (f, c) not in launch:
-                    l = [launch[(f, x)] for x in CLASSES if (f, x) in launch]
-                    launch[(f, c)] = launch.get((f, "regular"), max(l) if l else 20e-6)
-            if (f, "regular") not in eff:
-                e = [eff[(f, x)] for x in ("stencil", "irregular") if (f, x) in eff]
-                if e:
-                    eff[(f, "regular")] = min(e)
-            if (f, "stencil") not in eff and (f, "regular") in eff:
-                eff[(f, "stencil")] = eff[(f, "regular")]
-
-        def predict(f, s, vb):
-            c = classify(s)
-            e = eff.get((f, c), 0)
-            if e <= 0 or (f in PADDING and c == "skewed"):
-                return None
-            b = floor_bytes(s, vb)
-            padded = b / s[PADDING[f]] if f in PADDING else b
-            small = b < SMALL_BYTES
-            return (launch[(f, c)] if small else 0) + padded / (bw * (L2_SPEEDUP if small else 1) * e)
-
-        print("\n// %s" % op)
+        launch, eff, evidence = fit(times, stats, op, formats, bw, a, exclude=None)
+        print("\n// %s; calibration matrices per class (in L2 / past it): %s" % (op, ", ".join(
+            "%s %d/%d" % (c, evidence.get((c, True), 0), evidence.get((c, False), 0)) for c in CLASSES)))
         for f in formats:
             if not any((f, c) in eff or (f, c) in launch for c in CLASSES):
                 continue
@@ -136,27 +103,109 @@ def main():
                 f, op, ", ".join("%.1f" % (launch[(f, c)] * 1e6) for c in CLASSES),
                 ", ".join("%.2f" % eff.get((f, c), 0) for c in CLASSES)))
         for prec in ("fp64", "fp32"):
-            got = []
-            for (m, o, p), v in sorted(times.items()):
-                if o != op or p != prec or m not in stats:
+            report(op, prec, "fitted choice", choose_all(times, stats, op, prec, formats, bw,
+                                                         lambda m: (launch, eff, evidence)), a.verbose)
+            if a.cross_validate:
+                # Each matrix chosen for by a model fitted without it: an estimate of how the
+                # planner does on matrices it has not seen.
+                models = {}
+
+                def held_out(m):
+                    if m not in models:
+                        models[m] = fit(times, stats, op, formats, bw, a, exclude=m)
+                    return models[m]
+                report(op, prec, "left out of the fit", choose_all(times, stats, op, prec, formats, bw,
+                                                                    held_out), a.verbose)
+
+
+def margin(n):
+    """How much faster than cuSPARSE another format must be predicted when its figures for a
+    class rest on n calibration matrices: a class seen on one or two matrices says little about
+    the next one."""
+    return 0.0 if n >= 3 else (0.15 if n == 2 else 0.3)
+
+
+def fit(times, stats, op, formats, bw, a, exclude):
+    """Per (format, class): the fixed cost while in L2 and the efficiency past it, and per
+    (class, regime) the number of matrices behind them."""
+    launch, eff, seen = {}, {}, defaultdict(set)
+    for (m, o, p), v in times.items():
+        if o == op and m in stats and m != exclude:
+            vb = 8 if p == "fp64" else 4
+            seen[(classify(stats[m]), floor_bytes(stats[m], vb) < SMALL_BYTES)].add(m)
+    evidence = {k: len(v) for k, v in seen.items()}
+    for f in formats:
+        for c in CLASSES:
+            small, large = [], []
+            for (m, o, p), v in times.items():
+                if o != op or f not in v or m not in stats or m == exclude or classify(stats[m]) != c:
                     continue
+                s = stats[m]
                 vb = 8 if p == "fp64" else 4
-                pred = {f: predict(f, stats[m], vb) for f in formats if f in v}
-                pred = {f: x for f, x in pred.items() if x}
-                vendor = [x for f, x in v.items() if f.startswith("cusparse")]
-                if not pred or not vendor:
-                    continue
-                ch = min(pred, key=pred.get)
-                got.append((os.path.basename(m), ch, min(vendor) / v[ch], min(vendor) / min(v.values())))
-            if a.verbose:
-                for m, ch, got_x, best_x in got:
-                    if got_x < 0.95 * best_x:
-                        print("//   %-24s %-16s %.2fx (best %.2fx)" % (m[:24], ch, got_x, best_x))
-            if got:
-                gm = math.exp(sum(math.log(x[2]) for x in got) / len(got))
-                om = math.exp(sum(math.log(x[3]) for x in got) / len(got))
-                print("// %s %s: fitted choice %.3fx of cuSPARSE (geo-mean), worst %.2fx; best per matrix %.3fx"
-                      % (op, prec, gm, min(x[2] for x in got), om))
+                b = floor_bytes(s, vb)
+                padded = b / s[PADDING[f]] if f in PADDING else b
+                (small if b < SMALL_BYTES else large).append((padded, v[f]))
+            if large:
+                eff[(f, c)] = quantile([b / bw / t for b, t in large], a.efficiency_quantile)
+            if small:
+                launch[(f, c)] = quantile([t - b / (bw * L2_SPEEDUP) for b, t in small], a.launch_quantile)
+        for c in CLASSES:  # gaps: the regular class's fixed cost; the smaller efficiency
+            if (f, c) not in launch:
+                l = [launch[(f, x)] for x in CLASSES if (f, x) in launch]
+                launch[(f, c)] = launch.get((f, "regular"), max(l) if l else 20e-6)
+        if (f, "regular") not in eff:
+            e = [eff[(f, x)] for x in ("stencil", "irregular") if (f, x) in eff]
+            if e:
+                eff[(f, "regular")] = min(e)
+        if (f, "stencil") not in eff and (f, "regular") in eff:
+            eff[(f, "stencil")] = eff[(f, "regular")]
+    return launch, eff, evidence
+
+
+def predict(model, f, s, vb, bw):
+    launch, eff, evidence = model
+    c = classify(s)
+    e = eff.get((f, c), 0)
+    if e <= 0 or (f in PADDING and c == "skewed"):
+        return None
+    b = floor_bytes(s, vb)
+    padded = b / s[PADDING[f]] if f in PADDING else b
+    small = b < SMALL_BYTES
+    t = (launch[(f, c)] if small else 0) + padded / (bw * (L2_SPEEDUP if small else 1) * e)
+    if not f.startswith("cusparse"):
+        t *= 1 + margin(evidence.get((c, small), 0))
+    return t
+
+
+def choose_all(times, stats, op, prec, formats, bw, model_for):
+    """(matrix, chosen format, its speedup over cuSPARSE, the best format's speedup)."""
+    got = []
+    for (m, o, p), v in sorted(times.items()):
+        if o != op or p != prec or m not in stats:
+            continue
+        vb = 8 if p == "fp64" else 4
+        model = model_for(m)
+        pred = {f: predict(model, f, stats[m], vb, bw) for f in formats if f in v}
+        pred = {f: x for f, x in pred.items() if x}
+        vendor = [x for f, x in v.items() if f.startswith("cusparse")]
+        if not pred or not vendor:
+            continue
+        ch = min(pred, key=pred.get)
+        got.append((os.path.basename(m), ch, min(vendor) / v[ch], min(vendor) / min(v.values())))
+    return got
+
+
+def report(op, prec, label, got, verbose):
+    if not got:
+        return
+    if verbose:
+        for m, ch, got_x, best_x in got:
+            if got_x < 0.95 * best_x:
+                print("//   %-24s %-16s %.2fx (best %.2fx)" % (m[:24], ch, got_x, best_x))
+    gm = math.exp(sum(math.log(x[2]) for x in got) / len(got))
+    om = math.exp(sum(math.log(x[3]) for x in got) / len(got))
+    print("// %s %s, %s: %.3fx of cuSPARSE (geo-mean), worst %.2fx; best per matrix %.3fx"
+          % (op, prec, label, gm, min(x[2] for x in got), om))
 
 
 if __name__ == "__main__":

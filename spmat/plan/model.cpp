@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "spmat/config.hpp"
 #include "spmat/registry.hpp"
@@ -68,6 +69,14 @@ constexpr Kernel kCpu[] = {
     {"csr", Op::spmv, {2, 2, 2, 2}, {0.70, 0.60, 0.45, 0.40}},
     {"csr", Op::spmv_t, {4, 4, 4, 4}, {0.35, 0.30, 0.25, 0.20}},
 };
+
+/// How many calibration matrices the figures of each class rest on: while the matrix stays in
+/// L2, and past it (stencil, regular, irregular, skewed). A format other than cuSPARSE must be
+/// predicted faster by a margin that grows as this evidence shrinks (see margin()): a class
+/// seen on one or two matrices says little about the next one, and cuSPARSE is the safe choice.
+constexpr int kEvidenceInL2[4] = {0, 16, 9, 6};
+constexpr int kEvidencePastL2[4] = {4, 0, 1, 2};
+double margin(int n) { return n >= 3 ? 0.0 : (n == 2 ? 0.15 : 0.3); }
 
 /// Below this many CSR-floor bytes per L2 byte a matrix stays in L2 between calls.
 constexpr double kL2Resident = 0.5;
@@ -193,6 +202,8 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     c.transposed = on_transpose;
     c.predicted_ms = (resident ? k.launch_us[ci] * 1e-3 : 0.0) +
                      padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ci] * 1e6);
+    if (std::string_view(k.format).rfind("cusparse", 0) != 0)
+      c.predicted_ms *= 1.0 + margin(resident ? kEvidenceInL2[ci] : kEvidencePastL2[ci]);
     double stored = csr_bytes;
     if (k.padding != Kernel::none) stored /= padding_factor(k, m);
     c.bytes = static_cast<std::size_t>(stored);

@@ -53,8 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& e : spmat::registry()) {
     if (!e.caps.cpu.available) continue;
     std::optional<spmat::Matrix<double>> m;
+    // "tune" keeps its decisions on disk: not one file per fuzzed matrix.
+    const spmat::FormatOptions options =
+        e.name == "tune" ? spmat::FormatOptions().set("cache", "0") : spmat::FormatOptions();
     try {
-      m.emplace(spmat::Matrix<double>::build(a, e.name));
+      m.emplace(spmat::Matrix<double>::build(a, e.name, spmat::Backend::cpu, options));
     } catch (const spmat::UnsupportedError&) {
       continue;
     } catch (const spmat::Error& err) {

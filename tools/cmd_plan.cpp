@@ -52,6 +52,7 @@ bench::Json to_json(const std::string& spec, const FormatPlan& p) {
     Json j = Json::object();
     j.set("op", to_string(c.op)).set("format", c.format).set("transposed", c.transposed);
     j.set("predicted_ms", num(c.predicted_ms)).set("measured_ms", num(c.measured_ms));
+    j.set("setup_ms", num(c.setup_ms));
     choices.push(std::move(j));
   }
   Json cands = Json::array();
@@ -59,7 +60,7 @@ bench::Json to_json(const std::string& spec, const FormatPlan& p) {
     Json j = Json::object();
     j.set("op", to_string(c.op)).set("format", c.format).set("transposed", c.transposed);
     j.set("predicted_ms", num(c.predicted_ms)).set("measured_ms", num(c.measured_ms));
-    j.set("bytes", c.bytes).set("note", c.note);
+    j.set("bytes", c.bytes).set("setup_ms", num(c.setup_ms)).set("note", c.note);
     cands.push(std::move(j));
   }
   Json out = Json::object();
@@ -67,6 +68,7 @@ bench::Json to_json(const std::string& spec, const FormatPlan& p) {
   out.set("level", p.level == PlanLevel::tune ? "tune" : "auto").set("stats", std::move(st));
   out.set("choices", std::move(choices)).set("candidates", std::move(cands));
   out.set("reason", p.reason).set("plan_ms", p.plan_ms).set("tune_ms", p.tune_ms);
+  out.set("setup_ms", p.setup_ms());
   out.set("from_cache", p.from_cache);
   return out;
 }

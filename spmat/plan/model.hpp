@@ -29,6 +29,9 @@ Device device_for(Backend backend);
 std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, const Device& d,
                                   Op op, int value_bytes, int index_bytes);
 
+/// Rough host build time of a candidate's storage: a conversion and an upload of its bytes.
+double estimated_build_ms(const Candidate& c);
+
 /// One line: the structural class and what decided.
 std::string reason(const MatrixStats& s, const FormatPlan& p, const Device& d);
 

@@ -82,6 +82,17 @@ std::string PlanRequest::key() const {
   return s.str();
 }
 
+double FormatPlan::setup_ms() const {
+  double total = 0;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    bool shared = false;  // two operations on one storage build it once
+    for (std::size_t j = 0; j < i; ++j)
+      shared = shared || (choices[j].format == choices[i].format && choices[j].transposed == choices[i].transposed);
+    if (!shared && !std::isnan(choices[i].setup_ms)) total += choices[i].setup_ms;
+  }
+  return total;
+}
+
 const OpChoice* FormatPlan::choice(Op op) const {
   for (const auto& c : choices)
     if (c.op == op) return &c;
@@ -102,10 +113,15 @@ std::string FormatPlan::describe() const {
       std::snprintf(buf, sizeof buf, ", measured %.4f ms", c.measured_ms);
       s << buf;
     }
+    if (!std::isnan(c.setup_ms)) {
+      std::snprintf(buf, sizeof buf, "; build about %.0f ms", c.setup_ms);
+      s << buf;
+    }
     s << "\n";
   }
   s << "reason: " << reason << "\n";
-  std::snprintf(buf, sizeof buf, "planning: %.2f ms (tuning %.2f ms)\n", plan_ms, tune_ms);
+  std::snprintf(buf, sizeof buf, "planning: %.2f ms (tuning %.2f ms); estimated build of the chosen storages: %.0f ms\n",
+                plan_ms, tune_ms, setup_ms());
   s << buf << "candidates (best first per operation):\n";
   for (const auto& c : candidates) {
     std::snprintf(buf, sizeof buf, "  %-7s %-22s predicted %9.4f ms", std::string(to_string(c.op)).c_str(),
@@ -140,7 +156,7 @@ FormatPlan plan_from_stats(const MatrixStats& s, const PlanRequest& r, int value
       return a.predicted_ms < b.predicted_ms;
     });
     const Candidate& best = cands.front();
-    p.choices.push_back({op, best.format, best.transposed, best.predicted_ms, NAN});
+    p.choices.push_back({op, best.format, best.transposed, best.predicted_ms, NAN, best.setup_ms});
     for (auto& c : cands) p.candidates.push_back(std::move(c));
   }
   p.reason = plan_model::reason(s, p, dev);

@@ -61,6 +61,7 @@ struct Candidate {
   double predicted_ms = NAN;
   double measured_ms = NAN;  ///< tune only
   std::size_t bytes = 0;     ///< estimated storage bytes (of Aᵀ, for a stored transpose)
+  double setup_ms = NAN;     ///< estimated build (host conversion and upload)
   std::string note;          ///< why it ranks where it does
 };
 
@@ -71,6 +72,7 @@ struct OpChoice {
   bool transposed = false;
   double predicted_ms = NAN;
   double measured_ms = NAN;
+  double setup_ms = NAN;  ///< estimated build of its storage (0 when another choice shares it)
 };
 
 struct FormatPlan {
@@ -88,6 +90,8 @@ struct FormatPlan {
   bool from_cache = false;              ///< tune: the decision came from the plan cache
 
   const OpChoice* choice(Op op) const;
+  /// Estimated build time of every storage the plan chose (each counted once).
+  double setup_ms() const;
   /// Several lines: the choices, the ranked candidates with predicted (and measured) times.
   std::string describe() const;
 };

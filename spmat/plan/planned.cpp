@@ -32,6 +32,7 @@ void next_candidate(FormatPlan& plan, OpChoice& choice, const std::string& why,
       choice.transposed = c.transposed;
       choice.predicted_ms = c.predicted_ms;
       choice.measured_ms = c.measured_ms;
+      choice.setup_ms = c.setup_ms;
       return;
     }
   throw UnsupportedError("auto: every candidate format refused " + std::string(to_string(choice.op)) +
@@ -202,7 +203,7 @@ std::unique_ptr<MatrixImpl<Value>> PlannedImpl<Value>::add(const MatrixImpl<Valu
   p.choices.clear();
   p.candidates.clear();
   for (Op op : {Op::spmv, Op::spmv_t, Op::spmm, Op::add})
-    p.choices.push_back({op, mine.format, false, NAN, NAN});
+    p.choices.push_back({op, mine.format, false, NAN, NAN, NAN});
   p.reason = "the sum of two planned matrices, in their add format " + mine.format;
   const Shape s = sum->shape();
   return std::make_unique<PlannedImpl>(std::move(p), std::deque<Part>{{mine.format, false, sum}}, s,

@@ -10,6 +10,7 @@
 #include "spmat/bench/timer.hpp"
 #include "spmat/config.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/plan/model.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
@@ -62,15 +63,6 @@ double median_ms(Backend b, const std::function<void()>& run) {
   return bench::summarize(bench::cpu::time_runs(run, kWarmup, kReps, false)).median_ms;
 }
 
-/// Rough host build time of a candidate: what it costs to build (and upload) its bytes. The
-/// planner's own choice is built anyway; the budget weighs the others.
-double estimated_build_ms(const Candidate& c) {
-  const double gbs = c.format.rfind("cusparse", 0) == 0 ? 3.0   // an upload of the CSR arrays
-                     : c.format == "csr"                 ? 1.0   // a copy and an upload
-                                                         : 0.4;  // a conversion first
-  return static_cast<double>(c.bytes) / (gbs * 1e6) * (c.transposed ? 2.0 : 1.0);
-}
-
 }  // namespace
 
 template <class Value, class Index>
@@ -109,7 +101,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
     for (auto* c : timed) {
       const bool free_build = c == mine.front();
       const auto key = std::make_pair(c->format, c->transposed);
-      if (!free_build && !built.count(key) && added_ms + estimated_build_ms(*c) > r.tune_budget_ms) {
+      if (!free_build && !built.count(key) && added_ms + plan_model::estimated_build_ms(*c) > r.tune_budget_ms) {
         c->note += " (not timed: its build would exceed the tuning budget)";
         continue;
       }
@@ -152,6 +144,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
       choice.transposed = fastest->transposed;
       choice.predicted_ms = fastest->predicted_ms;
       choice.measured_ms = fastest->measured_ms;
+      choice.setup_ms = fastest->setup_ms;
     }
   }
   p.tune_ms = added_ms;

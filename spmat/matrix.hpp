@@ -46,7 +46,9 @@ class Matrix {
   std::size_t traffic_bytes(Op op, std::int64_t k = 1) const { return impl_->traffic_bytes(op, k); }
   bool supports(Op op) const { return entry_->caps.on(backend()).supports(op); }
   /// The plan followed by an "auto" or "tune" matrix (format per operation, predicted and
-  /// measured times, the reason); null for a matrix built with a named format.
+  /// measured times, the reason); null for a matrix built with a named format. A storage built
+  /// on first use that refuses the matrix moves its operation to the next candidate, and the
+  /// plan with it: read it after the operations you use have run or been prepared.
   const FormatPlan* plan() const { return impl_->plan(); }
 
   /// Per-operation setup (analysis, buffers) ahead of time; optional.

@@ -175,8 +175,9 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
                          (op == Op::spmm ? static_cast<double>(r.k - 1) * (s.rows + s.cols) * vb : 0.0);
     c.predicted_ms = bytes / (d.bandwidth_gbs * 0.5 * 1e6);
     c.bytes = static_cast<std::size_t>(static_cast<double>(s.nnz) * (vb + ib) + (s.rows + 1.0) * ib);
-    c.note = op == Op::spmm ? "SpMM: the tiled format's intensity model picks its variant"
-                            : "sparse addition";
+    c.note = op == Op::add ? "sparse addition"
+             : gpu         ? "SpMM: the tiled format's intensity model picks its variant"
+                           : "SpMM: csr's row loop over the dense columns";
     out.push_back(c);
     return out;
   }

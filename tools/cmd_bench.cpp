@@ -66,6 +66,11 @@ void print_help() {
       "  --warmup N            untimed runs first (default 10 on cuda, 2 on cpu; on cuda for\n"
       "                        at least 25 ms)\n"
       "  --flush-l2            write 2x L2 (CPU: 2x last-level cache) between timed runs\n"
+      "                        (on cuda: one call per timed sample)\n"
+      "  --sample-ms X         cuda: a timed sample holds enough back-to-back calls to span\n"
+      "                        about X ms, so microsecond products are timed as a solver loop\n"
+      "                        runs them, without the launch latency (default 0.2; 0: one\n"
+      "                        call per sample; time_ms is always per call)\n"
       "  --option fmt:k=v      a build option of one format (repeatable)\n"
       "  --variant fmt[:k=v,..] one more run of fmt with these options, beside the --formats\n"
       "                        runs (repeatable; compares variants on one load of each matrix)\n"
@@ -215,6 +220,15 @@ int cmd_bench(int argc, char** argv) {
       }
       if (used != value.size() || !(cfg.copy_gbs > 0))
         throw ParseError("--copy-gbs expects a positive number, got '" + value + "'");
+    } else if (arg == "--sample-ms") {
+      std::size_t used = 0;
+      try {
+        cfg.min_sample_ms = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || !(cfg.min_sample_ms >= 0) || cfg.min_sample_ms > 1000)
+        throw ParseError("--sample-ms expects milliseconds in [0, 1000], got '" + value + "'");
     } else {
       throw ParseError("unknown option " + arg + " (see spmat bench --help)");
     }

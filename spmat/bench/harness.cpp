@@ -75,11 +75,14 @@ void device_sync(Backend b) {
 }
 
 std::vector<double> time_runs(Backend b, const std::function<void()>& run, int warmup, int reps,
-                              bool flush) {
+                              bool flush, double min_sample_ms, int& calls_per_sample) {
+  calls_per_sample = 1;
 #if SPMAT_WITH_CUDA
-  if (b == Backend::cuda) return gpu::time_runs(run, warmup, reps, flush);
+  if (b == Backend::cuda)
+    return gpu::time_runs(run, warmup, reps, flush, 25.0, min_sample_ms, &calls_per_sample);
 #else
   (void)b;
+  (void)min_sample_ms;
 #endif
   return cpu::time_runs(run, warmup, reps, flush);
 }
@@ -263,8 +266,9 @@ void record_plan(const Matrix<V>& A, Op op, Result& r) {
 
 /// Times `run` and fills the timing fields of `r`.
 void time_into(const Context& ctx, const std::function<void()>& run, Result& r) {
-  const TimingStats t =
-      summarize(time_runs(ctx.cfg.backend, run, ctx.warmup, ctx.reps, ctx.cfg.flush_l2));
+  const TimingStats t = summarize(time_runs(ctx.cfg.backend, run, ctx.warmup, ctx.reps,
+                                            ctx.cfg.flush_l2, ctx.cfg.min_sample_ms,
+                                            r.calls_per_sample));
   r.time_ms = t.median_ms;
   r.time_min_ms = t.min_ms;
   r.time_max_ms = t.max_ms;

@@ -6,8 +6,9 @@
 //      (wall clock, with a device synchronize on the GPU);
 //   2. poisons the output with NaN, runs once and compares with the fp64 reference
 //      (spmat/core/reference.hpp): max_relative_norm2, correct = error ≤ tolerance();
-//   3. runs `warmup` untimed, then `reps` timed repetitions (CUDA events on the default stream,
-//      or steady_clock on the CPU) and keeps median / min / max;
+//   3. runs `warmup` untimed, then `reps` timed samples (CUDA events on the default stream, a
+//      sample of back-to-back calls spanning about min_sample_ms; or steady_clock on the CPU)
+//      and keeps median / min / max per call;
 //   4. checks the output of the last timed run too (atomics may reorder sums run to run);
 //   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction.
 // An error in one measurement (a format lacking an operation, out of memory, ...) becomes a
@@ -76,6 +77,9 @@ struct BenchConfig {
   int reps = 0;     ///< timed runs; 0: 50 on cuda, 10 on cpu
   int warmup = -1;  ///< untimed runs first; -1: 10 on cuda, 2 on cpu
   bool flush_l2 = false;        ///< write 2× L2 (CPU: 2× LLC) between timed runs, untimed
+  /// cuda: a timed sample holds enough back-to-back calls to span about this long (launch
+  /// latency out of microsecond-long products); 0: one call per sample
+  double min_sample_ms = 0.2;
   bool integer_inputs = false;  ///< x / B of small integers in [-4, 4] (exact sums: tests)
   double copy_gbs = 0;          ///< > 0: use as the copy bandwidth instead of measuring it
   /// Called after each measurement (progress display); done counts from 1 to total.
@@ -103,6 +107,7 @@ struct Result {
   std::string error;
   double time_ms = NAN, time_min_ms = NAN, time_max_ms = NAN;
   int repetitions = 0;
+  int calls_per_sample = 1;  ///< back-to-back calls in one timed sample (time_ms is per call)
   double setup_ms = NAN;     ///< build + prepare, planning excluded
   double plan_ms = NAN;      ///< "auto" / "tune": planning (and tuning) time; NaN otherwise
   std::string planned;       ///< "auto" / "tune": the format that ran this op ("csr", "csr on Aᵀ")

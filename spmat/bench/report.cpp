@@ -80,6 +80,7 @@ Json to_json(const Result& r) {
   j.set("time_min_ms", number_or_null(r.time_min_ms));
   j.set("time_max_ms", number_or_null(r.time_max_ms));
   j.set("repetitions", r.repetitions);
+  j.set("calls_per_sample", r.calls_per_sample);
   j.set("setup_ms", number_or_null(r.setup_ms));
   if (!r.planned.empty()) j.set("plan_ms", number_or_null(r.plan_ms)).set("planned", r.planned);
   j.set("storage_bytes", r.storage_bytes);

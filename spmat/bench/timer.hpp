@@ -62,10 +62,16 @@ void download(void* dst, const void* src, std::size_t bytes);
 void fill_bytes(void* p, int byte, std::size_t bytes);
 void synchronize();
 /// `warmup` untimed calls and at least `min_warmup_ms` of them (the GPU's clocks come back up
-/// after a host-side phase), then `reps` calls each bracketed by CUDA events on the default
-/// stream. With `flush_l2`, a buffer of 2× L2 is written before each run, outside the events.
+/// after a host-side phase), then `reps` samples bracketed by CUDA events on the default
+/// stream; each returned time is per call. A sample holds enough back-to-back calls to span
+/// about `min_sample_ms` (estimated from the warm-up; 0: one call per sample), so that a
+/// product of a few microseconds is timed as a solver loop runs it, queued behind the previous
+/// one, and not with the host's launch latency inside the events. With `flush_l2`, a buffer of
+/// 2× L2 is written before each sample, outside the events, and a sample is one call.
+/// `calls_per_sample`, when given, receives the number of calls per sample.
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
-                              bool flush_l2, double min_warmup_ms = 25.0);
+                              bool flush_l2, double min_warmup_ms = 25.0,
+                              double min_sample_ms = 0.2, int* calls_per_sample = nullptr);
 /// Device-to-device cudaMemcpy between two 512 MiB buffers: median of 20, read + write bytes.
 double copy_bandwidth_gbs();
 /// Name, SM count and L2 size of the current device.

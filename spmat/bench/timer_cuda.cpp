@@ -1,7 +1,9 @@
 // spmat/bench/timer_cuda.cpp — GPU side of the benchmark: device memory, CUDA-event timing,
 // L2 flushing, the device-to-device copy-bandwidth probe and the device description.
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cuda_runtime_api.h>
 
 #include "spmat/bench/timer.hpp"
@@ -25,7 +27,8 @@ void fill_bytes(void* p, int byte, std::size_t bytes) {
 void synchronize() { cuda::synchronize(); }
 
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
-                              bool flush_l2, double min_warmup_ms) {
+                              bool flush_l2, double min_warmup_ms, double min_sample_ms,
+                              int* calls_per_sample) {
   cuda::DeviceBuffer<unsigned char> flush;
   if (flush_l2) flush = cuda::DeviceBuffer<unsigned char>(2 * cuda::device_info().l2_bytes, "L2 flush buffer");
   // After a host-side phase (a build, the reference product) the GPU has idled and its clocks
@@ -34,8 +37,9 @@ std::vector<double> time_runs(const std::function<void()>& run, int warmup, int 
   // min_warmup_ms of wall time.
   constexpr int kMaxWarmupRuns = 100000;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kMaxWarmupRuns; ++i) {
-    if (i >= warmup && (i % 8 == 0)) {
+  int done = 0;
+  for (; done < kMaxWarmupRuns; ++done) {
+    if (done >= warmup && (done % 8 == 0)) {
       cuda::synchronize();
       if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >=
           min_warmup_ms)
@@ -44,6 +48,20 @@ std::vector<double> time_runs(const std::function<void()>& run, int warmup, int 
     run();
   }
   cuda::synchronize();
+  const double warm_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Calls per sample from the warm-up's wall time per call (an upper bound of the GPU time per
+  // call, so a sample spans at least about min_sample_ms). Bounded so that a sample never
+  // takes long and the median still has `reps` independent samples.
+  constexpr int kMaxCallsPerSample = 64;
+  int calls = 1;
+  if (!flush_l2 && min_sample_ms > 0 && done > 0) {
+    const double per_call_ms = warm_ms / done;
+    if (per_call_ms > 0)
+      calls = static_cast<int>(std::clamp(std::ceil(min_sample_ms / per_call_ms), 1.0,
+                                          static_cast<double>(kMaxCallsPerSample)));
+  }
+  if (calls_per_sample) *calls_per_sample = calls;
   cuda::Event start, stop;
   std::vector<double> t;
   t.reserve(static_cast<std::size_t>(reps));
@@ -52,10 +70,10 @@ std::vector<double> time_runs(const std::function<void()>& run, int warmup, int 
     if (flush_l2 && flush.size())
       SPMAT_CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes(), nullptr));
     start.record(nullptr);
-    run();
+    for (int c = 0; c < calls; ++c) run();
     stop.record(nullptr);
     stop.synchronize();
-    t.push_back(static_cast<double>(cuda::Event::elapsed_ms(start, stop)));
+    t.push_back(static_cast<double>(cuda::Event::elapsed_ms(start, stop)) / calls);
   }
   return t;
 }

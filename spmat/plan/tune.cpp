@@ -17,10 +17,13 @@ namespace spmat {
 
 namespace {
 
-constexpr int kMaxTimed = 4;          // candidates timed per operation
+constexpr int kMaxTimed = 6;          // candidates timed per operation
 constexpr double kReach = 1.6;        // ... whose prediction is within this factor of the best
 constexpr int kWarmup = 2, kReps = 7;
-constexpr double kMinWarmupMs = 10;  // brings the GPU clocks up after the candidate's host build
+// Warm-up wall time: after a host-side build the GPU clocks are down and need about 10 ms to
+// come back; a candidate timed right after another (no build, or a build of under a
+// millisecond such as a cuSPARSE descriptor) finds them up.
+constexpr double kMinWarmupAfterBuildMs = 10, kMinWarmupMs = 2, kQuickBuildMs = 1;
 
 /// Vectors for one operation in the backend's memory, freed on scope exit.
 template <class Value>
@@ -55,10 +58,12 @@ struct Operands {
   Operands& operator=(const Operands&) = delete;
 };
 
-double median_ms(Backend b, const std::function<void()>& run) {
+double median_ms(Backend b, const std::function<void()>& run, double min_warmup_ms) {
 #if SPMAT_WITH_CUDA
   if (b == Backend::cuda)
-    return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false, kMinWarmupMs)).median_ms;
+    return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false, min_warmup_ms)).median_ms;
+#else
+  (void)min_warmup_ms;
 #endif
   return bench::summarize(bench::cpu::time_runs(run, kWarmup, kReps, false)).median_ms;
 }
@@ -81,14 +86,13 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
     for (auto& c : p.candidates)
       if (c.op == choice.op) mine.push_back(&c);
     if (mine.size() < 2) continue;
-    // The model's choice first, the vendor library's best second (auto is never slower than it
-    // by mistake), then the next best predictions within reach.
+    // The model's choice first, then every cuSPARSE variant (cheap to build from the CSR, and
+    // the model cannot rank them to a few percent: tune is never slower than the vendor
+    // library by a wrong guess among its algorithms), then the next best predictions within
+    // reach.
     std::vector<Candidate*> timed{mine.front()};
     for (auto* c : mine)
-      if (c->format.rfind("cusparse", 0) == 0) {
-        if (c != mine.front()) timed.push_back(c);
-        break;
-      }
+      if (c->format.rfind("cusparse", 0) == 0 && c != mine.front()) timed.push_back(c);
     const double best = mine.front()->predicted_ms;
     for (auto* c : mine)
       if (static_cast<int>(timed.size()) < kMaxTimed && c->predicted_ms <= kReach * best &&
@@ -98,6 +102,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
     Operands<Value> ops(r.backend, t ? a.rows : (choice.op == Op::spmm ? a.cols * r.k : a.cols),
                         t ? a.cols : (choice.op == Op::spmm ? a.rows * r.k : a.rows));
     Candidate* fastest = nullptr;
+    double warmup_ms = kMinWarmupAfterBuildMs;  // the first timing of an operation warms up fully
     for (auto* c : timed) {
       const bool free_build = c == mine.front();
       const auto key = std::make_pair(c->format, c->transposed);
@@ -119,6 +124,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
             }
           });
           if (!free_build) added_ms += build_ms;
+          if (build_ms > kQuickBuildMs) warmup_ms = kMinWarmupAfterBuildMs;
           built[key] = std::move(impl);
         }
         const MatrixImpl<Value>* m = built[key].get();
@@ -131,8 +137,9 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
           run = [&] { m->spmm(ops.x, ops.y, r.k, r.layout, Value(1), Value(0)); };
         added_ms += bench::wall_ms([&] {
           m->prepare(c->transposed ? Op::spmv : choice.op, r.k, r.layout);
-          c->measured_ms = median_ms(r.backend, run);
+          c->measured_ms = median_ms(r.backend, run, warmup_ms);
         });
+        warmup_ms = kMinWarmupMs;
       } catch (const Error& e) {
         c->note += std::string(" (not timed: ") + e.what() + ")";
         continue;

@@ -60,12 +60,21 @@ def main():
         if not base:
             continue
         b = min(base, key=lambda r: r["time_ms"])
-        table[(op, prec)].append({
+        row = {
             "matrix": short(m), "nnz": me["matrix"]["nnz"], "planned": me.get("planned", ""),
             "time_ms": me["time_ms"], "baseline": b["format"], "baseline_ms": b["time_ms"],
             "speedup": b["time_ms"] / me["time_ms"], "plan_ms": me.get("plan_ms"),
             "setup_ms": me.get("setup_ms"),
-        })
+        }
+        # With a full sweep in the same run: the fastest spmat format chosen afterwards (every
+        # format but the planners and the vendor library, default options).
+        own = [r for f, r in fmts.items()
+               if f not in ("auto", "tune") and not f.startswith("cusparse") and not r.get("options")]
+        if len(own) > 1:
+            best = min(own, key=lambda r: r["time_ms"])
+            row.update({"best_format": best["format"], "best_format_ms": best["time_ms"],
+                        "vs_best_format": best["time_ms"] / me["time_ms"]})
+        table[(op, prec)].append(row)
     if not table:
         sys.exit("summary: no %s results with a baseline in %s" % (a.planner, ", ".join(a.json)))
 
@@ -105,8 +114,18 @@ def main():
                 x["matrix"][:28], x["nnz"], x["planned"][:22], x["time_ms"], x["baseline_ms"],
                 x["baseline"][:18], x["speedup"], flag))
         print("geometric mean %.2fx over %d matrices; worst %.2fx (%s)" % (gm, len(t), worst["speedup"], worst["matrix"]))
-        out["tables"].append({"op": op, "precision": prec, "geomean": gm, "worst": worst["speedup"],
-                              "worst_matrix": worst["matrix"], "rows": t})
+        entry = {"op": op, "precision": prec, "geomean": gm, "worst": worst["speedup"],
+                 "worst_matrix": worst["matrix"], "rows": t}
+        vs = [x for x in t if "vs_best_format" in x]
+        if vs:
+            within = sum(1 for x in vs if x["vs_best_format"] >= 1 / 1.05)
+            print("within 5%% of the fastest spmat format (chosen afterwards) on %d of %d matrices" % (within, len(vs)))
+            for x in vs:
+                if x["vs_best_format"] < 1 / 1.05:
+                    print("  %-28s %s %.4f ms, fastest %s %.4f ms" % (
+                        x["matrix"][:28], a.planner, x["time_ms"], x["best_format"], x["best_format_ms"]))
+            entry.update({"within_5pct_of_best_format": within, "with_best_format": len(vs)})
+        out["tables"].append(entry)
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "summary_%s.json" % a.planner), "w") as f:

@@ -19,6 +19,7 @@
 //   Offsets and loop counters are 64-bit, so int32 matrices with rows+nnz > 2^31 are fine.
 //   Minimal bytes: (rows+1)·I + nnz·(I+V) + cols·V (x, if each entry is read once) + rows·V.
 #include <cstdint>
+#include <vector>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
@@ -49,7 +50,9 @@ struct CsrDevice {
   cuda::DeviceBuffer<std::int64_t> long_chunk_ptr;  // n_long+1: chunks of long row l
   cuda::DeviceBuffer<std::int64_t> chunk_row;       // n_chunks: row of each chunk
   cuda::DeviceBuffer<std::int64_t> chunk_begin;     // n_chunks: first nonzero of each chunk
+  cuda::DeviceBuffer<std::int64_t> chunk_long;      // n_chunks: long-row index of each chunk
   mutable cuda::DeviceBuffer<Value> chunk_partial;  // n_chunks: per-chunk sums (workspace)
+  mutable cuda::DeviceBuffer<unsigned> long_done;   // n_long: chunks finished (zero between products)
 
   // Merge path (kernel == merge only): tiles of kMergeTile items, one block each.
   std::int64_t n_tiles = 0;
@@ -91,18 +94,19 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 
 // W lanes per row (W = 32: csr-vector; W = tpr: adaptive). Lane i of a row's group sums
 // entries begin+i, begin+i+W, ...; then a fixed shuffle tree. Rows longer than skip_above
-// are skipped (the medium-row and long-row kernels below own them). Deterministic. Loads of a
-// warp cover 32/W consecutive rows, i.e. one contiguous stretch of col_idx/values: coalesced.
+// are skipped (the medium-row and long-row work of the fused kernel owns them). Deterministic.
+// Loads of a warp cover 32/W consecutive rows, i.e. one contiguous stretch of col_idx/values:
+// coalesced. `group` / `groups`: this W-lane group's index among all groups of the grid (or
+// of the fused kernel's short-row blocks).
 template <int W, class Value, class Index>
-__global__ void __launch_bounds__(csr_plan::kBlock)
-    csr_subwarp_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
-                       const Index* __restrict__ col_idx, const Value* __restrict__ values,
-                       const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
-                       std::int64_t skip_above) {
+__device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t groups,
+                                             std::int64_t rows, const Index* __restrict__ row_ptr,
+                                             const Index* __restrict__ col_idx,
+                                             const Value* __restrict__ values,
+                                             const Value* __restrict__ x, Value* __restrict__ y,
+                                             Value alpha, Value beta, std::int64_t skip_above) {
   const int lane = static_cast<int>(threadIdx.x) & (W - 1);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / W;
-  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W;
-       r < rows; r += stride) {
+  for (std::int64_t r = group; r < rows; r += groups) {
     const std::int64_t begin = ldg(row_ptr + r), end = ldg(row_ptr + r + 1);
     if (end - begin > skip_above) continue;  // uniform over the W lanes of this row
     Value s = 0;
@@ -114,20 +118,31 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
   }
 }
 
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(csr_plan::kBlock)
+    csr_subwarp_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
+                       const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                       const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
+                       std::int64_t skip_above) {
+  subwarp_rows<W>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
+                  static_cast<std::int64_t>(gridDim.x) * blockDim.x / W, rows, row_ptr, col_idx,
+                  values, x, y, alpha, beta, skip_above);
+}
+
 // Medium rows of the binned auto kernel (csr_plan::RowPlan): one warp per row of the compacted
 // list `list` (rows longer than the sub-warp bin, at most kWarpRowMax long, so at most 16
 // strided steps). A warp reads one contiguous stretch of col_idx/values: coalesced.
 // Deterministic (storage order per lane, fixed shuffle tree).
 template <class Value, class Index>
-__global__ void __launch_bounds__(csr_plan::kBlock)
-    csr_row_list_warp_kernel(std::int64_t n, const std::int64_t* __restrict__ list,
-                             const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
-                             const Value* __restrict__ values, const Value* __restrict__ x,
-                             Value* __restrict__ y, Value alpha, Value beta) {
+__device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t warps, std::int64_t n,
+                                              const std::int64_t* __restrict__ list,
+                                              const Index* __restrict__ row_ptr,
+                                              const Index* __restrict__ col_idx,
+                                              const Value* __restrict__ values,
+                                              const Value* __restrict__ x, Value* __restrict__ y,
+                                              Value alpha, Value beta) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
-  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-       i < n; i += stride) {  // warp-uniform loop
+  for (std::int64_t i = warp; i < n; i += warps) {  // warp-uniform loop
     const std::int64_t r = ldg(list + i);
     const std::int64_t begin = ldg(row_ptr + r), end = ldg(row_ptr + r + 1);
     Value s = 0;
@@ -139,40 +154,76 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
   }
 }
 
-// Long rows, pass 1: one block per chunk of kChunk nonzeros of a long row; block_sum writes the
-// chunk's partial. Deterministic (fixed chunking and tree).
+// Long rows: block `c` sums chunk c (kChunk nonzeros of a long row) with a fixed tree and
+// stores the partial; the block that finishes a row's last outstanding chunk (a counter per
+// long row) adds the row's partials in chunk order and writes y. Deterministic: the order of
+// the sums is fixed, only which block performs the last one varies. The counter is reset for
+// the next product, which the stream orders after this one.
 template <class Value, class Index>
-__global__ void __launch_bounds__(csr_plan::kBlock)
-    csr_long_chunk_kernel(std::int64_t n_chunks, const std::int64_t* __restrict__ chunk_row,
-                          const std::int64_t* __restrict__ chunk_begin,
-                          const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
-                          const Value* __restrict__ values, const Value* __restrict__ x,
-                          Value* __restrict__ partial) {
+__device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_t* __restrict__ chunk_row,
+                                               const std::int64_t* __restrict__ chunk_begin,
+                                               const std::int64_t* __restrict__ chunk_long,
+                                               const std::int64_t* __restrict__ long_chunk_ptr,
+                                               const Index* __restrict__ row_ptr,
+                                               const Index* __restrict__ col_idx,
+                                               const Value* __restrict__ values,
+                                               const Value* __restrict__ x, Value* __restrict__ y,
+                                               Value alpha, Value beta, Value* partial,
+                                               unsigned* done) {
   __shared__ Value shared[32];
-  for (std::int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x) {  // block-uniform loop
-    const std::int64_t row = chunk_row[c], b = chunk_begin[c];
-    const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
-    Value s = 0;
-    for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
-      s += ldg(values + k) * ldg(x + ldg(col_idx + k));
-    s = cuda::block_sum(s, shared);
-    if (threadIdx.x == 0) partial[c] = s;
-  }
+  const std::int64_t row = chunk_row[c], b = chunk_begin[c];
+  const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
+  Value s = 0;
+  for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
+    s += ldg(values + k) * ldg(x + ldg(col_idx + k));
+  s = cuda::block_sum(s, shared);
+  if (threadIdx.x != 0) return;
+  partial[c] = s;
+  __threadfence();  // the partial is visible device-wide before the counter says so
+  const std::int64_t l = chunk_long[c];
+  const std::int64_t first = long_chunk_ptr[l], last = long_chunk_ptr[l + 1];
+  if (atomicAdd(done + l, 1u) != static_cast<unsigned>(last - first - 1)) return;
+  __threadfence();
+  const volatile Value* p = partial;  // written by other blocks: not through this SM's L1
+  Value t = 0;
+  for (std::int64_t i = first; i < last; ++i) t += p[i];
+  axpby_store(y + row, alpha, t, beta);
+  done[l] = 0;
 }
 
-// Long rows, pass 2: one thread per long row sums its chunk partials in chunk order.
-template <class Value>
-__global__ void csr_long_finish_kernel(std::int64_t n_long, const std::int64_t* __restrict__ rows,
-                                       const std::int64_t* __restrict__ chunk_ptr,
-                                       const Value* __restrict__ partial, Value* __restrict__ y,
-                                       Value alpha, Value beta) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t l = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       l < n_long; l += stride) {
-    Value s = 0;
-    for (std::int64_t c = chunk_ptr[l]; c < chunk_ptr[l + 1]; ++c) s += partial[c];
-    axpby_store(y + rows[l], alpha, s, beta);
+// The auto kernel with row bins in one launch: at the scale where a product takes a few
+// microseconds each launch costs about as much as the product, so the three kinds of work
+// share one grid. Blocks [0, n_chunks) take a long-row chunk each (the heaviest work starts
+// first instead of trailing), the next nb_medium blocks the medium rows a warp each, the rest
+// the short rows W lanes each. The role is uniform over a block.
+template <int W, class Value, class Index>
+__global__ void __launch_bounds__(csr_plan::kBlock)
+    csr_auto_fused_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
+                          const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                          const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
+                          Value beta, std::int64_t short_max, std::int64_t nb_short,
+                          std::int64_t n_medium, const std::int64_t* __restrict__ medium_rows,
+                          std::int64_t nb_medium, std::int64_t n_chunks,
+                          const std::int64_t* __restrict__ chunk_row,
+                          const std::int64_t* __restrict__ chunk_begin,
+                          const std::int64_t* __restrict__ chunk_long,
+                          const std::int64_t* __restrict__ long_chunk_ptr, Value* partial,
+                          unsigned* done) {
+  std::int64_t b = blockIdx.x;
+  if (b < n_chunks) {
+    long_row_chunk(b, chunk_row, chunk_begin, chunk_long, long_chunk_ptr, row_ptr, col_idx, values,
+                   x, y, alpha, beta, partial, done);
+    return;
   }
+  b -= n_chunks;
+  if (b < nb_medium) {
+    warp_row_list((b * blockDim.x + threadIdx.x) / 32, nb_medium * blockDim.x / 32, n_medium,
+                  medium_rows, row_ptr, col_idx, values, x, y, alpha, beta);
+    return;
+  }
+  b -= nb_medium;
+  subwarp_rows<W>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows, row_ptr,
+                  col_idx, values, x, y, alpha, beta, short_max);
 }
 
 // Block-wide inclusive segmented sum over the kMergeBlock threads of a merge tile: segments are
@@ -506,29 +557,34 @@ void launch_subwarp_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_t_kernel");
 }
 
-template <class Value, class Index>
-void launch_medium_rows(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
-                        Value beta) {
-  if (d.n_medium == 0) return;
-  csr_row_list_warp_kernel<<<cuda::grid_for(d.n_medium * 32, csr_plan::kBlock), csr_plan::kBlock>>>(
-      d.n_medium, d.medium_rows.data(), d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y,
-      alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("csr_row_list_warp_kernel");
+template <int W, class Value, class Index>
+void launch_auto_fused_w(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
+                         Value beta) {
+  const std::int64_t nb_short = cuda::grid_for(d.rows * W, csr_plan::kBlock);
+  const std::int64_t nb_medium =
+      d.n_medium > 0 ? cuda::grid_for(d.n_medium * 32, csr_plan::kBlock) : 0;
+  const std::int64_t grid = d.n_chunks + nb_medium + nb_short;
+  csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock>>>(
+      d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta, d.short_max,
+      nb_short, d.n_medium, d.medium_rows.data(), nb_medium, d.n_chunks, d.chunk_row.data(),
+      d.chunk_begin.data(), d.chunk_long.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(),
+      d.long_done.data());
+  SPMAT_CUDA_CHECK_LAUNCH("csr_auto_fused_kernel");
 }
 
+/// The auto kernel: the sub-warp kernel alone when every row fits its bin, else the fused
+/// kernel that also owns the medium rows and the long-row chunks (one launch either way).
 template <class Value, class Index>
-void launch_long_rows(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
-                      Value beta) {
-  if (d.n_long == 0) return;
-  const unsigned chunk_grid = cuda::grid_for(d.n_chunks * csr_plan::kBlock, csr_plan::kBlock);
-  csr_long_chunk_kernel<<<chunk_grid, csr_plan::kBlock>>>(
-      d.n_chunks, d.chunk_row.data(), d.chunk_begin.data(), d.row_ptr.data(), d.col_idx.data(),
-      d.values.data(), x, d.chunk_partial.data());
-  SPMAT_CUDA_CHECK_LAUNCH("csr_long_chunk_kernel");
-  csr_long_finish_kernel<<<cuda::grid_for(d.n_long, 128), 128>>>(
-      d.n_long, d.long_rows.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(), y, alpha,
-      beta);
-  SPMAT_CUDA_CHECK_LAUNCH("csr_long_finish_kernel");
+void launch_auto(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
+                 Value beta) {
+  if (d.n_medium == 0 && d.n_long == 0) return dispatch_subwarp(d.tpr, d, x, y, alpha, beta, d.short_max);
+  switch (d.tpr) {
+    case 2: return launch_auto_fused_w<2>(d, x, y, alpha, beta);
+    case 4: return launch_auto_fused_w<4>(d, x, y, alpha, beta);
+    case 8: return launch_auto_fused_w<8>(d, x, y, alpha, beta);
+    case 16: return launch_auto_fused_w<16>(d, x, y, alpha, beta);
+    default: return launch_auto_fused_w<32>(d, x, y, alpha, beta);
+  }
 }
 
 template <class Value, class Index>
@@ -586,6 +642,13 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
     d.chunk_row = cuda::DeviceBuffer<std::int64_t>(p.chunk_row, "csr chunk rows");
     d.chunk_begin = cuda::DeviceBuffer<std::int64_t>(p.chunk_begin, "csr chunk begins");
     d.chunk_partial = cuda::DeviceBuffer<Value>(p.chunk_row.size(), "csr chunk partials");
+    std::vector<std::int64_t> chunk_long(p.chunk_row.size());
+    for (std::size_t l = 0; l + 1 < p.long_chunk_ptr.size(); ++l)
+      for (std::int64_t c = p.long_chunk_ptr[l]; c < p.long_chunk_ptr[l + 1]; ++c)
+        chunk_long[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(l);
+    d.chunk_long = cuda::DeviceBuffer<std::int64_t>(chunk_long, "csr chunk long-row index");
+    d.long_done = cuda::DeviceBuffer<unsigned>(p.long_rows.size(), "csr long-row counters");
+    d.long_done.fill_bytes(0);
   }
 
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
@@ -627,9 +690,7 @@ void spmv(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alph
       launch_merge(d, x, y, alpha, beta);
       return;
     case CsrKernel::automatic:
-      dispatch_subwarp(d.tpr, d, x, y, alpha, beta, d.short_max);
-      launch_medium_rows(d, x, y, alpha, beta);
-      launch_long_rows(d, x, y, alpha, beta);
+      launch_auto(d, x, y, alpha, beta);
       return;
   }
 }

@@ -24,6 +24,7 @@ constexpr int kWarmup = 2, kReps = 7;
 // come back; a candidate timed right after another (no build, or a build of under a
 // millisecond such as a cuSPARSE descriptor) finds them up.
 constexpr double kMinWarmupAfterBuildMs = 10, kMinWarmupMs = 2, kQuickBuildMs = 1;
+constexpr double kSampleMs = 0.2;  // the GPU timer's default span of one sample
 
 /// Vectors for one operation in the backend's memory, freed on scope exit.
 template <class Value>
@@ -74,14 +75,19 @@ template <class Value, class Index>
 void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
                BuiltParts<Value>* keep) {
   // Time spent beyond what `auto` would spend anyway: the builds of candidates other than the
-  // model's choice, and all the timing. The budget bounds it (a candidate whose estimated
-  // build does not fit is skipped); tune_ms reports it.
+  // model's choice, and all the timing. The budget bounds it: each timed operation gets an
+  // equal share of what is left, and a candidate whose estimated build and timing would not
+  // fit in its operation's share is skipped; tune_ms reports what was spent.
   double added_ms = 0;
   BuiltParts<Value> local;
   BuiltParts<Value>& built = keep ? *keep : local;
   std::unique_ptr<Csr<Value, Index>> at;
+  int ops_left = 0;
+  for (const auto& choice : p.choices) ops_left += choice.op != Op::add;
   for (auto& choice : p.choices) {
     if (choice.op == Op::add) continue;  // add's result is a new matrix: not timed here
+    const double op_start_ms = added_ms;
+    const double op_budget_ms = std::max(0.0, r.tune_budget_ms - added_ms) / std::max(1, ops_left--);
     std::vector<Candidate*> mine;
     for (auto& c : p.candidates)
       if (c.op == choice.op) mine.push_back(&c);
@@ -106,11 +112,17 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
     for (auto* c : timed) {
       const bool free_build = c == mine.front();
       const auto key = std::make_pair(c->format, c->transposed);
-      if (!free_build && !built.count(key) && added_ms + plan_model::estimated_build_ms(*c) > r.tune_budget_ms) {
-        c->note += " (not timed: its build would exceed the tuning budget)";
+      const bool needs_build = !free_build && !built.count(key);
+      // Estimated cost: the build, the warm-up, and kWarmup + kReps samples of at least
+      // kSampleMs (the timer's span per sample) or of the predicted time if longer.
+      const double build_est_ms = needs_build ? plan_model::estimated_build_ms(*c) : 0;
+      const double cost_ms = build_est_ms +
+                             (build_est_ms > kQuickBuildMs ? kMinWarmupAfterBuildMs : warmup_ms) +
+                             (kWarmup + kReps) * std::max(kSampleMs, c->predicted_ms);
+      if (fastest && added_ms - op_start_ms + cost_ms > op_budget_ms) {
+        c->note += " (not timed: it would exceed the tuning budget)";
         continue;
       }
-      if (added_ms > r.tune_budget_ms && fastest) break;
       try {
         if (!built.count(key)) {
           const auto& e = find_format(c->format);

@@ -104,7 +104,7 @@ class Operand {
   }
   ~Operand() {
 #if SPMAT_WITH_CUDA
-    gpu::free(dev_);
+    gpu::free(dev_, n_ * sizeof(V));
 #endif
   }
   Operand(const Operand&) = delete;

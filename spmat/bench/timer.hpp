@@ -55,7 +55,8 @@ DeviceDescription describe();
 namespace gpu {
 // Defined in timer_cuda.cpp; only present when the CUDA backend is compiled in.
 void* alloc(std::size_t bytes, const char* what);
-void free(void* p) noexcept;
+/// Frees what alloc(bytes, ...) returned (`bytes`: the size asked for, for the accounting).
+void free(void* p, std::size_t bytes) noexcept;
 void upload(void* dst, const void* src, std::size_t bytes);
 void download(void* dst, const void* src, std::size_t bytes);
 /// Sets every byte (0xFF on floating point gives NaN: the poison value).

@@ -11,10 +11,8 @@
 
 namespace spmat::bench::gpu {
 
-void* alloc(std::size_t bytes, const char* what) {
-  return bytes ? cuda::device_alloc(bytes, what) : nullptr;
-}
-void free(void* p) noexcept { cuda::device_free(p); }
+void* alloc(std::size_t bytes, const char* what) { return cuda::device_alloc(bytes, what); }
+void free(void* p, std::size_t bytes) noexcept { cuda::device_free(p, bytes); }
 void upload(void* dst, const void* src, std::size_t bytes) {
   if (bytes) SPMAT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
 }

@@ -11,23 +11,33 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
   throw CudaError(msg);
 }
 
+bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes) {
+  const bool ok = cudaMemGetInfo(free_bytes, total_bytes) == cudaSuccess;
+  if (!ok) (void)cudaGetLastError();
+  return ok;
+}
+
 void* device_alloc(std::size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;  // nothing to allocate, count or fail
+  ::spmat::detail::reserve_device_memory(bytes, what, &device_free_bytes);
   void* p = nullptr;
   const cudaError_t st = cudaMalloc(&p, bytes);
-  if (st == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // clear the sticky-free error so later calls work
-    std::size_t free_b = 0, total_b = 0;
-    cudaMemGetInfo(&free_b, &total_b);
-    throw OutOfMemoryError("GPU out of memory allocating " + std::to_string(bytes) + " bytes for " +
-                           what + " (" + std::to_string(free_b >> 20) + " MiB free of " +
-                           std::to_string(total_b >> 20) + " MiB)");
+  if (st != cudaSuccess) {
+    ::spmat::detail::release_device_memory(bytes);
+    if (st == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not sticky, but clear it so later checks do not see it
+      ::spmat::detail::throw_device_out_of_memory(
+          bytes, what, "cudaMalloc: cudaErrorMemoryAllocation", &device_free_bytes);
+    }
+    check(st, "cudaMalloc", __FILE__, __LINE__);
   }
-  check(st, "cudaMalloc", __FILE__, __LINE__);
   return p;
 }
 
-void device_free(void* p) noexcept {
-  if (p) cudaFree(p);
+void device_free(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  cudaFree(p);
+  ::spmat::detail::release_device_memory(bytes);
 }
 
 Event::Event() { SPMAT_CUDA_CHECK(cudaEventCreate(&e_)); }

@@ -9,13 +9,23 @@
 #include <utility>
 #include <vector>
 
+#include "spmat/core/device_memory.hpp"
 #include "spmat/cuda/check.hpp"
 
 namespace spmat::cuda {
 
-/// Allocates `bytes` of device memory; throws OutOfMemoryError naming the size and what for.
+/// Allocates `bytes` of device memory for `what` (named in errors); throws OutOfMemoryError
+/// naming the size, what for, spmat's usage and the device's free memory when the device is
+/// full, spmat's budget would be exceeded or a test injected the failure
+/// (spmat/core/device_memory.hpp: set_device_memory_limit, ScopedDeviceAllocationFailure).
+/// Every device allocation of the library goes through here (or the HiSparse work pool), so
+/// device_memory_usage() accounts for all of them. 0 bytes: returns null, allocates nothing.
 void* device_alloc(std::size_t bytes, const char* what);
-void device_free(void* p) noexcept;
+/// Frees what device_alloc(bytes, ...) returned; `bytes` must be the size asked for (the
+/// accounting keeps no table of sizes). Null is ignored.
+void device_free(void* p, std::size_t bytes) noexcept;
+/// The device's free and total bytes (cudaMemGetInfo); false when CUDA cannot say.
+bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes);
 
 /// An owning, typed, uninitialised device array. Move-only.
 template <class T>
@@ -35,7 +45,7 @@ class DeviceBuffer {
       : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      device_free(p_);
+      device_free(p_, bytes());
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
     }
@@ -43,7 +53,7 @@ class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { device_free(p_); }
+  ~DeviceBuffer() { device_free(p_, bytes()); }
 
   T* data() { return p_; }
   const T* data() const { return p_; }

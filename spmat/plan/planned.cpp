@@ -20,12 +20,15 @@ bool gives_way(const Error& e) {
 }
 
 /// Moves `choice` on to its operation's best candidate not refused yet, noting why in the
-/// plan's reason; throws when none is left.
-void next_candidate(FormatPlan& plan, OpChoice& choice, const std::string& why,
-                    std::set<std::pair<std::string, bool>>& refused) {
+/// plan's reason; throws when none is left: OutOfMemoryError when a candidate was refused for
+/// lack of memory (`out_of_memory` remembers it over the calls of one search; more memory would
+/// have let it build), UnsupportedError otherwise.
+void next_candidate(FormatPlan& plan, OpChoice& choice, const Error& why,
+                    std::set<std::pair<std::string, bool>>& refused, bool& out_of_memory) {
   refused.insert({choice.format, choice.transposed});
+  out_of_memory = out_of_memory || dynamic_cast<const OutOfMemoryError*>(&why);
   plan.reason += "; " + choice.format + (choice.transposed ? " on A^T" : "") + " refused " +
-                 std::string(to_string(choice.op)) + " (" + why + ")";
+                 std::string(to_string(choice.op)) + " (" + why.what() + ")";
   for (const auto& c : plan.candidates)
     if (c.op == choice.op && !refused.count({c.format, c.transposed})) {
       choice.format = c.format;
@@ -35,8 +38,12 @@ void next_candidate(FormatPlan& plan, OpChoice& choice, const std::string& why,
       choice.setup_ms = c.setup_ms;
       return;
     }
-  throw UnsupportedError("auto: every candidate format refused " + std::string(to_string(choice.op)) +
-                         " on this matrix: " + plan.reason);
+  const std::string msg = "auto: every candidate format refused " +
+                          std::string(to_string(choice.op)) + " on this matrix" +
+                          (out_of_memory ? ", at least one for lack of memory" : "") + ": " +
+                          plan.reason;
+  if (out_of_memory) throw OutOfMemoryError(msg);
+  throw UnsupportedError(msg);
 }
 }  // namespace
 
@@ -56,6 +63,7 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
   OpChoice& first = plan.choices.front();
   std::shared_ptr<MatrixImpl<Value>> impl;
   std::set<std::pair<std::string, bool>> refused;
+  bool out_of_memory = false;
   while (!impl) {
     if (auto it = prebuilt.find({first.format, first.transposed}); it != prebuilt.end() && it->second) {
       impl = it->second;
@@ -67,7 +75,7 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
                                                                  : factory(a, {}, backend));
     } catch (const Error& e) {
       if (!gives_way(e)) throw;
-      next_candidate(plan, first, e.what(), refused);
+      next_candidate(plan, first, e, refused, out_of_memory);
     }
   }
   std::deque<Part> parts;
@@ -120,6 +128,7 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
                            std::string(to_string(op)));
   }
   std::set<std::pair<std::string, bool>> refused;
+  bool out_of_memory = false;
   for (;;) {
     Part* part = nullptr;
     for (auto& p : parts_)
@@ -131,7 +140,7 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
       return *part;
     } catch (const Error& e) {
       if (!gives_way(e)) throw;
-      next_candidate(plan_, *choice, e.what(), refused);
+      next_candidate(plan_, *choice, e, refused, out_of_memory);
     }
   }
 }

@@ -61,7 +61,8 @@ class PlannedImpl final : public MatrixImpl<Value> {
  private:
   /// The part serving `op`, built on first use. A format that refuses the matrix then
   /// (UnsupportedError, IndexOverflowError, OutOfMemoryError) gives way to the operation's next
-  /// candidate, and the plan says so.
+  /// candidate, and the plan says so. None left: OutOfMemoryError when one refused for lack of
+  /// memory, UnsupportedError otherwise.
   const Part& part_for(Op op) const;
   /// Builds `part` from the first part's storage (A, or Aᵀ when that part holds the transpose).
   void build_part(Part& part) const;

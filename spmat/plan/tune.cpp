@@ -38,20 +38,26 @@ struct Operands {
     hy.assign(static_cast<std::size_t>(std::max<std::int64_t>(ny, 1)), Value(0));
 #if SPMAT_WITH_CUDA
     if (b == Backend::cuda) {
-      x = static_cast<Value*>(bench::gpu::alloc(hx.size() * sizeof(Value), "tune x"));
-      y = static_cast<Value*>(bench::gpu::alloc(hy.size() * sizeof(Value), "tune y"));
-      bench::gpu::upload(x, hx.data(), hx.size() * sizeof(Value));
+      try {
+        x = static_cast<Value*>(bench::gpu::alloc(hx.size() * sizeof(Value), "tune x"));
+        y = static_cast<Value*>(bench::gpu::alloc(hy.size() * sizeof(Value), "tune y"));
+        bench::gpu::upload(x, hx.data(), hx.size() * sizeof(Value));
+      } catch (...) {
+        release();  // no destructor runs for a constructor that throws
+        throw;
+      }
       return;
     }
 #endif
     x = hx.data();
     y = hy.data();
   }
-  ~Operands() {
+  ~Operands() { release(); }
+  void release() noexcept {
 #if SPMAT_WITH_CUDA
     if (backend == Backend::cuda) {
-      bench::gpu::free(x);
-      bench::gpu::free(y);
+      bench::gpu::free(x, hx.size() * sizeof(Value));
+      bench::gpu::free(y, hy.size() * sizeof(Value));
     }
 #endif
   }

@@ -82,24 +82,29 @@ cudaMemPool_t work_pool() {
 }
 
 void* pool_alloc(std::size_t bytes, const char* what, bool* pooled) {
-  void* p = nullptr;
+  // Counted against spmat's device budget like device_alloc (the bytes handed out, not what
+  // the pool keeps cached), and subject to injected failures.
   const cudaMemPool_t pool = work_pool();
+  ::spmat::detail::reserve_device_memory(bytes, what, &cuda::device_free_bytes);
+  void* p = nullptr;
   const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy)
                                : cudaMalloc(&p, bytes);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    throw OutOfMemoryError(std::string("hisparse: cannot allocate ") + std::to_string(bytes) +
-                           " bytes of GPU memory for " + what + " (" + cudaGetErrorString(err) +
-                           ")");
+    ::spmat::detail::release_device_memory(bytes);
+    const std::string cause = std::string("hisparse work pool: ") + cudaGetErrorString(err);
+    ::spmat::detail::throw_device_out_of_memory(bytes, what, cause.c_str(),
+                                                &cuda::device_free_bytes);
   }
   *pooled = pool != nullptr;
   return p;
 }
 
-void pool_free(void* p, bool pooled) noexcept {
+void pool_free(void* p, std::size_t bytes, bool pooled) noexcept {
   if (!p) return;
   if (pooled) (void)cudaFreeAsync(p, cudaStreamLegacy);
   else (void)cudaFree(p);
+  ::spmat::detail::release_device_memory(bytes);
 }
 
 namespace {

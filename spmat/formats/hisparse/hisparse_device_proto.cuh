@@ -22,10 +22,12 @@ namespace spmat::hisparse_gpu {
 /// so freed memory stays cached for the next add). nullptr where memory pools are unsupported.
 cudaMemPool_t work_pool();
 /// Allocates `bytes` from work_pool() ordered on the legacy default stream (cudaMalloc where
-/// pools are unsupported); throws OutOfMemoryError naming `what`. *pooled says which.
+/// pools are unsupported); throws OutOfMemoryError naming `what`. *pooled says which. Counted
+/// in spmat's device-memory accounting like cuda::device_alloc (core/device_memory.hpp).
 void* pool_alloc(std::size_t bytes, const char* what, bool* pooled);
-/// Frees stream-ordered on the legacy stream (or cudaFree). Never throws.
-void pool_free(void* p, bool pooled) noexcept;
+/// Frees stream-ordered on the legacy stream (or cudaFree) what pool_alloc(bytes, ...)
+/// returned. Never throws.
+void pool_free(void* p, std::size_t bytes, bool pooled) noexcept;
 
 /// Like cuda::DeviceBuffer (the subset the hisparse GPU code uses), but from work_pool(): the
 /// proto and pool of an add result are allocated and freed every timed add, and cudaMalloc /
@@ -47,7 +49,7 @@ class PoolBuffer {
       : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), pooled_(o.pooled_) {}
   PoolBuffer& operator=(PoolBuffer&& o) noexcept {
     if (this != &o) {
-      pool_free(p_, pooled_);
+      pool_free(p_, bytes(), pooled_);
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
       pooled_ = o.pooled_;
@@ -56,7 +58,7 @@ class PoolBuffer {
   }
   PoolBuffer(const PoolBuffer&) = delete;
   PoolBuffer& operator=(const PoolBuffer&) = delete;
-  ~PoolBuffer() { pool_free(p_, pooled_); }
+  ~PoolBuffer() { pool_free(p_, bytes(), pooled_); }
   T* data() { return p_; }
   const T* data() const { return p_; }
   std::size_t size() const { return n_; }

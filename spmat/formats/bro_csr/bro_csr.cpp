@@ -181,8 +181,7 @@ std::vector<FormatEntry> bro_csr_entries() {
        .caps = {cpu, gpu},
        .params = {{"tpr", "0", "lanes per row, a power of two in 1..32 (0 = auto: largest power of two <= mean row length)"},
                   {"sym_len", "32", "symbol length in bits: 32 or 64"},
-                  {"max_skew", "8", "refuse (UnsupportedError) when the longest row exceeds this "
-                                    "times the mean row and 64 steps of its tpr lanes (inf: never)"}}}));
+                  max_skew_param("its tpr lanes")}}));
   return v;
 }
 

@@ -244,8 +244,8 @@ std::vector<ParamInfo> bro_ell_params() {
           {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (one thread per row, the paper's decode loop)"},
           {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
           {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
-          {"max_fill", "8", "refuse (UnsupportedError) when the padding ratio slots / (nnz+rows) exceeds this (inf: never)"},
-          {"max_skew", "8", "refuse (UnsupportedError) when the longest row exceeds this times the mean row and 64 entries: one thread walks each row (inf: never)"},
+          max_fill_param("stored slots"),
+          max_skew_param("its thread"),
           {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
           {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},
           {"bar_window", "4", "fast BAR: candidate clusters on either side of a row's home cluster"}};

@@ -189,7 +189,7 @@ std::vector<FormatEntry> bro_hyb_entries() {
       {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
       {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
       {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = the split rule)"},
-      {"max_fill", "8", "forced ell_width only: refuse (UnsupportedError) when the BRO-ELL part's padding ratio slots / (nnz+rows) exceeds this (inf: never)"},
+      max_fill_param("slots of the BRO-ELL part", "forced ell_width only: "),
       {"split", "bytes", "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"},
       {"bar", "0", "1 = BAR row reordering of the BRO-ELL part (y in original order)"},
       {"bar_algo", "auto", "BAR algorithm: greedy, fast, auto"},

@@ -88,9 +88,7 @@ std::vector<FormatEntry> ell_entries() {
       {.name = "ell",
        .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
        .caps = {cpu, gpu},
-       .params = {{"max_fill", "8",
-                   "refuse (UnsupportedError) when the padding ratio rows*K / (nnz+rows) "
-                   "exceeds this, K the longest row (inf: never)"}}}));
+       .params = {max_fill_param("rows x longest row")}}));
   return v;
 }
 

@@ -6,8 +6,30 @@
 #include <string>
 
 #include "spmat/core/error.hpp"
+#include "spmat/registry.hpp"
 
 namespace spmat {
+
+namespace {
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+ParamInfo max_fill_param(const char* slots, const char* when) {
+  return {"max_fill", number(kDefaultMaxFill),
+          std::string(when) + "refuse (UnsupportedError) when the padding ratio (" + slots +
+              ") / (nnz + rows) exceeds this (inf: never)"};
+}
+
+ParamInfo max_skew_param(const char* walker) {
+  return {"max_skew", number(kDefaultMaxSkew),
+          "refuse (UnsupportedError) when the longest row is over this many times the mean row "
+          "and takes over " + std::to_string(kShortRowSteps) + " steps of " + walker +
+              " (inf: never)"};
+}
 
 double row_limit_option(const char* fmt, const FormatOptions& o, const char* name,
                         double fallback) {

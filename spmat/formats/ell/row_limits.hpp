@@ -32,12 +32,21 @@
 
 namespace spmat {
 
+struct ParamInfo;
+
 /// Default of the max_fill option (padding ratio limit).
 inline constexpr double kDefaultMaxFill = 8.0;
 /// Default of the max_skew option (longest row / mean row limit).
 inline constexpr double kDefaultMaxSkew = 8.0;
 /// A longest row walked in at most this many serial steps is never refused for skew.
 inline constexpr std::int64_t kShortRowSteps = 64;
+
+/// The registry entries of the two options (what `spmat formats` lists), so that every format
+/// states them alike. max_fill: `slots` says what is stored ("rows x longest row"), `when` limits
+/// the check ("" or e.g. "forced K only: "). max_skew: `walker` says what walks a row
+/// ("its thread", "its tpr lanes"). Defaults kDefaultMaxFill and kDefaultMaxSkew.
+ParamInfo max_fill_param(const char* slots, const char* when = "");
+ParamInfo max_skew_param(const char* walker);
 
 /// The limit option `name` (max_fill or max_skew) of format `fmt`, `fallback` when absent.
 /// Throws ParseError unless it is a number >= 0 (inf: no limit).

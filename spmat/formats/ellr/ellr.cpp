@@ -43,9 +43,7 @@ std::vector<FormatEntry> ellr_entries() {
       {.name = "ellr",
        .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
        .caps = {cpu, gpu},
-       .params = {{"max_fill", "8",
-                   "refuse (UnsupportedError) when the padding ratio rows*K / (nnz+rows) "
-                   "exceeds this, K the longest row (inf: never)"}}}));
+       .params = {max_fill_param("rows x longest row")}}));
   return v;
 }
 

@@ -95,8 +95,7 @@ std::vector<FormatEntry> hyb_entries() {
        .caps = {cpu, gpu},
        .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
                   {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
-                  {"max_fill", "8", "forced K only: refuse (UnsupportedError) when the "
-                                    "padding ratio rows*K / (nnz+rows) exceeds this (inf: never)"}}}));
+                  max_fill_param("rows x K", "forced K only: ")}}));
   return v;
 }
 

@@ -125,11 +125,7 @@ std::vector<FormatEntry> sell_entries() {
        .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
                   {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
                                      "(default: 256 rounded up to a multiple of C)"},
-                  {"max_skew", "8", "refuse (UnsupportedError) when the longest row exceeds this "
-                                    "times the mean row and 64 entries: one thread walks each row "
-                                    "(inf: never)"},
-                  {"max_fill", "8", "refuse (UnsupportedError) when the padding ratio "
-                                    "slots / (nnz+rows) exceeds this (inf: never)"}}}));
+                  max_skew_param("its thread"), max_fill_param("stored slots")}}));
   return v;
 }
 

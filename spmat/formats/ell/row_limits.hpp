@@ -22,9 +22,10 @@
 //
 // Why 8: on the SuiteSparse matrices of the planner's calibration
 // (bench/results/2026-11-25-h100/planner) the finite-element ones have skew <= 4.4 and ELL
-// padding ratio <= 4.2, stencils and banded gen: specs about 1; census graphs reach 10-15
-// (ellr runs there at 0.9x of cuSPARSE, sell at 0.4-0.55x), and graphs with hubs are far above
-// (ca-HepPh 25: sell 13x slower than cuSPARSE; email-Enron 138: 31x). `inf` lifts a limit.
+// padding ratio <= 4.2, the gen: stencils and bands skew 1 and padding ratio under 1; census
+// graphs reach skew 10-15 (ellr runs there at 0.9-1.0x of cuSPARSE, sell at 0.4-0.55x), and
+// graphs with hubs are far above (ca-HepPh 25: sell 13x slower than cuSPARSE; email-Enron 138:
+// 31x). `inf` lifts a limit.
 #pragma once
 #include <cstdint>
 

@@ -21,6 +21,14 @@ def test_registry_lists_cpu_formats():
     assert len(FORMATS) >= 10, FORMATS
 
 
+def without_row_limits(fmt):
+    """max_fill=inf and max_skew=inf where `fmt` declares them: the product tests run the long
+    row of "one_long_row" through every kernel, which the ELL family refuses by default
+    (test_long_rows_are_refused_by_default)."""
+    names = {p[0] for p in spmat.format_info(fmt)["params"]}
+    return {k: "inf" for k in ("max_fill", "max_skew") if k in names}
+
+
 @pytest.fixture(scope="module")
 def built():
     """(format, matrix name) -> spmat.Matrix, built once for the three product tests."""
@@ -28,9 +36,21 @@ def built():
 
     def get(fmt, name):
         if (fmt, name) not in cache:
-            cache[(fmt, name)] = spmat.Matrix(MATRICES[name], format=fmt)
+            cache[(fmt, name)] = spmat.Matrix(MATRICES[name], format=fmt, **without_row_limits(fmt))
         return cache[(fmt, name)]
     return get
+
+
+@pytest.mark.parametrize("fmt", ["ell", "ellr", "sell", "bro-ell", "bro-csr"])
+def test_long_rows_are_refused_by_default(fmt):
+    # One row of 80 entries among rows of 0 or 1: padding 40x (ELL) or a thread walking 78
+    # times the mean row. The message names the limit and what to use instead.
+    S = MATRICES["one_long_row"]
+    with pytest.raises(spmat.UnsupportedError, match=r"(max_fill|max_skew)=8.*csr"):
+        spmat.Matrix(S, format=fmt)
+    x = np.ones(S.shape[1])
+    assert rel_err(spmat.Matrix(S, format=fmt, **without_row_limits(fmt)) @ x, S @ x) <= TOL
+    assert rel_err(spmat.Matrix(S, format="hyb") @ x, S @ x) <= TOL
 
 
 @pytest.mark.parametrize("name", sorted(MATRICES))

@@ -2,18 +2,25 @@
 // SPDX-License-Identifier: MIT
 //
 // Every format's .cu includes this instead of rewriting the same pieces:
-//   * launch policy: cached SM count, grid sizes for grid-stride loops;
-//   * the BLAS epilogue y = alpha*s + beta*y that never reads y when beta == 0;
-//   * subwarp_sum<W>: a deterministic sum over an aligned group of W lanes (W = 2..32);
-//   * block_sum: a deterministic sum over a whole thread block;
-//   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices);
-//   * scale_async: y = beta*y on the device (beta == 0 writes zeros without reading y).
-// Names are prefixed by what they reduce over (subwarp_, block_) so that other primitives
-// (for example a segmented warp sum) can live beside them without clashing.
+//   * launch policy: cached device attributes (SM count), the two grid sizes (grid_for for
+//     loops that want a few waves of the device, grid_cover for one thread per item), and the
+//     grid-stride indices;
+//   * epilogues: y = alpha*s + beta*y (axpby_store) and y = beta*y (scale_store, scale_async),
+//     both never reading y when beta == 0;
+//   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
+//   * scans over lanes: warp_inclusive_sum (integers, CUB), warp_segmented_inclusive_sum and the
+//     keyed warp_segmented_sum (Hillis–Steele, fixed order);
+//   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices).
+// Floating-point reductions keep their own fixed trees rather than CUB's so that results stay
+// bit for bit what the kernels computed before they shared them; integer scans, where the order
+// cannot show, use CUB. Names say what they reduce over (subwarp_, warp_, block_).
+// primitives_test.cu checks each against a host reference.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cub/warp/warp_scan.cuh>
+#include <type_traits>
 
 #include "spmat/cuda/check.hpp"
 
@@ -23,21 +30,25 @@ namespace spmat::cuda {
 // Launch policy
 // ---------------------------------------------------------------------------------------------
 
-/// Number of SMs of the current device (cudaDevAttrMultiProcessorCount), queried once per
-/// process and device id (the query costs ~µs; kernels call this on every launch).
-inline int sm_count() {
+/// Attribute `Attr` of the current device, queried once per process and device id (the query
+/// costs ~µs; launch helpers call this on every launch). Values <= 0 come back as `fallback`.
+template <cudaDeviceAttr Attr>
+int device_attribute(int fallback) {
   static int cached_device = -1;
-  static int cached_count = 0;
+  static int cached_value = 0;
   int dev = 0;
   SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev != cached_device) {
-    int n = 0;
-    SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    cached_count = n > 0 ? n : 1;
+    int v = 0;
+    SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&v, Attr, dev));
+    cached_value = v;
     cached_device = dev;
   }
-  return cached_count;
+  return cached_value > 0 ? cached_value : fallback;
 }
+
+/// Number of SMs of the current device (cudaDevAttrMultiProcessorCount), cached.
+inline int sm_count() { return device_attribute<cudaDevAttrMultiProcessorCount>(1); }
 
 /// Blocks for a grid-stride loop over `work_threads` threads of `block` threads each, capped at
 /// `waves` full waves of the device (assuming 2048 resident threads per SM, true on sm_70..sm_90).
@@ -49,9 +60,35 @@ inline unsigned grid_for(std::int64_t work_threads, int block, int waves = 4) {
   return static_cast<unsigned>(g > 0 ? g : 1);
 }
 
+/// Most blocks grid_cover launches; a grid-stride loop covers the rest.
+inline constexpr std::int64_t kMaxCoverBlocks = std::int64_t{1} << 22;
+
+/// Blocks for one thread (or one block share) per item: ceil(items / per_block), at least 1 and
+/// at most kMaxCoverBlocks so that the grid is legal for any count. The ELL family, csb/gcsb and
+/// hisparse's node kernels launch this way (no cap at a few waves: their threads do one row or
+/// node each). Example: grid_cover(257, 256) = 2, grid_cover(0, 256) = 1.
+inline unsigned grid_cover(std::int64_t items, std::int64_t per_block) {
+  const std::int64_t g = (items + per_block - 1) / per_block;
+  return static_cast<unsigned>(g < 1 ? 1 : (g > kMaxCoverBlocks ? kMaxCoverBlocks : g));
+}
+
+/// Grid-stride loops: the first global thread index and the stride, in 64 bits.
+__device__ __forceinline__ std::int64_t global_thread_id() {
+  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ std::int64_t grid_thread_count() {
+  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
 // ---------------------------------------------------------------------------------------------
-// Device helpers
+// Loads and epilogues
 // ---------------------------------------------------------------------------------------------
+
+/// Read-only cached load (ld.global.nc); the pointer must not be written during the kernel.
+template <class T>
+__device__ __forceinline__ T ldg(const T* p) {
+  return __ldg(p);
+}
 
 /// y = alpha*s + beta*y; beta == 0 does not read y (NaN poison in y never reaches the result).
 template <class Value>
@@ -59,11 +96,39 @@ __device__ __forceinline__ void axpby_store(Value* y, Value alpha, Value s, Valu
   *y = beta == Value(0) ? alpha * s : alpha * s + beta * *y;
 }
 
-/// Read-only cached load (ld.global.nc); the pointer must not be written during the kernel.
-template <class T>
-__device__ __forceinline__ T ldg(const T* p) {
-  return __ldg(p);
+/// y = beta*y; beta == 0 writes 0 without reading y. (Not axpby_store with s = 0: alpha*0 is NaN
+/// for an infinite alpha.)
+template <class Value>
+__device__ __forceinline__ void scale_store(Value* y, Value beta) {
+  *y = beta == Value(0) ? Value(0) : beta * *y;
 }
+
+namespace detail {
+template <class Value>
+__global__ void scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
+  for (std::int64_t i = global_thread_id(); i < n; i += grid_thread_count()) scale_store(&y[i], beta);
+}
+}  // namespace detail
+
+/// y[0..n) = beta*y on `stream` (beta == 0 writes zeros and never reads y; beta == 1 is a no-op):
+/// the pre-scaling of every kernel that accumulates into y with atomics.
+template <class Value>
+void scale_async(Value* y, std::int64_t n, Value beta, cudaStream_t stream = nullptr) {
+  if (n <= 0 || beta == Value(1)) return;
+  constexpr int kBlock = 256;
+  detail::scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream>>>(n, y, beta);
+  SPMAT_CUDA_CHECK_LAUNCH("scale_kernel");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions over lanes
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kWarpSize = 32;
+inline constexpr unsigned kFullMask = 0xffffffffu;
+
+/// Lane index within the warp (0..31).
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) & (kWarpSize - 1); }
 
 /// Lane mask of the aligned group of W lanes that contains this lane (W a power of two <= 32).
 template <int W>
@@ -88,6 +153,16 @@ __device__ __forceinline__ Value subwarp_sum(Value v) {
   return v;
 }
 
+/// Sum of `v` over each group of `width` consecutive lanes (width a power of two, 1..32); the
+/// total is returned in every lane of the group. Butterfly (xor) tree: fixed order.
+/// Example: width 4, lanes 0..3 hold 1,2,3,4 → each of them returns 10.
+template <class Value>
+__device__ __forceinline__ Value warp_sum(Value v, int width = kWarpSize) {
+  for (int offset = width / 2; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(kFullMask, v, offset, width);
+  return v;
+}
+
 /// Sum of `v` over the whole block (blockDim.x a multiple of 32, at most 1024); the result is
 /// valid in thread 0. Every thread of the block must call it. Uses 32 values of shared memory
 /// passed in by the caller. Deterministic (fixed tree).
@@ -106,63 +181,22 @@ __device__ __forceinline__ Value block_sum(Value v, Value* shared32) {
   return v;
 }
 
-/// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list
-/// `row_end` (row_end[i] = row_ptr[i+1], `rows` entries) with the natural numbers 0..nnz-1,
-/// returns the row coordinate where diagonal `diag` (0 <= diag <= rows+nnz) crosses the path;
-/// the nnz coordinate is diag - row. Consuming row end i before nnz index j iff row_end[i] <= j.
-template <class Index>
-__host__ __device__ inline std::int64_t merge_path_search(std::int64_t diag, const Index* row_end,
-                                                          std::int64_t rows, std::int64_t nnz) {
-  std::int64_t lo = diag > nnz ? diag - nnz : 0;
-  std::int64_t hi = diag < rows ? diag : rows;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;  // candidate row coordinate
-    // Row end `mid` comes before nnz index diag-1-mid on the path?
-    if (static_cast<std::int64_t>(row_end[mid]) <= diag - 1 - mid)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
+// ---------------------------------------------------------------------------------------------
+// Scans over lanes
+// ---------------------------------------------------------------------------------------------
 
-namespace detail {
-template <class Value>
-__global__ void scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride)
-    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
-}
-}  // namespace detail
-
-/// y[0..n) = beta*y on `stream` (beta == 0 writes zeros and never reads y; beta == 1 is a no-op).
-template <class Value>
-void scale_async(Value* y, std::int64_t n, Value beta, cudaStream_t stream = nullptr) {
-  if (n <= 0 || beta == Value(1)) return;
-  constexpr int kBlock = 256;
-  detail::scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream>>>(n, y, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("scale_kernel");
-}
-
-
-// ---- warp-level reductions (shared with the COO/CSC kernels) ----
-
-
-inline constexpr int kWarpSize = 32;
-inline constexpr unsigned kFullMask = 0xffffffffu;
-
-/// Lane index within the warp (0..31).
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) & (kWarpSize - 1); }
-
-/// Sum of `v` over each group of `width` consecutive lanes (width a power of two, 1..32); the
-/// total is returned in every lane of the group. Butterfly (xor) tree: fixed order.
-/// Example: width 4, lanes 0..3 hold 1,2,3,4 → each of them returns 10.
-template <class Value>
-__device__ __forceinline__ Value warp_sum(Value v, int width = kWarpSize) {
-  for (int offset = width / 2; offset > 0; offset /= 2)
-    v += __shfl_xor_sync(kFullMask, v, offset, width);
-  return v;
+/// Inclusive prefix sum of an integer `v` over the 32 lanes of the warp (all converged).
+/// Example: lanes 0..3 hold 1,2,3,4 → 1,3,6,10.
+template <class T>
+__device__ __forceinline__ T warp_inclusive_sum(T v) {
+  // Integers only: their sum does not depend on the order, so CUB's scan may pick its own.
+  static_assert(std::is_integral_v<T>, "warp_inclusive_sum is for integers");
+  using Scan = cub::WarpScan<T>;
+  // The full-warp scan works by shuffles alone and its TempStorage is empty: a local one does.
+  typename Scan::TempStorage storage;
+  T out;
+  Scan(storage).InclusiveSum(v, out);
+  return out;
 }
 
 /// Inclusive segmented sum over the 32 lanes. A segment is a run of consecutive lanes starting
@@ -187,6 +221,7 @@ __device__ __forceinline__ Value warp_segmented_inclusive_sum(bool head, Value v
 /// Segmented sum keyed by `key` (segments = runs of equal keys in consecutive lanes, e.g. the
 /// sorted row indices of COO entries). Returns the inclusive segmented sum (see above) and sets
 /// `*is_tail` when this lane is the last of its run within the warp (lane 31 always is).
+/// Lanes without an entry take a key no entry has, so they form their own runs.
 /// Example: keys 7,7,9,9,9 and v 1,2,3,4,5 → 1,3,3,7,12; tails on lanes 1 and 4 (and 31).
 template <class Key, class Value>
 __device__ __forceinline__ Value warp_segmented_sum(Key key, Value v, bool* is_tail) {
@@ -197,13 +232,28 @@ __device__ __forceinline__ Value warp_segmented_sum(Key key, Value v, bool* is_t
   return warp_segmented_inclusive_sum(lane == 0 || prev != key, v);
 }
 
-/// Launch helpers for grid-stride loops: the first global thread index and the stride, in 64 bits.
-__device__ __forceinline__ std::int64_t global_thread_id() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ std::int64_t grid_thread_count() {
-  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-}
+// ---------------------------------------------------------------------------------------------
+// Searches
+// ---------------------------------------------------------------------------------------------
 
+/// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list
+/// `row_end` (row_end[i] = row_ptr[i+1], `rows` entries) with the natural numbers 0..nnz-1,
+/// returns the row coordinate where diagonal `diag` (0 <= diag <= rows+nnz) crosses the path;
+/// the nnz coordinate is diag - row. Consuming row end i before nnz index j iff row_end[i] <= j.
+template <class Index>
+__host__ __device__ inline std::int64_t merge_path_search(std::int64_t diag, const Index* row_end,
+                                                          std::int64_t rows, std::int64_t nnz) {
+  std::int64_t lo = diag > nnz ? diag - nnz : 0;
+  std::int64_t hi = diag < rows ? diag : rows;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;  // candidate row coordinate
+    // Row end `mid` comes before nnz index diag-1-mid on the path?
+    if (static_cast<std::int64_t>(row_end[mid]) <= diag - 1 - mid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
 
 }  // namespace spmat::cuda

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "spmat/config.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/registry.hpp"
 #if SPMAT_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -96,6 +97,21 @@ double padding_factor(const Kernel& k, const MatrixStats& s) {
     case Kernel::none: return 1.0;
   }
   return 1.0;
+}
+
+/// Whether the format's build would refuse the matrix at its default limits (row_limits.hpp):
+/// ELL pads every row to the longest, SELL walks each row on one thread. The build checks the
+/// same again; a candidate refused there gives way to the next one, but the plan should not
+/// name a format it cannot build.
+bool refused_by_row_limits(const Kernel& k, const MatrixStats& s) {
+  switch (k.padding) {
+    case Kernel::ell:
+      return exceeds_padding(static_cast<double>(s.rows) * static_cast<double>(s.max_row), s.nnz,
+                             s.rows, kDefaultMaxFill);
+    case Kernel::sliced: return exceeds_row_skew(s.max_row, s.nnz, s.rows, 1, kDefaultMaxSkew);
+    case Kernel::none: return false;
+  }
+  return false;
 }
 
 bool registered(const char* format, Backend b) {
@@ -194,6 +210,7 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     const StructureClass cls = classify(m);
     const int ci = static_cast<int>(cls);
     if (k.eff[ci] <= 0) return;  // e.g. ELL padding on skewed rows: never a candidate
+    if (refused_by_row_limits(k, m)) return;
     const double bytes = csr_floor_bytes(m, Op::spmv, vb, ib);
     const double padded = bytes / padding_factor(k, m);
     const bool resident = bytes < kL2Resident * d.l2_bytes;

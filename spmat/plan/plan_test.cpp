@@ -125,6 +125,34 @@ TEST_F(GpuPlan, SkewedMatricesNeverGetAnEllFamilyFormat) {
   }
 }
 
+// Rows even enough that the structure class is not "skewed" (4.8 % of the entries in long
+// rows), yet one row in 500 is 24 times the mean: ellr's padding ratio (19.2) and sell's
+// longest row (100 entries, over 64) are past their build limits, so neither is a candidate
+// that would only be refused when built.
+TEST_F(GpuPlan, FormatsTheBuildLimitsRefuseAreNoCandidates) {
+  Coo<double, std::int32_t> c;
+  c.rows = c.cols = 20000;
+  for (std::int32_t r = 0; r < c.rows; ++r)
+    for (std::int32_t j = 0; j < (r % 500 == 0 ? 100 : 4); ++j) {
+      c.row_idx.push_back(r);
+      c.col_idx.push_back((r + 37 * j) % c.cols);
+      c.values.push_back(1.0);
+    }
+  const auto a = to_csr(c);
+  const MatrixStats s = matrix_stats(a);
+  ASSERT_NE(plan_model::classify(s), plan_model::StructureClass::skewed) << s.summary();
+  const FormatPlan p = plan(a, request({Op::spmv}));
+  for (const auto& cand : p.candidates)
+    EXPECT_TRUE(cand.format != "ellr" && cand.format != "sell") << cand.format;
+  EXPECT_THROW((void)Matrix<double>::build(a, "ellr", Backend::cpu), UnsupportedError);
+  EXPECT_THROW((void)Matrix<double>::build(a, "sell", Backend::cpu), UnsupportedError);
+  // The same rows without the long ones: both are candidates again.
+  const FormatPlan even = plan(gen("gen:random_k:20000:4"), request({Op::spmv}));
+  int found = 0;
+  for (const auto& cand : even.candidates) found += cand.format == "ellr" || cand.format == "sell";
+  EXPECT_EQ(found, 2);
+}
+
 TEST_F(GpuPlan, DeterministicRequestsGetNoAtomicKernel) {
   for (const char* spec : {"gen:lap2d:300", "gen:rmat:14:8", "gen:random_k:50000:16", "gen:banded:100000:4"}) {
     auto r = request({Op::spmv, Op::spmv_t});

@@ -27,6 +27,12 @@ bool gpu_available(std::string* why) {
   return true;
 }
 
+FormatOptions without_row_limits(const std::string& format, FormatOptions o) {
+  for (const auto& p : find_format(format).params)
+    if ((p.name == "max_fill" || p.name == "max_skew") && !o.has(p.name)) o.set(p.name, "inf");
+  return o;
+}
+
 namespace {
 
 using C = Coo<double, std::int64_t>;

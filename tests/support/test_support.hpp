@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
 #include "spmat/core/types.hpp"
 
 namespace spmat::testing {
@@ -45,6 +46,11 @@ constexpr double tolerance() {
 
 /// Whether GPU tests can run here; the reason when they cannot ("built without CUDA", ...).
 bool gpu_available(std::string* why = nullptr);
+
+/// `o` with max_fill=inf and max_skew=inf added where the registry entry of `format` declares
+/// those options and `o` does not set them: kernel tests run the long rows that the build
+/// limits refuse by default (spmat/formats/ell/row_limits.hpp; row_limits_test.cpp tests them).
+FormatOptions without_row_limits(const std::string& format, FormatOptions o = {});
 
 /// One edge case of the conformance battery (every format runs every edge case).
 /// `make(seed)` returns the input as COO (any order, duplicates allowed); the canonical

@@ -302,12 +302,6 @@ __device__ __forceinline__ void axpby_rn_store(Value* y, Value alpha, Value s, V
   }
 }
 
-/// y = beta*y for an empty row (beta == 0 writes 0 without reading y).
-template <class Value>
-__device__ __forceinline__ void scale_store(Value* y, Value beta) {
-  *y = beta == Value(0) ? Value(0) : beta * *y;
-}
-
 /// Sum of the warp tails (wval) of warps w, w-1, ... whose trailing key is `key`, walking back
 /// while a whole warp has that key (wfirst[w] == key). Fixed order: deterministic.
 template <class Value>
@@ -553,7 +547,7 @@ __device__ __forceinline__ void stream_chunk(
       axpby_rn_store(yc + r, alpha, rs, beta);
     if (nr > r + 1 && nr != kNone)  // empty rows (rare)
 #pragma unroll 1
-      for (std::uint32_t q = r + 1; q < nr; ++q) scale_store(yc + q, beta);
+      for (std::uint32_t q = r + 1; q < nr; ++q) cuda::scale_store(yc + q, beta);
   });
 }
 
@@ -749,16 +743,16 @@ __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
   constexpr std::int64_t kLaneRun = 4;
   const std::int64_t gap = valid ? next - lh - 1 : 0;
   if (gap > 0 && gap <= kLaneRun)
-    for (std::int64_t q = lh + 1; q < next; ++q) scale_store(y + q, beta);
+    for (std::int64_t q = lh + 1; q < next; ++q) cuda::scale_store(y + q, beta);
   for (unsigned m = __ballot_sync(cuda::kFullMask, gap > kLaneRun); m != 0; m &= m - 1) {
     const int src = __ffs(m) - 1;
     const std::int64_t from = __shfl_sync(cuda::kFullMask, lh, src) + 1;
     const std::int64_t to = __shfl_sync(cuda::kFullMask, next, src);
-    for (std::int64_t q = from + lane; q < to; q += cuda::kWarpSize) scale_store(y + q, beta);
+    for (std::int64_t q = from + lane; q < to; q += cuda::kWarpSize) cuda::scale_store(y + q, beta);
   }
   if (h - lane == 0) {  // warp 0: the rows before chunk 0's first row
     const std::int64_t first0 = __shfl_sync(cuda::kFullMask, fh, 0);
-    for (std::int64_t q = lane; q < first0; q += cuda::kWarpSize) scale_store(y + q, beta);
+    for (std::int64_t q = lane; q < first0; q += cuda::kWarpSize) cuda::scale_store(y + q, beta);
   }
 }
 

@@ -6,8 +6,8 @@
 // Kernel contract: base_row/widths intervals, sym_off intervals+1, symbols sym_off[intervals],
 // col_idx/values nnz, x cols (transpose: rows), y rows (transpose: cols), y already scaled by
 // beta. At step j lane t holds entry begin+32j+t; the lanes' rows are non-decreasing, so an
-// inclusive segmented scan over (row, product) pairs gives each row segment's sum in its last
-// lane, which atomically adds alpha·sum to y[row] (one atomic per row segment per step; the
+// inclusive segmented scan over (row, product) pairs (cuda::warp_segmented_sum) gives each row
+// segment's sum in its last lane, which atomically adds alpha·sum to y[row] (one atomic per row segment per step; the
 // spec's second reduction kernel is replaced by atomics, spec §10). Lanes past the interval's
 // end decode padding (δ = 0) and take part in the uniform loop without touching memory.
 // b_q = 0 (a single-row interval) reads no symbols and never shifts by 64. NOT deterministic
@@ -51,16 +51,12 @@ __global__ void __launch_bounds__(kBlock)
         if (valid) atomicAdd(y + ldg(col_idx + e), alpha * ldg(values + e) * ldg(x + row));
         continue;
       }
-      Value p = valid ? ldg(values + e) * ldg(x + ldg(col_idx + e)) : Value(0);
+      // Lanes past the end take a key no row has, so they form their own run.
       const long long key = valid ? row : LLONG_MAX;
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        const Value pv = __shfl_up_sync(0xffffffffu, p, off);
-        const long long pk = __shfl_up_sync(0xffffffffu, key, off);
-        if (lane >= off && pk == key) p += pv;
-      }
-      const long long next_key = __shfl_down_sync(0xffffffffu, key, 1);
-      if (valid && (lane == 31 || next_key != key)) atomicAdd(y + row, alpha * p);
+      bool tail = false;
+      const Value p = cuda::warp_segmented_sum(
+          key, valid ? ldg(values + e) * ldg(x + ldg(col_idx + e)) : Value(0), &tail);
+      if (valid && tail) atomicAdd(y + row, alpha * p);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "spmat/format_adapter.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -106,6 +107,14 @@ BroCsr<Value, Index> BroCsr<Value, Index>::build(const Csr<Value, Index>& a, con
   if (tpr < 1 || tpr > 32 || (tpr & (tpr - 1)) != 0)
     throw ParseError("bro-csr: tpr=" + std::to_string(tpr) +
                      " must be 0 (auto) or a power of two in 1..32");
+  // tpr lanes walk each row and the whole warp waits for its group's longest row: refuse a
+  // row that would stall every call before encoding anything.
+  std::int64_t longest = 0;
+  for (Index r = 0; r < a.rows; ++r)
+    longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
+  check_row_skew("bro-csr", longest, a.nnz(), a.rows, tpr,
+                 row_limit_option("bro-csr", o, "max_skew", kDefaultMaxSkew),
+                 "bro-hyb, hyb or csr");
   return encode(a, static_cast<int>(tpr), static_cast<int>(o.get_int("sym_len", 32)));
 }
 
@@ -171,7 +180,8 @@ std::vector<FormatEntry> bro_csr_entries() {
        .summary = "BRO-CSR: CSR with delta + bit-packed column indices per warp group of rows",
        .caps = {cpu, gpu},
        .params = {{"tpr", "0", "lanes per row, a power of two in 1..32 (0 = auto: largest power of two <= mean row length)"},
-                  {"sym_len", "32", "symbol length in bits: 32 or 64"}}}));
+                  {"sym_len", "32", "symbol length in bits: 32 or 64"},
+                  max_skew_param("its tpr lanes")}}));
   return v;
 }
 

@@ -56,7 +56,9 @@ struct BroCsr {
   std::vector<std::uint32_t> sym32;        ///< symbols when sym_len == 32
   std::vector<std::uint64_t> sym64;        ///< symbols when sym_len == 64
 
-  /// Options: tpr (0 = auto: largest power of two <= mean row length, in 1..32), sym_len.
+  /// Options: tpr (0 = auto: largest power of two <= mean row length, in 1..32), sym_len,
+  /// max_skew (row_limits.hpp: UnsupportedError when the longest row is over max_skew times
+  /// the mean and takes more than 64 steps of its tpr lanes).
   static BroCsr build(const Csr<Value, Index>& a, const FormatOptions& o);
   /// The encoder: W lanes per row (1..32, power of two), sym_len 32 or 64.
   static BroCsr encode(const Csr<Value, Index>& a, int tpr, int sym_len);

@@ -7,6 +7,7 @@
 
 #include "spmat/format_adapter.hpp"
 #include "spmat/formats/bar/bar.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -48,8 +49,21 @@ void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o) {
   e.fit_max_words = static_cast<int>(fb / 64);
 }
 
-namespace {
-constexpr std::int64_t kMinRefusedSlots = std::int64_t{1} << 20;
+template <class Value, class Index>
+std::int64_t bro_ell_slots(const Csr<Value, Index>& a, int h, const std::vector<std::int64_t>& order,
+                           std::int64_t max_len) {
+  std::int64_t slots = 0;
+  for (std::int64_t s0 = 0; s0 < a.rows; s0 += h) {
+    const std::int64_t s1 = std::min<std::int64_t>(a.rows, s0 + h);
+    std::int64_t l = 0;
+    for (std::int64_t p = s0; p < s1; ++p) {
+      const std::int64_t r = order.empty() ? p : order[p];
+      l = std::max<std::int64_t>(l, a.row_ptr[r + 1] - a.row_ptr[r]);
+    }
+    if (max_len >= 0) l = std::min(l, max_len);
+    slots += l * (s1 - s0);
+  }
+  return slots;
 }
 
 template <class Value, class Index>
@@ -128,9 +142,17 @@ template <class Value, class Index>
 BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
   const bool first_slice = bro_option_first_slice(o);
-  const double max_fill = o.get_double("max_fill", 10.0);
+  const double max_fill = row_limit_option("bro-ell", o, "max_fill", kDefaultMaxFill);
+  const double max_skew = row_limit_option("bro-ell", o, "max_skew", kDefaultMaxSkew);
   const std::int64_t bar = o.get_int("bar", 0);
   if (bar != 0 && bar != 1) throw ParseError("bro-ell: bar=" + std::to_string(bar) + " is not 0 or 1");
+  const char* name = bar == 1 ? "bro-ell-bar" : "bro-ell";
+  // Refuse before reordering and encoding: one thread walks each row, so a long row stalls
+  // every call; then the slices are padded to their longest row.
+  std::int64_t longest = 0;
+  for (Index r = 0; r < a.rows; ++r)
+    longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
+  check_row_skew(name, longest, a.nnz(), a.rows, 1, max_skew, "bro-hyb, hyb or csr");
   std::vector<std::int64_t> order;
   if (bar == 1) {
     bar::Params p;
@@ -141,23 +163,8 @@ BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, con
     p.window = static_cast<int>(o.get_int("bar_window", 4));
     order = bar::order<Index>(a.rows, a.row_ptr, a.col_idx, p);
   }
-  // Refuse ELL-style padding blow-ups before allocating them: slots = Σ_s l_s·h.
-  std::int64_t slots = 0;
-  for (std::int64_t s0 = 0; s0 < a.rows; s0 += h) {
-    std::int64_t l = 0;
-    for (std::int64_t p = s0; p < std::min<std::int64_t>(a.rows, s0 + h); ++p) {
-      const std::int64_t r = order.empty() ? p : order[p];
-      l = std::max<std::int64_t>(l, a.row_ptr[r + 1] - a.row_ptr[r]);
-    }
-    slots += l * h;
-  }
-  const std::int64_t nnz = a.nnz();
-  const double fill = static_cast<double>(slots) / static_cast<double>(std::max<std::int64_t>(nnz, 1));
-  if (slots > kMinRefusedSlots && fill > max_fill)
-    throw UnsupportedError("bro-ell: sliced ELL padding would store " + std::to_string(slots) +
-                           " slots for " + std::to_string(nnz) + " nonzeros (fill ratio " +
-                           std::to_string(fill) + " > max_fill " + std::to_string(max_fill) +
-                           "); use bro-hyb, or raise the max_fill option");
+  check_padding(name, static_cast<double>(bro_ell_slots(a, h, order, -1)), a.nnz(), a.rows,
+                max_fill, "bro-hyb, hyb or csr");
   BroEll e = encode(a, h, sym_len, order, -1, first_slice);
   bro_apply_kernel_options(e, o);
   return e;
@@ -221,9 +228,11 @@ std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) 
   return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                \
-  template struct BroEll<V, I>;                                                \
-  template void bro_apply_kernel_options(BroEll<V, I>&, const FormatOptions&); \
+#define SPMAT_INSTANTIATE(V, I)                                                             \
+  template struct BroEll<V, I>;                                                             \
+  template void bro_apply_kernel_options(BroEll<V, I>&, const FormatOptions&);              \
+  template std::int64_t bro_ell_slots(const Csr<V, I>&, int, const std::vector<std::int64_t>&, \
+                                      std::int64_t);                                        \
   template std::size_t traffic_bytes(const BroEll<V, I>&, Op, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
@@ -235,7 +244,8 @@ std::vector<ParamInfo> bro_ell_params() {
           {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (one thread per row, the paper's decode loop)"},
           {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
           {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
-          {"max_fill", "10", "refuse (UnsupportedError) when padded slots exceed max_fill·nnz (and 2^20)"},
+          max_fill_param("stored slots"),
+          max_skew_param("its thread"),
           {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
           {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},
           {"bar_window", "4", "fast BAR: candidate clusters on either side of a row's home cluster"}};

@@ -59,9 +59,10 @@ struct BroEll {
   std::vector<Index> row_id;               ///< rows: original row of stored row p; empty = identity
   std::vector<Index> col_base;             ///< slices when first_slice (else empty = all 0)
 
-  /// Options: h, sym_len, first, kernel, unroll, max_fill, bar, bar_algo, bar_window (see
-  /// bro_ell_params()).
-  /// Throws UnsupportedError when the sliced padding exceeds max_fill·nnz (and 2^20 slots).
+  /// Options: h, sym_len, first, kernel, unroll, max_fill, max_skew, bar, bar_algo, bar_window
+  /// (see bro_ell_params()). Throws UnsupportedError when the sliced padding exceeds
+  /// max_fill·(nnz + rows) slots or the longest row exceeds max_skew times the mean and 64
+  /// entries (row_limits.hpp; one thread walks each row).
   static BroEll build(const Csr<Value, Index>& a, const FormatOptions& o);
   /// The encoder behind build and BRO-HYB: stored row p is original row order[p] (identity when
   /// order is empty) cut to its first max_len entries (-1 = whole rows); first_slice picks the
@@ -158,6 +159,15 @@ void bro_ell_scatter_t(const BroEll<Value, Index>& e, std::int64_t s, const Valu
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host);  // _cuda.cu
+
+/// Slots of the sliced ELL that encode() builds, for the padding limit before anything is
+/// allocated: Σ over slices of the slice's rows × its longest stored row (rows in `order`, cut
+/// to max_len unless it is -1). The lanes of the last slice past the last row are not counted
+/// (as ELL's pitch: a 3-row matrix is not charged for 29 empty lanes). Example: rows of lengths
+/// {2,5,3,2,4}, h = 2 → 2·5 + 2·3 + 1·4 = 20 slots (max_len 3: 2·3 + 2·3 + 1·3 = 15).
+template <class Value, class Index>
+std::int64_t bro_ell_slots(const Csr<Value, Index>& a, int h, const std::vector<std::int64_t>& order,
+                           std::int64_t max_len);
 
 /// Reads h, sym_len, first (validated) from options; shared by BRO-ELL and BRO-HYB.
 int bro_option_h(const FormatOptions& o);

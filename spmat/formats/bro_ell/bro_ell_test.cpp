@@ -339,13 +339,23 @@ TEST(BroEll, KeepsColumnZeroApartFromThePaddingMarker) {
   EXPECT_EQ(e.nnz, 3);
 }
 
-TEST(BroEll, RefusesADenseRowWithAFillRatioMessage) {
+TEST(BroEll, RefusesADenseRowNamingTheSkewAndThePadding) {
   const Csr64 a = bro_testing::random_csr(301, 100003, [](std::int64_t r) { return r == 7 ? 100000 : r % 3; }, 2);
   try {
     (void)Matrix<double>::build(a, "bro-ell", Backend::cpu);
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("fill ratio"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bro-ell: the longest row (100000 entries) is 300.1 times"),
+              std::string::npos)
+        << e.what();
+  }
+  // Without the skew limit the padding of the row's slice (32 x 100000 slots) still refuses it.
+  try {
+    (void)Matrix<double>::build(a, "bro-ell", Backend::cpu, FormatOptions().set("max_skew", "inf"));
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("bro-ell: padding ratio"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("raise max_fill"), std::string::npos) << e.what();
   }
   // BRO-HYB takes it: the long row goes to the BRO-COO part.
   const auto m = Matrix<double>::build(a, "bro-hyb", Backend::cpu);
@@ -368,7 +378,9 @@ void check_cpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc)
   SCOPED_TRACE(var.format + " [" + var.label + "] " + std::string(precision_name<V>()) + "/" +
                std::string(index_name<I>()) + " on " + sc.name);
   const auto a = convert<V, I>(sc.a);
-  const auto m = Matrix<V>::build(a, var.format, Backend::cpu, var.options);
+  // The scenarios include long rows on purpose: the build limits are lifted for them.
+  const auto m = Matrix<V>::build(a, var.format, Backend::cpu,
+                                  testing::without_row_limits(var.format, var.options));
   EXPECT_EQ(m.to_csr(), (convert<V, std::int64_t>(a))) << "round trip";
   EXPECT_GT(m.storage_bytes(), 0u);
   EXPECT_EQ(m.traffic_bytes(Op::spmv), m.storage_bytes() + (a.rows + a.cols) * sizeof(V));
@@ -411,7 +423,8 @@ TEST(BroFamilyCpu, MatchesTheReferenceOnEveryScenarioAndTypePair) {
 TEST(BroFamilyCpu, IsDeterministicRunToRun) {
   const auto& sc = bro_testing::scenarios()[2];
   for (const auto& var : bro_testing::variants()) {
-    const auto m = Matrix<double>::build(sc.a, var.format, Backend::cpu, var.options);
+    const auto m = Matrix<double>::build(sc.a, var.format, Backend::cpu,
+                                               testing::without_row_limits(var.format, var.options));
     const auto x = testing::random_vector<double>(sc.a.rows, 3);
     std::vector<double> y1(sc.a.cols), y2(sc.a.cols);
     m.spmv_t(x, y1);

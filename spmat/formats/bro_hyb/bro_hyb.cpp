@@ -7,6 +7,7 @@
 
 #include "spmat/format_adapter.hpp"
 #include "spmat/formats/bar/bar.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -83,6 +84,7 @@ BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, con
   if (split != "bytes" && split != "cusp")
     throw ParseError("bro-hyb: split=" + split + " is not 'bytes' (sliced-ELL byte cost) or "
                      "'cusp' (CUSP's HYB rule, the paper's)");
+  const bool forced = k >= 0;
   if (k < 0)
     k = split == "cusp" ? bro_hyb_ell_width<Index>(a.row_ptr)
                         : bro_hyb_ell_width_bytes<Index>(a.row_ptr, h, static_cast<int>(sizeof(Value)),
@@ -100,6 +102,12 @@ BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, con
     p.window = static_cast<int>(o.get_int("bar_window", 4));
     order = bar::order<Index>(a.rows, a.row_ptr, a.col_idx, p);
   }
+  // Both split rules keep the BRO-ELL part's padding small; a forced width may not.
+  if (forced)
+    check_padding(bar == 1 ? "bro-hyb-bar (forced ell_width)" : "bro-hyb (forced ell_width)",
+                  static_cast<double>(bro_ell_slots(a, h, order, k)), a.nnz(), a.rows,
+                  row_limit_option("bro-hyb", o, "max_fill", kDefaultMaxFill),
+                  "bro-hyb with ell_width=-1, hyb or csr");
   BroHyb m;
   m.rows = a.rows;
   m.cols = a.cols;
@@ -181,6 +189,7 @@ std::vector<FormatEntry> bro_hyb_entries() {
       {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
       {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
       {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = the split rule)"},
+      max_fill_param("slots of the BRO-ELL part", "forced ell_width only: "),
       {"split", "bytes", "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"},
       {"bar", "0", "1 = BAR row reordering of the BRO-ELL part (y in original order)"},
       {"bar_algo", "auto", "BAR algorithm: greedy, fast, auto"},

@@ -50,7 +50,8 @@ struct BroHyb {
   BroCoo<Value, Index> coo;    ///< the overflow, original row indices
 
   /// Options: h, sym_len, first, kernel, unroll, interval, ell_width (-1 = rule), split (bytes | cusp), bar,
-  /// bar_algo, bar_window.
+  /// bar_algo, bar_window, max_fill (forced ell_width only: UnsupportedError when the BRO-ELL
+  /// part's slots exceed max_fill·(nnz + rows), row_limits.hpp; the rules keep it small).
   static BroHyb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }

@@ -45,13 +45,6 @@ struct CooDevice {
 
 namespace {
 
-/// y[i] = beta*y[i] for i < n (beta == 0 writes zeros without reading y). Grid-stride.
-template <class Value>
-__global__ void coo_scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
-    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
-}
-
 /// y[i] = alpha*0 + beta*y[i] for i < n: the rows of a matrix without entries. Grid-stride.
 template <class Value>
 __global__ void coo_empty_rows_kernel(std::int64_t n, Value* __restrict__ y, Value alpha,
@@ -184,8 +177,7 @@ void spmv(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value alph
     return;
   }
   if (d.kernel == CooKernel::atomic) {
-    coo_scale_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(d.rows, y, beta);
-    SPMAT_CUDA_CHECK_LAUNCH("coo_scale_kernel");
+    cuda::scale_async(y, d.rows, beta);
     coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock>>>(
         d.nnz, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel");
@@ -208,8 +200,7 @@ void spmv(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value alph
 template <class Value, class Index>
 void spmv_t(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.cols == 0) return;
-  coo_scale_kernel<<<cuda::grid_for(d.cols, kBlock), kBlock>>>(d.cols, y, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("coo_scale_kernel");
+  cuda::scale_async(y, d.cols, beta);
   if (d.nnz == 0) return;
   coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock>>>(
       d.nnz, d.col_idx.data(), d.row_idx.data(), d.values.data(), x, y, alpha);

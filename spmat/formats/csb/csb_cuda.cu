@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csb/csb.hpp"
-#include "spmat/formats/csb/csb_cuda_common.cuh"
 
 namespace spmat {
 
@@ -90,10 +90,10 @@ __global__ void csb_thesis_kernel(std::int64_t n_stored, std::int64_t n_block_ro
 
 template <bool Transposed, class Value, class Index>
 void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  csb_cuda::scale(y, Transposed ? d.cols : d.rows, beta);
+  cuda::scale_async(y, Transposed ? d.cols : d.rows, beta);
   if (d.nnz == 0) return;
   constexpr int kBlock = 256;  // untuned; thesis launch configuration not given (spec OQ8)
-  csb_thesis_kernel<Value, Index, Transposed><<<csb_cuda::grid_for(d.n_stored, kBlock), kBlock>>>(
+  csb_thesis_kernel<Value, Index, Transposed><<<cuda::grid_cover(d.n_stored, kBlock), kBlock>>>(
       d.n_stored, d.n_block_rows, d.n_block_cols, d.beta_log2, d.values.data(), d.comb.data(),
       d.block_offset.data(), d.sparse_grid ? d.block_row_ptr.data() : nullptr,
       d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);

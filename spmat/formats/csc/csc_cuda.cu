@@ -35,12 +35,6 @@ struct CscDevice {
 namespace {
 constexpr int kBlock = 256;
 
-template <class Value>
-__global__ void csc_scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
-    y[i] = beta == Value(0) ? Value(0) : beta * y[i];
-}
-
 /// y[c] = alpha * Σ_k values[k]·x[row_idx[k]] + beta*y[c] over column c's entries, `lanes`
 /// consecutive lanes per column, strided partial sums then a warp_sum (fixed order). The loop
 /// runs per warp (all 32 lanes together) because warp_sum shuffles with the full mask.
@@ -100,8 +94,7 @@ void spmv_t(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value al
 template <class Value, class Index>
 void spmv(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows == 0) return;
-  csc_scale_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(d.rows, y, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("csc_scale_kernel");
+  cuda::scale_async(y, d.rows, beta);
   if (d.nnz == 0) return;
   csc_scatter_kernel<<<cuda::grid_for(d.cols, kBlock), kBlock>>>(
       d.cols, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha);

@@ -3,35 +3,11 @@
 #include "spmat/formats/ell/ell.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <string>
 
 #include "spmat/format_adapter.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
-
-void check_ell_fill(const char* fmt, std::int64_t rows, std::int64_t width, std::int64_t nnz,
-                    double max_fill) {
-  if (!(max_fill >= 0))
-    throw ParseError(std::string(fmt) + ": max_fill must be a number >= 0 (inf disables the check)");
-  // The ratio is taken on rows*width (the ELL matrix itself); the rounding of rows up to the
-  // pitch adds at most 31*width slots on top. In double: rows*width may overflow int64 for
-  // absurd inputs, the comparison must not.
-  const double slots = static_cast<double>(rows) * static_cast<double>(width);
-  const double limit = max_fill * static_cast<double>(nnz + rows) + 1048576.0;
-  if (slots <= limit) return;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%s: padding too large: %lld rows x width %lld = %.0f slots for %lld stored "
-                "entries (fill ratio %.1f, limit max_fill=%g x (nnz + rows) + 1048576 slots); "
-                "use sell, hyb or csr for matrices with a few long rows, or raise max_fill",
-                fmt, static_cast<long long>(rows), static_cast<long long>(width), slots,
-                static_cast<long long>(nnz), slots / static_cast<double>(std::max<std::int64_t>(nnz, 1)),
-                max_fill);
-  throw UnsupportedError(buf);
-}
 
 template <class Value, class Index>
 Ell<Value, Index> Ell<Value, Index>::build_width(const Csr<Value, Index>& a, Index width) {
@@ -63,7 +39,8 @@ template <class Value, class Index>
 Ell<Value, Index> Ell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Index width = 0;
   for (Index r = 0; r < a.rows; ++r) width = std::max<Index>(width, a.row_ptr[r + 1] - a.row_ptr[r]);
-  check_ell_fill("ell", a.rows, width, a.nnz(), o.get_double("max_fill", kEllDefaultMaxFill));
+  check_padding("ell", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz(), a.rows,
+                row_limit_option("ell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   return build_width(a, width);
 }
 
@@ -111,8 +88,7 @@ std::vector<FormatEntry> ell_entries() {
       {.name = "ell",
        .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
        .caps = {cpu, gpu},
-       .params = {{"max_fill", "20",
-                   "refuse when rows*K > max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+       .params = {max_fill_param("rows x longest row")}}));
   return v;
 }
 

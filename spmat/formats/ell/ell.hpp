@@ -12,11 +12,10 @@
 //   values [j*32 + i]:                  j=0: { 1, 0, 3, 6}  j=1: { 2, 0, 4, 0}  j=2: { 0, 0, 5, 0}
 //   (rows 4..31 of every column j are padding.)
 //
-// Fill limit: build throws UnsupportedError when rows·K > max_fill·(nnz + rows) + 2^20 slots
-// (option max_fill, default 20; max_fill=inf disables the check), so that one dense row over
-// many rows does not allocate rows × its length. The slack of 2^20 slots (≤ 12 MiB at fp64)
-// lets small matrices with empty rows build whatever their ratio; rounding rows up to the pitch
-// adds at most 31·K slots on top (a 3 × 100000 matrix with one dense row builds: 3.2e6 slots).
+// Padding limit (row_limits.hpp): build throws UnsupportedError when rows·K > max_fill·(nnz +
+// rows) (option max_fill, default 8; inf disables the check), before allocating: one long row
+// would cost rows × its length in storage and make its thread walk it alone. Rounding rows up
+// to the pitch adds at most 31·K slots on top and is not counted.
 // Traffic (spmv): pitch·K·(I+V) + cols·V (x) + rows·V (y).
 #pragma once
 #include <cstdint>
@@ -25,6 +24,7 @@
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 
 namespace spmat {
@@ -33,8 +33,6 @@ namespace spmat {
 inline constexpr int kEllPadding = -1;
 /// Row count of the aligned segments of ELL storage (pitch is a multiple of it).
 inline constexpr std::int64_t kEllAlign = 32;
-/// Default of the max_fill option of ell / ellr / hyb (forced K).
-inline constexpr double kEllDefaultMaxFill = 20.0;
 
 template <class Value, class Index>
 struct Ell {
@@ -60,10 +58,6 @@ struct Ell {
   Shape shape() const { return {rows, cols, nnz}; }
 };
 
-/// Throws UnsupportedError (naming the fill ratio) when an ELL block of `width` slots per row
-/// over `rows` rows exceeds the max_fill limit for `nnz` stored entries. `fmt` names the format.
-void check_ell_fill(const char* fmt, std::int64_t rows, std::int64_t width, std::int64_t nnz,
-                    double max_fill);
 /// rows rounded up to kEllAlign.
 inline std::int64_t ell_pitch(std::int64_t rows) {
   return (rows + kEllAlign - 1) / kEllAlign * kEllAlign;

@@ -36,7 +36,7 @@ void spmv(const EllDevice<Value, Index>& d, const Value* x, Value* y, Value alph
 
 template <class Value, class Index>
 void spmv_t(const EllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  ell_detail::scale(d.cols, y, beta);
+  cuda::scale_async(y, d.cols, beta);
   ell_detail::ell_spmv_t_scatter(d.rows, d.width, d.pitch, d.col_idx.data(), d.values.data(), x,
                                  y, alpha);
 }

@@ -1,4 +1,4 @@
-// spmat/formats/ell/ell_test.cpp — ELLPACK: exact layout, fill limit, CPU and GPU kernels vs reference.
+// spmat/formats/ell/ell_test.cpp — ELLPACK: exact layout, padding limit, CPU and GPU kernels vs reference.
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/ell/ell.hpp"
 
@@ -64,8 +64,9 @@ TEST(Ell, ExplicitZerosAreStoredEntriesNotPadding) {
   EXPECT_EQ(e.to_csr(), a);
 }
 
-TEST(Ell, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
-  // 100000 × 100000 with one dense row: rows × width = 1e10 slots for 100099 entries.
+TEST(Ell, OneDenseRowOverManyRowsIsRefusedNamingThePaddingRatio) {
+  // 100000 × 100000 with one dense row: rows × width = 1e10 slots for 100100 entries and
+  // 100000 rows: padding ratio 49975.0.
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
   for (int j = 0; j < 100000; ++j) c.row_idx.push_back(7), c.col_idx.push_back(j), c.values.push_back(1);
@@ -76,11 +77,13 @@ TEST(Ell, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("fill ratio"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("max_fill"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ell: padding ratio 49975.0 exceeds max_fill=8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("use hyb or csr"), std::string::npos) << msg;
   }
 }
 
+// Three rows, one of them dense: the row is 3 times the mean (padding ratio 3.0), so the
+// limit lets it through; the check is relative to the mean row, not to a row count.
 TEST(Ell, OneDenseRowOverFewRowsBuilds) {
   Coo<double, std::int32_t> c;
   c.rows = 3;
@@ -94,16 +97,33 @@ TEST(Ell, OneDenseRowOverFewRowsBuilds) {
 }
 
 TEST(Ell, MaxFillOptionControlsTheLimit) {
-  // 2000 rows, one row of 1001 entries: 2000*1001 slots > 20*(3000+2000)+2^20.
+  // 2000 rows, one row of 1001 entries: 2000*1001 slots for 3000 nonzeros and 2000 rows,
+  // padding ratio 400.4 > 8 (the example of check_padding in row_limits.hpp).
   Coo<double, std::int32_t> c;
   c.rows = 2000;
   c.cols = 1500;
   for (int j = 0; j < 1000; ++j) c.row_idx.push_back(5), c.col_idx.push_back(j), c.values.push_back(1);
   for (int i = 0; i < 2000; ++i) c.row_idx.push_back(i), c.col_idx.push_back(1200), c.values.push_back(1);
   const auto b = to_csr(c);
-  EXPECT_THROW((void)Matrix<double>::build(b, "ell"), UnsupportedError);
+  try {
+    (void)Matrix<double>::build(b, "ell");
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_STREQ(e.what(),
+                 "ell: padding ratio 400.4 exceeds max_fill=8 (2002000 slots for 3000 nonzeros "
+                 "and 2000 rows: storage and traffic 400.4 times CSR's); use hyb or csr for "
+                 "matrices with a few long rows, or raise max_fill (inf: no limit)");
+  }
+  EXPECT_THROW((void)Matrix<double>::build(b, "ell", Backend::cpu,
+                                           FormatOptions().set("max_fill", "400")),
+               UnsupportedError);
+  EXPECT_NO_THROW((void)Matrix<double>::build(b, "ell", Backend::cpu,
+                                              FormatOptions().set("max_fill", "401")));
   EXPECT_NO_THROW((void)Matrix<double>::build(b, "ell", Backend::cpu,
                                               FormatOptions().set("max_fill", "inf")));
+  EXPECT_THROW((void)Matrix<double>::build(b, "ell", Backend::cpu,
+                                           FormatOptions().set("max_fill", "-1")),
+               ParseError);
 }
 
 TEST(Ell, NanInXReachesOnlyTheRowsThatUseItsColumn) {

@@ -15,7 +15,8 @@ Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const F
   s.row_len = row_lengths(a);
   Index width = 0;
   for (Index len : s.row_len) width = std::max(width, len);
-  check_ell_fill("ellr", a.rows, width, a.nnz(), o.get_double("max_fill", kEllDefaultMaxFill));
+  check_padding("ellr", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz(), a.rows,
+                row_limit_option("ellr", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   s.ell = Ell<Value, Index>::build_width(a, width);
   return s;
 }
@@ -42,8 +43,7 @@ std::vector<FormatEntry> ellr_entries() {
       {.name = "ellr",
        .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
        .caps = {cpu, gpu},
-       .params = {{"max_fill", "20",
-                   "refuse when rows*K > max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+       .params = {max_fill_param("rows x longest row")}}));
   return v;
 }
 

@@ -7,8 +7,8 @@
 //
 // Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]:  the ELL arrays of ell.hpp
 // (K = 3, pitch = 32) plus row_len = {2, 0, 3, 1}.
-// Same fill limit as ell (option max_fill). Traffic (spmv): pitch·K·(I+V) + rows·I +
-// cols·V + rows·V.
+// Same padding limit as ell (option max_fill, row_limits.hpp). Traffic (spmv): pitch·K·(I+V) +
+// rows·I + cols·V + rows·V.
 #pragma once
 #include <memory>
 #include <vector>

@@ -28,23 +28,20 @@ struct EllrDevice {
 
 namespace {
 
-using ell_detail::global_thread;
-using ell_detail::grid_threads;
-
 template <class Value, class Index>
 __global__ void ellr_spmv_kernel(std::int64_t rows, std::int64_t pitch,
                                  const Index* __restrict__ row_len,
                                  const Index* __restrict__ col_idx,
                                  const Value* __restrict__ values, const Value* __restrict__ x,
                                  Value* __restrict__ y, Value alpha, Value beta) {
-  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
     const std::int64_t len = row_len[r];
     Value s = 0;
     for (std::int64_t j = 0; j < len; ++j) {
       const std::int64_t off = j * pitch + r;
       s += values[off] * x[col_idx[off]];
     }
-    y[r] = beta == Value(0) ? alpha * s : alpha * s + beta * y[r];
+    cuda::axpby_store(&y[r], alpha, s, beta);
   }
 }
 
@@ -54,7 +51,7 @@ __global__ void ellr_spmv_t_kernel(std::int64_t rows, std::int64_t pitch,
                                    const Index* __restrict__ col_idx,
                                    const Value* __restrict__ values, const Value* __restrict__ x,
                                    Value* __restrict__ y, Value alpha) {
-  for (std::int64_t r = global_thread(); r < rows; r += grid_threads()) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
     const std::int64_t len = row_len[r];
     const Value xr = alpha * x[r];
     for (std::int64_t j = 0; j < len; ++j) {
@@ -71,16 +68,16 @@ __global__ void ellr_spmv_t_kernel(std::int64_t rows, std::int64_t pitch,
 template <class Value, class Index>
 void spmv(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows <= 0) return;
-  ellr_spmv_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+  ellr_spmv_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_kernel");
 }
 
 template <class Value, class Index>
 void spmv_t(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  ell_detail::scale(d.cols, y, beta);
+  cuda::scale_async(y, d.cols, beta);
   if (d.rows <= 0 || d.col_idx.size() == 0) return;
-  ellr_spmv_t_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+  ellr_spmv_t_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_t_kernel");
 }

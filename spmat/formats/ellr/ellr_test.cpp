@@ -24,7 +24,7 @@ TEST(Ellr, BroExampleStoresTheEllArraysPlusRowLengths) {
   EXPECT_EQ(s.to_csr(), a);
 }
 
-TEST(Ellr, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
+TEST(Ellr, OneDenseRowOverManyRowsIsRefusedNamingThePaddingRatio) {
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
   for (int j = 0; j < 100000; ++j) c.row_idx.push_back(3), c.col_idx.push_back(j), c.values.push_back(1);
@@ -32,7 +32,9 @@ TEST(Ellr, OneDenseRowOverManyRowsIsRefusedNamingTheFillRatio) {
     (void)Matrix<double>::build(to_csr(c), "ellr");
     FAIL() << "expected UnsupportedError";
   } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("fill ratio"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ellr: padding ratio 50000.0 exceeds max_fill=8"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -10,7 +10,6 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/csb/csb_cuda_common.cuh"
 #include "spmat/formats/gcsb/gcsb.hpp"
 
 namespace spmat {
@@ -368,7 +367,7 @@ __global__ void gcsb_window_kernel(View<Value, Index> v, PlanView<Index> p,
         if (o >= v.n_out) continue;
         if (sole) {
           if (prescaled) y[o] += alpha * s;
-          else y[o] = beta == Value(0) ? alpha * s : alpha * s + beta * y[o];
+          else cuda::axpby_store(&y[o], alpha, s, beta);
         } else if constexpr (Det) {
           partial[item * bsz + r] = s;
         } else {
@@ -395,7 +394,7 @@ __global__ void gcsb_det_reduce_kernel(std::int64_t n_out, int d,
     if (it1 - it0 <= 1) continue;
     Value s = 0;
     for (std::int64_t it = it0; it < it1; ++it) s += partial[it * bsz + r];
-    y[o] = beta == Value(0) ? alpha * s : alpha * s + beta * y[o];
+    cuda::axpby_store(&y[o], alpha, s, beta);
   }
 }
 
@@ -493,7 +492,7 @@ __global__ void __launch_bounds__(256)
     if (warp == 0 && o < n_out) {
       Value t = 0;
       for (int w = 0; w < 8; ++w) t += sums[w][lane];
-      y[o] = beta == Value(0) ? alpha * t : alpha * t + beta * y[o];
+      cuda::axpby_store(&y[o], alpha, t, beta);
     }
     __syncthreads();
   }
@@ -530,7 +529,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     gcsb_dense_kernel<Value, Index, Transposed>
         <<<d.dense_parts, kDenseThreads, smem>>>(v, d.block_lanes_log2, x, d.dense_partial.data());
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_kernel");
-    gcsb_dense_reduce_kernel<Value><<<csb_cuda::grid_for(n_out, 32), 256>>>(
+    gcsb_dense_reduce_kernel<Value><<<cuda::grid_cover(n_out, 32), 256>>>(
         n_out, d.dense_parts, d.dense_partial.data(), y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_reduce_kernel");
     return;
@@ -545,7 +544,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     // add atomically (slower on the H100: same-address atomics of adjacent items serialise).
     const bool det = d.kernel == GcsbKernel::deterministic || d.flush_partial;
     const bool prescaled = !det && plan.split;
-    if (prescaled) csb_cuda::scale(y, n_out, beta);
+    if (prescaled) cuda::scale_async(y, n_out, beta);
     const PlanView<Index> pv{plan.n_items,
                              plan.lanes_log2,
                              plan.block_lanes_log2,
@@ -558,7 +557,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
                              plan.item_run.data()};
     const std::int64_t warps_needed = (plan.n_items + (32 >> plan.lanes_log2) - 1) >> (5 - plan.lanes_log2);
     const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
-    const unsigned grid = csb_cuda::grid_for(warps_needed, warps);
+    const unsigned grid = cuda::grid_cover(warps_needed, warps);
     if (det)
       gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem>>>(
           v, pv, x, y, alpha, beta, false, plan.partial.data());
@@ -567,25 +566,25 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
           v, pv, x, y, alpha, beta, prescaled, nullptr);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_window_kernel");
     if (det && plan.split) {
-      gcsb_det_reduce_kernel<Value, Index><<<csb_cuda::grid_for(n_out, 256), 256>>>(
+      gcsb_det_reduce_kernel<Value, Index><<<cuda::grid_cover(n_out, 256), 256>>>(
           n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y, alpha, beta);
       SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_reduce_kernel");
     }
     return;
   }
-  csb_cuda::scale(y, n_out, beta);
+  cuda::scale_async(y, n_out, beta);
   if (d.nnz == 0 || d.n_sorted == 0) return;
   const int threads = fast_block_threads(bsz, sizeof(Value));
   if ((d.kernel == GcsbKernel::atomic || d.kernel == GcsbKernel::fast) && threads >= 32) {
     const std::size_t smem = static_cast<std::size_t>(threads) * bsz * sizeof(Value);
     gcsb_atomic_kernel<Value, Index, Transposed>
-        <<<csb_cuda::grid_for(d.n_sorted, threads), threads, smem>>>(v, x, y, alpha);
+        <<<cuda::grid_cover(d.n_sorted, threads), threads, smem>>>(v, x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_atomic_kernel");
     return;
   }
   // kernel=thesis, or a β too large for any shared-memory tile.
   gcsb_thesis_kernel<Value, Index, Transposed>
-      <<<csb_cuda::grid_for(d.n_sorted, 256), 256>>>(v, x, y, alpha);
+      <<<cuda::grid_cover(d.n_sorted, 256), 256>>>(v, x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
 }
 

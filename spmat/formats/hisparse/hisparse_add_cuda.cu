@@ -333,13 +333,7 @@ __global__ void __launch_bounds__(kTorderWarps * 32)
     const int w0 = lane * per;
     int own = 0;
     for (int w = w0; w < w0 + per && w < nwords; ++w) own += __popc(bits[w]);
-    int incl = own;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const int t = __shfl_up_sync(kFull, incl, off);
-      if (lane >= off) incl += t;
-    }
-    int run = incl - own;
+    int run = cuda::warp_inclusive_sum(own) - own;
     for (int w = w0; w < w0 + per && w < nwords; ++w) {
       pre[w] = static_cast<unsigned>(run);
       run += __popc(bits[w]);
@@ -360,8 +354,7 @@ Work<std::int64_t> transposed_order(const DevLevel& lv, int log2d, bool tcount) 
   Work<std::int64_t> perm(static_cast<std::size_t>(e), "the transposed order");
   if (e == 0) return perm;
   if (tcount && log2d <= 7) {
-    const std::int64_t blocks = (lv.nodes + kTorderWarps - 1) / kTorderWarps;
-    const auto grid = static_cast<unsigned>(blocks < (1 << 20) ? blocks : (1 << 20));
+    const unsigned grid = cuda::grid_cover(lv.nodes, kTorderWarps);
     torder_kernel<<<grid, kTorderWarps * 32>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
                                                lv.lc.data(), log2d, perm.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add torder_kernel");

@@ -331,7 +331,7 @@ __global__ void __launch_bounds__(hisparse_gpu::kPlanBlock)
       for (int e = tid; e < dd; e += NT) {
         const int r = e >> log2d, c = e & (d - 1);
         Value p = (r0 + r < rows && c0 + c < cols) ? val[e] * cuda::ldg(x + c0 + c) : Value(0);
-        for (int off = 16; off > 0; off >>= 1) p += __shfl_xor_sync(0xffffffffu, p, off);
+        p = cuda::warp_sum(p);
         if (lane == 0) atomicAdd(&acc[r], p);
       }
     } else {
@@ -534,12 +534,7 @@ __global__ void __launch_bounds__(hisparse_gpu::kWarpPlanBlock, MinBlocks)
     if (base + 32 < coo_end) n_next = header(rec1);
     if (base + 64 < coo_end) rec2 = record(base + 64);
     const unsigned groups = (n + 3) >> 2;
-    unsigned incl = groups;  // inclusive scan of the groups over the lanes
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const unsigned t = __shfl_up_sync(kFull, incl, off);
-      if (lane >= off) incl += t;
-    }
+    const unsigned incl = cuda::warp_inclusive_sum(groups);  // of the groups over the lanes
     const unsigned total = __shfl_sync(kFull, incl, 31);
     const unsigned excl = incl - groups;
     // spmv=plan_tl: the entry-lane atomics only where leaves are long (≥ 4 groups = 16 entries

@@ -24,8 +24,9 @@ Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const For
     std::int64_t maxlen = 0;
     for (Index l : len) maxlen = std::max<std::int64_t>(maxlen, l);
     width = std::min(width, maxlen);  // wider would only add padding columns
-    check_ell_fill("hyb (forced K)", a.rows, width, a.nnz(),
-                   o.get_double("max_fill", kEllDefaultMaxFill));
+    check_padding("hyb (forced K)", static_cast<double>(a.rows) * static_cast<double>(width),
+                  a.nnz(), a.rows, row_limit_option("hyb", o, "max_fill", kDefaultMaxFill),
+                  "hyb with K=auto or csr");
   }
   Hyb s;
   s.ell = Ell<Value, Index>::build_width(a, static_cast<Index>(width));
@@ -94,8 +95,7 @@ std::vector<FormatEntry> hyb_entries() {
        .caps = {cpu, gpu},
        .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
                   {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
-                  {"max_fill", "20", "forced K only: refuse when rows*K > "
-                                     "max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+                  max_fill_param("rows x K", "forced K only: ")}}));
   return v;
 }
 

@@ -5,8 +5,9 @@
 // to 32, padding column -1 / value 0) holds the first K entries of every row; the entries past
 // K go to a COO part sorted by (row, column). K is CUSP's rule (hyb_ell_width below) unless
 // forced with option K=<n> (the width is then min(n, max row length)). Options: K (auto |
-// n >= 0), breakeven (4096), max_fill (20, checked as in ell only for a forced K: the
-// automatic K keeps rows·K <= 3·nnz, since at least rows/3 rows are K or more long).
+// n >= 0), breakeven (4096), max_fill (8, checked as in ell only for a forced K: the
+// automatic K keeps rows·K <= 3·nnz, since at least rows/3 rows are K or more long, and the
+// COO part is walked by warps over entries, so no row is walked by one thread).
 //
 // Example (4×4)  [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]  with K = 2 forced:
 //   ELL (pitch 32): col_idx j=0: { 0,-1, 0, 3}  j=1: { 2,-1, 1,-1}

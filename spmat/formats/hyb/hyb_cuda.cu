@@ -31,10 +31,8 @@ struct HybDevice {
 
 namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
 // y[row] += alpha * Σ over the COO entries of row. Each warp takes 32 consecutive entries per
-// step; an inclusive segmented scan over lanes (rows are sorted, so equal rows are contiguous)
+// step; a keyed segmented scan over the lanes (rows are sorted, so equal rows are contiguous)
 // leaves each row-run's sum in its last lane, which adds it with one atomicAdd. Runs of one row
 // that span several warps/steps meet in atomics: not deterministic.
 template <class Value, class Index>
@@ -42,21 +40,17 @@ __global__ void hyb_coo_spmv_kernel(std::int64_t n, const Index* __restrict__ ro
                                     const Index* __restrict__ col,
                                     const Value* __restrict__ val, const Value* __restrict__ x,
                                     Value* __restrict__ y, Value alpha) {
-  const int lane = threadIdx.x & 31;
-  const std::int64_t warp = ell_detail::global_thread() / 32;
-  const std::int64_t warps = ell_detail::grid_threads() / 32;
+  const int lane = cuda::lane_id();
+  const std::int64_t warp = cuda::global_thread_id() / 32;
+  const std::int64_t warps = cuda::grid_thread_count() / 32;
   for (std::int64_t base = warp * 32; base < n; base += warps * 32) {  // warp-uniform loop
     const std::int64_t i = base + lane;
     const bool valid = i < n;
-    long long r = valid ? static_cast<long long>(row[i]) : -1;
-    Value v = valid ? val[i] * x[col[i]] : Value(0);
-    for (int off = 1; off < 32; off <<= 1) {
-      const Value ov = __shfl_up_sync(kFullMask, v, off);
-      const long long orow = __shfl_up_sync(kFullMask, r, off);
-      if (lane >= off && orow == r) v += ov;
-    }
-    const long long next = __shfl_down_sync(kFullMask, r, 1);
-    if (valid && (lane == 31 || next != r)) atomicAdd(&y[r], alpha * v);
+    // Lanes past the end take row -1, which no entry has: they form their own run.
+    const long long r = valid ? static_cast<long long>(row[i]) : -1;
+    bool tail = false;
+    const Value v = cuda::warp_segmented_sum(r, valid ? val[i] * x[col[i]] : Value(0), &tail);
+    if (valid && tail) atomicAdd(&y[r], alpha * v);
   }
 }
 
@@ -65,7 +59,7 @@ __global__ void hyb_coo_spmv_t_kernel(std::int64_t n, const Index* __restrict__ 
                                       const Index* __restrict__ col,
                                       const Value* __restrict__ val, const Value* __restrict__ x,
                                       Value* __restrict__ y, Value alpha) {
-  for (std::int64_t i = ell_detail::global_thread(); i < n; i += ell_detail::grid_threads())
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
     atomicAdd(&y[col[i]], alpha * (val[i] * x[row[i]]));
 }
 
@@ -79,18 +73,18 @@ void spmv(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   ell_detail::ell_spmv(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x, y, alpha,
                        beta);
   if (d.coo_nnz == 0) return;
-  hyb_coo_spmv_kernel<<<ell_detail::grid_for(d.coo_nnz), ell_detail::kBlock>>>(
+  hyb_coo_spmv_kernel<<<cuda::grid_cover(d.coo_nnz, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_kernel");
 }
 
 template <class Value, class Index>
 void spmv_t(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  ell_detail::scale(d.cols, y, beta);
+  cuda::scale_async(y, d.cols, beta);
   ell_detail::ell_spmv_t_scatter(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x,
                                  y, alpha);
   if (d.coo_nnz == 0) return;
-  hyb_coo_spmv_t_kernel<<<ell_detail::grid_for(d.coo_nnz), ell_detail::kBlock>>>(
+  hyb_coo_spmv_t_kernel<<<cuda::grid_cover(d.coo_nnz, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_t_kernel");
 }

@@ -39,12 +39,23 @@ Sell<Value, Index> Sell<Value, Index>::build(const Csr<Value, Index>& a, const F
   const std::int64_t n_chunks = (rows + C - 1) / C;
   s.chunk_len.assign(static_cast<std::size_t>(n_chunks), 0);
   s.chunk_ptr.assign(static_cast<std::size_t>(n_chunks) + 1, 0);
+  std::int64_t longest = 0, row_slots = 0;
   for (std::int64_t c = 0; c < n_chunks; ++c) {
+    const std::int64_t p1 = std::min(rows, (c + 1) * C);
     Index w = 0;
-    for (std::int64_t p = c * C; p < std::min(rows, (c + 1) * C); ++p) w = std::max(w, len[s.perm[p]]);
+    for (std::int64_t p = c * C; p < p1; ++p) w = std::max(w, len[s.perm[p]]);
     s.chunk_len[c] = w;
     s.chunk_ptr[c + 1] = s.chunk_ptr[c] + C * static_cast<std::int64_t>(w);
+    longest = std::max<std::int64_t>(longest, w);
+    row_slots += (p1 - c * C) * static_cast<std::int64_t>(w);
   }
+  // Before the slots are allocated: sorting keeps the padding small even on skewed matrices,
+  // but one thread still walks each row, so a long row stalls every call. The padding counts
+  // the slots of real rows only (the last chunk's lanes past the last row are ELL's pitch).
+  check_row_skew("sell", longest, s.nnz, rows, 1,
+                 row_limit_option("sell", o, "max_skew", kDefaultMaxSkew), "hyb or csr");
+  check_padding("sell", static_cast<double>(row_slots), s.nnz, rows,
+                row_limit_option("sell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   const auto slots = static_cast<std::size_t>(s.chunk_ptr.back());
   s.col_idx.assign(slots, static_cast<Index>(kEllPadding));
   s.values.assign(slots, Value(0));
@@ -113,7 +124,8 @@ std::vector<FormatEntry> sell_entries() {
        .caps = {cpu, gpu},
        .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
                   {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
-                                     "(default: 256 rounded up to a multiple of C)"}}}));
+                                     "(default: 256 rounded up to a multiple of C)"},
+                  max_skew_param("its thread"), max_fill_param("stored slots")}}));
   return v;
 }
 

@@ -1,8 +1,10 @@
 // spmat/formats/sell/sell.hpp — SELL-C-σ (Kreutzer et al., SIAM J. Sci. Comput. 2014) and its kernels.
 // SPDX-License-Identifier: MIT
 //
-// Registry name: sell. Options: C (rows per chunk, default 32 = one warp) and sigma (sorting
-// window, default 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple of C).
+// Registry name: sell. Options: C (rows per chunk, default 32 = one warp), sigma (sorting
+// window, default 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple of C),
+// max_skew and max_fill (row_limits.hpp, default 8 each: one thread walks each row, so build
+// refuses a longest row over 8 times the mean and 64 entries, and slots over 8·(nnz + rows)).
 // Build: within each window of sigma consecutive rows, rows are stably sorted by decreasing
 // length (ties keep their order); perm[p] = the original row stored at position p. Positions
 // are cut into chunks of C; chunk c is padded to its longest row chunk_len[c] and stored
@@ -39,7 +41,8 @@ struct Sell {
   std::vector<Value> values;              ///< chunk_ptr.back() slots, 0 in padding
 
   std::int64_t chunks() const { return static_cast<std::int64_t>(chunk_len.size()); }
-  /// Options: C, sigma (see the file comment). ParseError on invalid values.
+  /// Options: C, sigma, max_skew, max_fill (see the file comment). ParseError on invalid
+  /// values, UnsupportedError beyond the limits.
   static Sell build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {

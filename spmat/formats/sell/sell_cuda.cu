@@ -31,9 +31,6 @@ struct SellDevice {
 
 namespace {
 
-using ell_detail::global_thread;
-using ell_detail::grid_threads;
-
 // Thread p handles sorted position p: chunk p / C, lane p % C. With C = 32 (and blocks of 256)
 // a warp is exactly one chunk: its loads of slot j are 32 consecutive entries.
 template <class Value, class Index>
@@ -44,7 +41,7 @@ __global__ void sell_spmv_kernel(std::int64_t rows, std::int64_t C,
                                  const Index* __restrict__ col_idx,
                                  const Value* __restrict__ values, const Value* __restrict__ x,
                                  Value* __restrict__ y, Value alpha, Value beta) {
-  for (std::int64_t p = global_thread(); p < rows; p += grid_threads()) {
+  for (std::int64_t p = cuda::global_thread_id(); p < rows; p += cuda::grid_thread_count()) {
     const std::int64_t c = p / C;
     const std::int64_t base = chunk_ptr[c] + (p - c * C);
     const std::int64_t len = chunk_len[c];
@@ -56,7 +53,7 @@ __global__ void sell_spmv_kernel(std::int64_t rows, std::int64_t C,
       s += values[off] * x[col];
     }
     const std::int64_t r = perm[p];
-    y[r] = beta == Value(0) ? alpha * s : alpha * s + beta * y[r];
+    cuda::axpby_store(&y[r], alpha, s, beta);
   }
 }
 
@@ -68,7 +65,7 @@ __global__ void sell_spmv_t_kernel(std::int64_t rows, std::int64_t C,
                                    const Index* __restrict__ col_idx,
                                    const Value* __restrict__ values, const Value* __restrict__ x,
                                    Value* __restrict__ y, Value alpha) {
-  for (std::int64_t p = global_thread(); p < rows; p += grid_threads()) {
+  for (std::int64_t p = cuda::global_thread_id(); p < rows; p += cuda::grid_thread_count()) {
     const std::int64_t c = p / C;
     const std::int64_t base = chunk_ptr[c] + (p - c * C);
     const std::int64_t len = chunk_len[c];
@@ -89,7 +86,7 @@ __global__ void sell_spmv_t_kernel(std::int64_t rows, std::int64_t C,
 template <class Value, class Index>
 void spmv(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows <= 0) return;
-  sell_spmv_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+  sell_spmv_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
       d.values.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_kernel");
@@ -97,9 +94,9 @@ void spmv(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alp
 
 template <class Value, class Index>
 void spmv_t(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  ell_detail::scale(d.cols, y, beta);
+  cuda::scale_async(y, d.cols, beta);
   if (d.rows <= 0 || d.col_idx.size() == 0) return;
-  sell_spmv_t_kernel<<<ell_detail::grid_for(d.rows), ell_detail::kBlock>>>(
+  sell_spmv_t_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
       d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
       d.values.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_t_kernel");

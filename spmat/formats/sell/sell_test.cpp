@@ -71,11 +71,27 @@ TEST(Sell, InvalidChunkOrSigmaIsAParseError) {
   EXPECT_EQ(SellD::build(a, FormatOptions().set("C", "48")).sigma, 288);  // 256 rounded up
 }
 
-TEST(Sell, OneDenseRowOfManyEntriesBuildsAndMultiplies) {
+// One thread would walk the whole row while the rest of the GPU waits: refused by default
+// (max_skew), naming the skew; its chunk also pads 31 empty rows to it (padding ratio 16, over
+// max_fill). With both limits lifted the padding stays one chunk wide.
+TEST(Sell, OneDenseRowOfManyEntriesIsRefusedUnlessTheLimitsAreLifted) {
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
   for (int j = 0; j < 100000; ++j) c.row_idx.push_back(7), c.col_idx.push_back(j), c.values.push_back(1);
-  const auto m = Matrix<double>::build(to_csr(c), "sell");
+  try {
+    (void)Matrix<double>::build(to_csr(c), "sell");
+    FAIL() << "expected UnsupportedError";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("sell: the longest row (100000 entries) is 100000.0 times "
+                                         "the mean row (1.00), over max_skew=8"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)Matrix<double>::build(to_csr(c), "sell", Backend::cpu,
+                                           FormatOptions().set("max_skew", "inf")),
+               UnsupportedError);
+  const auto m = Matrix<double>::build(to_csr(c), "sell", Backend::cpu,
+                                       spmat::testing::without_row_limits("sell"));
   EXPECT_LE(m.storage_bytes(), 32u * 100000u * 12u + 100000u * 4u + 3126u * 12u + 8u);
   std::vector<double> x(100000, 1.0), y(100000, NAN);
   m.spmv(x, y);

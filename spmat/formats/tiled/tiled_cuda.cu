@@ -206,8 +206,7 @@ __global__ void tiled_spmm_kernel(std::int64_t work_rows, std::int64_t rows, std
   for (int r = 0; r < R; ++r) {
     const std::int64_t kk = k0 + r;
     if (kk >= k) break;
-    Value& out = row_major ? c[row * k + kk] : c[kk * rows + row];
-    out = beta == Value(0) ? alpha * acc[r] : alpha * acc[r] + beta * out;
+    cuda::axpby_store(row_major ? &c[row * k + kk] : &c[kk * rows + row], alpha, acc[r], beta);
   }
 }
 
@@ -481,8 +480,7 @@ __global__ void tiled_reduce_kernel(std::int64_t rows, std::int64_t k,
     Value s = 0;
     for (std::int64_t q = seg_ptr[i]; q < seg_ptr[i + 1]; ++q)
       s += partial[static_cast<std::int64_t>(seg_list[q]) * k + j];
-    Value& out = row_major ? c[i * k + j] : c[j * rows + i];
-    out = beta == Value(0) ? alpha * s : alpha * s + beta * out;
+    cuda::axpby_store(row_major ? &c[i * k + j] : &c[j * rows + i], alpha, s, beta);
   }
 }
 
@@ -751,19 +749,9 @@ void spmm_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, st
 }
 
 
-/// L2 bytes of the current device (queried once per device).
+/// L2 bytes of the current device (queried once per device; 50 MiB if it reports none).
 inline double device_l2_bytes() {
-  static int cached_device = -1;
-  static double cached = 0;
-  int dev = 0;
-  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev != cached_device) {
-    int n = 0;
-    SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, dev));
-    cached = n > 0 ? static_cast<double>(n) : 50.0 * 1024 * 1024;
-    cached_device = dev;
-  }
-  return cached;
+  return cuda::device_attribute<cudaDevAttrL2CacheSize>(50 * 1024 * 1024);
 }
 
 template <int G, int NV, int V, int B, class Value, class Index>

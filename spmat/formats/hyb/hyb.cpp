@@ -9,9 +9,9 @@
 
 namespace spmat {
 
-template <class Value, class Index>
-Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const std::vector<Index> len = row_lengths(a);
+template <class Index>
+std::int64_t hyb_width(const std::vector<Index>& len, std::int64_t nnz, const FormatOptions& o) {
+  const auto rows = static_cast<std::int64_t>(len.size());
   std::int64_t width = 0;
   const std::string k = o.get_string("K", "auto");
   if (k == "auto") {
@@ -24,9 +24,15 @@ Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const For
     std::int64_t maxlen = 0;
     for (Index l : len) maxlen = std::max<std::int64_t>(maxlen, l);
     width = std::min(width, maxlen);  // wider would only add padding columns
-    check_ell_fill("hyb (forced K)", a.rows, width, a.nnz(),
-                   o.get_double("max_fill", kEllDefaultMaxFill));
+    check_ell_fill("hyb (forced K)", rows, width, nnz, o.get_double("max_fill", kEllDefaultMaxFill));
   }
+  return width;
+}
+
+template <class Value, class Index>
+Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const std::vector<Index> len = row_lengths(a);
+  const std::int64_t width = hyb_width(len, a.nnz(), o);
   Hyb s;
   s.ell = Ell<Value, Index>::build_width(a, static_cast<Index>(width));
   std::size_t overflow = 0;
@@ -74,6 +80,9 @@ std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
   return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
 }
 
+template std::int64_t hyb_width(const std::vector<std::int32_t>&, std::int64_t, const FormatOptions&);
+template std::int64_t hyb_width(const std::vector<std::int64_t>&, std::int64_t, const FormatOptions&);
+
 #define SPMAT_INSTANTIATE(V, I) \
   template struct Hyb<V, I>;    \
   template std::size_t traffic_bytes(const Hyb<V, I>&, Op, std::int64_t);
@@ -88,14 +97,14 @@ std::vector<FormatEntry> hyb_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<Hyb>(
+  v.push_back(with_device_builder<Hyb>(make_entry<Hyb>(
       {.name = "hyb",
        .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
        .caps = {cpu, gpu},
        .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
                   {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
                   {"max_fill", "20", "forced K only: refuse when rows*K > "
-                                     "max_fill*(nnz+rows) + 2^20 (inf: never)"}}}));
+                                     "max_fill*(nnz+rows) + 2^20 (inf: never)"}}})));
   return v;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
@@ -62,5 +63,9 @@ void spmv_t(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, 
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host);  // sell_cuda.cu
+
+/// New values in CSR order (into the slots of each row, wherever its chunk and permutation put it; sell_values.cpp).
+template <class Value, class Index>
+void update_values(Sell<Value, Index>& s, const Value* values);
 
 }  // namespace spmat

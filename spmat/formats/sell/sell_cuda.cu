@@ -29,6 +29,13 @@ struct SellDevice {
   }
 };
 
+/// update_values of the host-built matrix: the host copy took the new values, the device copy
+/// takes them from it.
+template <class Value, class Index>
+void upload_values(SellDevice<Value, Index>& d, const Sell<Value, Index>& s) {
+  d.values.upload(s.values);
+}
+
 namespace {
 
 using ell_detail::global_thread;

@@ -211,10 +211,9 @@ TEST(UpdateValuesCpu, FormatsThatCannotNameThemselves) {
 
 TEST(DeviceBuild, RegistryFlags) {
   for (const char* f : {"csr", "csr-scalar", "csr-vector", "csr-merge", "coo", "coo-seg", "csc",
-                        "ell", "ellr", "hyb"})
+                        "ell", "ellr", "sell", "hyb"})
     EXPECT_EQ(find_format(f).builds_on_device(), kCudaCompiled) << f;
   EXPECT_FALSE(find_format("auto").builds_on_device());
-  EXPECT_FALSE(find_format("sell").builds_on_device());
 }
 
 TEST(DeviceBuild, RefusedWithoutAGpu) {

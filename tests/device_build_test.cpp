@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "spmat/bench/harness.hpp"
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/matrix.hpp"
@@ -221,6 +222,15 @@ TEST(DeviceBuild, RefusedWithoutAGpu) {
   if (testing::gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
   DeviceCsrView<double, std::int32_t> v;
   EXPECT_THROW((void)Matrix<double>::build(v, "csr"), UnsupportedError);
+}
+
+TEST(DeviceBuild, BenchNeedsTheCudaBackend) {
+  bench::BenchConfig c;
+  c.matrices = {bench::matrix_from_csr("m", cases(1)[0].a)};
+  c.formats = {{"csr", {}}};
+  c.backend = Backend::cpu;
+  c.build_from_device = true;
+  EXPECT_THROW((void)bench::run_bench(c), UnsupportedError);
 }
 
 #if SPMAT_WITH_CUDA
@@ -463,6 +473,33 @@ TEST(DeviceBuild, InvalidDeviceCsrIsAClearError) {
   }
   // The context is still usable afterwards.
   expect_spmv_matches(Matrix<double>::build(cuda::upload_csr(good), "csr"), good, "after errors");
+}
+
+TEST(DeviceBuild, BenchReportsTheDeviceBuildAndUpdateTimes) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  bench::BenchConfig c;
+  c.matrices = {bench::matrix_from_csr("m", cases(1)[0].a)};
+  c.formats = {{"csr", {}}, {"sell", {}}, {"bccoo-gpu", {}}};
+  c.ops = {Op::spmv};
+  c.precisions = {bench::Precision::fp64};
+  c.backend = Backend::cuda;
+  c.reps = 2;
+  c.warmup = 0;
+  c.copy_gbs = 1;
+  c.build_from_device = true;
+  const bench::Report r = bench::run_bench(c);
+  ASSERT_EQ(r.results.size(), 3u);
+  for (const auto& res : r.results) {
+    SCOPED_TRACE(res.format);
+    EXPECT_TRUE(res.completed && res.correct) << res.error;
+    EXPECT_TRUE(std::isfinite(res.device_build_ms)) << res.device_build_error;
+    EXPECT_EQ(res.device_builder, res.format != "bccoo-gpu");
+    EXPECT_EQ(std::isfinite(res.update_values_ms), res.format != "bccoo-gpu");
+    const std::string json = bench::to_json(res).dump();
+    EXPECT_NE(json.find("\"device_build_ms\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"update_values_ms\""), std::string::npos) << json;
+  }
 }
 
 #endif  // SPMAT_WITH_CUDA

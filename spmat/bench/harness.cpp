@@ -408,9 +408,12 @@ void measure_device_build(const Context& ctx, DeviceInput<V, I>& in, const Forma
   r.device_builder = D->format().builds_on_device();
   try {
     const std::span<const V> v = in.values.cspan();
+    D->update_values(v, Memory::device);  // the first call builds any value map: not timed
+    device_sync(Backend::cuda);
+    int calls_per_sample = 1;
     const TimingStats t = summarize(time_runs(
-        Backend::cuda, [&] { D->update_values(v, Memory::device); }, 1,
-        std::min(ctx.reps, 20), false));
+        Backend::cuda, [&] { D->update_values(v, Memory::device); }, 1, std::min(ctx.reps, 20),
+        false, ctx.cfg.min_sample_ms, calls_per_sample));
     r.update_values_ms = t.median_ms;
   } catch (const UnsupportedError&) {
     r.update_values_ms = NAN;  // the format cannot take new values in place

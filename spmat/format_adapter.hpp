@@ -15,11 +15,13 @@
 //   Fmt  add   (const Fmt& a, const Fmt& b, Value alpha, Value beta);             // CPU, optional
 //   std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Fmt&& host);   // CUDA backend, optional,
 //                                                 // defined in the format's _cuda.cu file
+//   void update_values(Fmt&, const Value* csr_values);  // optional: new values in CSR order
 // `make_entry<Fmt>(entry)` fills the four factories of `entry`; the declared capabilities
 // stay the format's promise (the conformance suite checks them against behaviour).
 #pragma once
 #include <concepts>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "spmat/config.hpp"
@@ -54,6 +56,10 @@ void do_spmm(const F& f, const V* b, V* c, std::int64_t k, DenseLayout l, V al, 
 }
 template <class F, class V>
 F do_add(const F& f, const F& g, V a, V b) { return add(f, g, a, b); }
+template <class F, class V>
+concept HasUpdateValues = requires(F& f, const V* v) { update_values(f, v); };
+template <class F, class V>
+void do_update_values(F& f, const V* v) { update_values(f, v); }
 }  // namespace adl
 
 /// Host (OpenMP) backend of a storage struct.
@@ -101,6 +107,13 @@ class HostImpl final : public MatrixImpl<typename Fmt::value_type> {
       return MatrixImpl<Value>::add(b, alpha, beta);
     }
   }
+  /// Host memory only: Matrix::update_values downloads device values for the CPU backend.
+  void update_values(const Value* values, Memory where) override {
+    if constexpr (adl::HasUpdateValues<Fmt, Value>)
+      adl::do_update_values(a_, values);
+    else
+      MatrixImpl<Value>::update_values(values, where);
+  }
 
  private:
   Fmt a_;
@@ -121,7 +134,39 @@ Factory<Value, Index> make_factory(FormatOptions preset) {
       throw UnsupportedError("this format has no CUDA backend in this build");
   };
 }
+
+template <template <class, class> class Fmt, class Value, class Index>
+DeviceFactory<Value, Index> make_device_factory(FormatOptions preset) {
+  if constexpr (kCudaCompiled &&
+                requires(const DeviceCsr<Value, Index>& a, const FormatOptions& o) {
+                  build_cuda_from_device(std::type_identity<Fmt<Value, Index>>{}, a, o);
+                }) {
+    return [preset](const DeviceCsr<Value, Index>& a,
+                    const FormatOptions& user) -> std::unique_ptr<MatrixImpl<Value>> {
+      FormatOptions opts = user;
+      for (const auto& [k, v] : preset.all()) opts.set(k, v);
+      return build_cuda_from_device(std::type_identity<Fmt<Value, Index>>{}, a, opts);
+    };
+  } else {
+    return {};
+  }
+}
 }  // namespace detail
+
+/// Gives `entry` (made by make_entry) the device builder of format template `Fmt`, declared in
+/// the format's header and defined in its _device_build.cu:
+///   std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(
+///       std::type_identity<Fmt<Value, Index>>, const DeviceCsr<Value, Index>&, const FormatOptions&);
+/// It must build the same device arrays as Fmt::build followed by the upload. Without CUDA the
+/// entry stays without one.
+template <template <class, class> class Fmt>
+FormatEntry with_device_builder(FormatEntry entry, const FormatOptions& preset = {}) {
+  entry.device_factory<float, std::int32_t>() = detail::make_device_factory<Fmt, float, std::int32_t>(preset);
+  entry.device_factory<float, std::int64_t>() = detail::make_device_factory<Fmt, float, std::int64_t>(preset);
+  entry.device_factory<double, std::int32_t>() = detail::make_device_factory<Fmt, double, std::int32_t>(preset);
+  entry.device_factory<double, std::int64_t>() = detail::make_device_factory<Fmt, double, std::int64_t>(preset);
+  return entry;
+}
 
 /// Fills the factories of `entry` for format template `Fmt`. `preset` options are forced
 /// on every build (for registry entries that are one storage with a fixed kernel choice).

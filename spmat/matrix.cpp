@@ -4,6 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "spmat/config.hpp"
+#if SPMAT_WITH_CUDA
+#include "spmat/cuda/device_csr.hpp"
+#endif
 
 namespace spmat {
 
@@ -29,9 +35,8 @@ void check_no_overlap(const char* op, std::span<const Value> in, std::span<Value
 }  // namespace
 
 template <class Value>
-template <class Index>
-Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view format,
-                                   Backend backend, const FormatOptions& options) {
+const FormatEntry& Matrix<Value>::checked_entry(std::string_view format, Backend backend,
+                                                const FormatOptions& options) {
   const FormatEntry& e = find_format(format);
   if (backend == Backend::cuda && !cuda_compiled())
     throw UnsupportedError("format '" + e.name +
@@ -53,10 +58,69 @@ Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view 
                        (names.empty() ? "none" : names) + ")");
     }
   }
+  return e;
+}
+
+template <class Value>
+template <class Index>
+Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view format,
+                                   Backend backend, const FormatOptions& options) {
+  const FormatEntry& e = checked_entry(format, backend, options);
   a.validate();
   check_index_range<Index>(a.rows, a.cols, a.nnz(), "format '" + e.name + "'");
   auto impl = e.factory<Value, Index>()(a, options, backend);
   return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
+}
+
+template <class Value>
+template <class Index>
+Matrix<Value> Matrix<Value>::build(const DeviceCsrView<Value, Index>& a, std::string_view format,
+                                   const FormatOptions& options) {
+  return build(DeviceCsr<Value, Index>(a, nullptr), format, options);
+}
+
+template <class Value>
+template <class Index>
+Matrix<Value> Matrix<Value>::build(DeviceCsr<Value, Index> a, std::string_view format,
+                                   const FormatOptions& options) {
+  const FormatEntry& e = checked_entry(format, Backend::cuda, options);
+  check_index_range<Index>(a.rows(), a.cols(), a.nnz(), "format '" + e.name + "'");
+#if SPMAT_WITH_CUDA
+  cuda::validate(a.view(), "device CSR");
+  std::unique_ptr<MatrixImpl<Value>> impl;
+  if (const auto& device_factory = e.device_factory<Value, Index>()) {
+    impl = device_factory(a, options);
+  } else {
+    // No device builder: the host builder on a downloaded copy, then the usual upload.
+    impl = e.factory<Value, Index>()(cuda::download(a.view()), options, Backend::cuda);
+  }
+  return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
+#else
+  throw UnsupportedError("format '" + e.name +
+                         "': spmat was built without CUDA, device CSR input is not available");
+#endif
+}
+
+template <class Value>
+void Matrix<Value>::update_values(std::span<const Value> values, Memory where) {
+  check_size("update_values: values", values.size(), nnz());
+  const Value* p = values.data();
+  std::vector<Value> host;
+  if (where == Memory::device && backend() == Backend::cpu) {
+#if SPMAT_WITH_CUDA
+    host = cuda::host_values(p, values.size(), where);
+    p = host.data();
+    where = Memory::host;
+#else
+    throw UnsupportedError("update_values: device values, but spmat was built without CUDA");
+#endif
+  }
+  try {
+    impl_->update_values(p, where);
+  } catch (const UnsupportedError& err) {
+    throw UnsupportedError("format '" + entry_->name + "' on " + std::string(to_string(backend())) +
+                           ": " + err.what());
+  }
 }
 
 template <class Value>
@@ -120,9 +184,12 @@ Matrix<Value> Matrix<Value>::add(const Matrix& b, Value alpha, Value beta) const
 
 template class Matrix<float>;
 template class Matrix<double>;
-#define SPMAT_INSTANTIATE(V, I)                                                         \
-  template Matrix<V> Matrix<V>::build<I>(const Csr<V, I>&, std::string_view, Backend, \
-                                         const FormatOptions&);
+#define SPMAT_INSTANTIATE(V, I)                                                             \
+  template Matrix<V> Matrix<V>::build<I>(const Csr<V, I>&, std::string_view, Backend,     \
+                                         const FormatOptions&);                           \
+  template Matrix<V> Matrix<V>::build<I>(const DeviceCsrView<V, I>&, std::string_view,    \
+                                         const FormatOptions&);                           \
+  template Matrix<V> Matrix<V>::build<I>(DeviceCsr<V, I>, std::string_view, const FormatOptions&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

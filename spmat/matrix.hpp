@@ -10,12 +10,18 @@
 //
 // Vectors are spans in the backend's memory: host memory for Backend::cpu, device memory
 // (e.g. spmat::cuda::DeviceBuffer) for Backend::cuda. Sizes are checked; contents are not.
+//
+// A CSR already on the GPU builds without a host round trip (docs/device-input.md):
+//   auto B = spmat::Matrix<float>::build(spmat::DeviceCsrView<float, std::int32_t>{
+//                rows, cols, nnz, d_row_ptr, d_col_idx, d_values}, "csr");
+//   B.update_values(new_values_on_device);   // same structure, new values, no rebuild
 #pragma once
 #include <memory>
 #include <span>
 #include <string_view>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/plan/plan.hpp"
@@ -34,6 +40,19 @@ class Matrix {
   template <class Index>
   static Matrix build(const Csr<Value, Index>& a, std::string_view format = "auto",
                       Backend backend = Backend::cpu, const FormatOptions& options = {});
+  /// Builds `format` on the CUDA backend from canonical CSR in device memory, whose arrays stay
+  /// where they are (lifetime rules: spmat/core/device_csr.hpp). One kernel validates it first
+  /// (InvalidMatrixError naming the first violation; pointers that are not device memory are
+  /// refused too). Formats with a device builder (FormatEntry::builds_on_device) build on the
+  /// GPU, csr adopting the arrays without a copy; the others are built from a downloaded copy
+  /// and uploaded, like the host overload. Same errors as the host overload otherwise.
+  template <class Index>
+  static Matrix build(const DeviceCsrView<Value, Index>& a, std::string_view format = "auto",
+                      const FormatOptions& options = {});
+  /// The same from a DeviceCsr: the matrix shares `a.owner()` while it uses the arrays.
+  template <class Index>
+  static Matrix build(DeviceCsr<Value, Index> a, std::string_view format = "auto",
+                      const FormatOptions& options = {});
 
   const FormatEntry& format() const { return *entry_; }
   std::string_view format_name() const { return entry_->name; }
@@ -66,11 +85,25 @@ class Matrix {
   /// The stored matrix back as canonical CSR (exact round trip).
   Csr<Value, std::int64_t> to_csr() const { return impl_->to_csr(); }
 
+  /// Replaces the values (nnz of them, in the order of to_csr(): canonical CSR order) without
+  /// rebuilding the structure; later operations use them. `values` lives in `where` (host or
+  /// device memory, whatever the backend). Copies of this Matrix share the storage and see the
+  /// new values too. Throws DimensionMismatchError for a wrong count, UnsupportedError (naming
+  /// the format and why) where the storage cannot take new values in place (docs/device-input.md
+  /// lists the formats).
+  void update_values(std::span<const Value> values, Memory where);
+  /// The same with `values` in the backend's memory (like the vectors of spmv).
+  void update_values(std::span<const Value> values) {
+    update_values(values, backend() == Backend::cpu ? Memory::host : Memory::device);
+  }
+
   MatrixImpl<Value>& impl() const { return *impl_; }
 
  private:
   Matrix(const FormatEntry* e, std::shared_ptr<MatrixImpl<Value>> impl)
       : entry_(e), impl_(std::move(impl)) {}
+  static const FormatEntry& checked_entry(std::string_view format, Backend backend,
+                                          const FormatOptions& options);
   void require(Op op) const;
   const FormatEntry* entry_;
   std::shared_ptr<MatrixImpl<Value>> impl_;

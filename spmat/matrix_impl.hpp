@@ -4,8 +4,11 @@
 // Users never see this: they hold a Matrix<Value> (matrix.hpp). Formats rarely write it by
 // hand either: format_adapter.hpp wraps a storage struct and its kernels into one.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/types.hpp"
@@ -13,6 +16,12 @@
 namespace spmat {
 
 struct FormatPlan;
+
+/// One array of a storage, copied to host memory byte for byte (see MatrixImpl::stored_arrays).
+struct StoredArray {
+  std::string name;
+  std::vector<std::byte> bytes;
+};
 
 struct Shape {
   std::int64_t rows = 0;
@@ -57,6 +66,20 @@ class MatrixImpl {
   virtual std::unique_ptr<MatrixImpl> add(const MatrixImpl& /*b*/, Value /*alpha*/,
                                           Value /*beta*/) const {
     throw UnsupportedError("add is not implemented by this format");
+  }
+
+  /// Replaces the stored values by `values` (nnz of them, in the order of to_csr()), keeping
+  /// the structure. `where`: the memory `values` lives in. Matrix checked nothing but nnz.
+  virtual void update_values(const Value* /*values*/, Memory /*where*/) {
+    throw UnsupportedError(
+        "update_values is not implemented by this format (rebuild the matrix with the new "
+        "values)");
+  }
+
+  /// The storage's arrays as stored (device arrays downloaded), named, in a fixed order: lets
+  /// tests compare two ways of building the same storage byte for byte. Padding included.
+  virtual std::vector<StoredArray> stored_arrays() const {
+    throw UnsupportedError("stored_arrays is not implemented by this format");
   }
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
 
@@ -56,6 +57,12 @@ template <class Value, class Index>
 using Factory = std::function<std::unique_ptr<MatrixImpl<Value>>(
     const Csr<Value, Index>&, const FormatOptions&, Backend)>;
 
+/// Builds the CUDA storage straight from a validated canonical CSR in device memory (no host
+/// copy). Formats without one are built from a downloaded copy (Matrix::build says so).
+template <class Value, class Index>
+using DeviceFactory = std::function<std::unique_ptr<MatrixImpl<Value>>(const DeviceCsr<Value, Index>&,
+                                                                       const FormatOptions&)>;
+
 struct FormatEntry {
   std::string name;     ///< registry name, lower case with dashes ("bro-ell")
   std::string summary;  ///< one line for `spmat formats`
@@ -64,6 +71,10 @@ struct FormatEntry {
   std::tuple<Factory<float, std::int32_t>, Factory<float, std::int64_t>,
              Factory<double, std::int32_t>, Factory<double, std::int64_t>>
       factories;
+  /// Empty where the format has no device builder (see DeviceFactory).
+  std::tuple<DeviceFactory<float, std::int32_t>, DeviceFactory<float, std::int64_t>,
+             DeviceFactory<double, std::int32_t>, DeviceFactory<double, std::int64_t>>
+      device_factories;
 
   template <class Value, class Index>
   const Factory<Value, Index>& factory() const {
@@ -72,6 +83,17 @@ struct FormatEntry {
   template <class Value, class Index>
   Factory<Value, Index>& factory() {
     return std::get<Factory<Value, Index>>(factories);
+  }
+  /// Whether Matrix::build from a device CSR builds this format on the GPU (else it builds from
+  /// a downloaded copy).
+  bool builds_on_device() const { return static_cast<bool>(std::get<0>(device_factories)); }
+  template <class Value, class Index>
+  const DeviceFactory<Value, Index>& device_factory() const {
+    return std::get<DeviceFactory<Value, Index>>(device_factories);
+  }
+  template <class Value, class Index>
+  DeviceFactory<Value, Index>& device_factory() {
+    return std::get<DeviceFactory<Value, Index>>(device_factories);
   }
 };
 

@@ -62,6 +62,9 @@ void print_help() {
       "  --layout row,col      spmm: layout of B and C (default row)\n"
       "  --backend cpu|cuda    (default: cuda when a GPU is usable, else cpu; here: %s)\n"
       "  --index int32|int64   index type of the formats (default int32)\n"
+      "  --build-from host|device  device (cuda): also time each format's build from the CSR\n"
+      "                        already on the GPU (device_build_ms; the upload is not timed)\n"
+      "                        and update_values with device values (update_values_ms)\n"
       "  --reps N              timed runs (default 50 on cuda, 10 on cpu)\n"
       "  --warmup N            untimed runs first (default 10 on cuda, 2 on cpu; on cuda for\n"
       "                        at least 25 ms)\n"
@@ -188,6 +191,10 @@ int cmd_bench(int argc, char** argv) {
       cfg.backend = parse_backend(value);
     } else if (arg == "--index") {
       cfg.index = parse_index_width(value);
+    } else if (arg == "--build-from") {
+      if (value != "host" && value != "device")
+        throw ParseError("--build-from " + value + " is not one of host, device");
+      cfg.build_from_device = value == "device";
     } else if (arg == "--reps") {
       cfg.reps = parse_count(arg, value, 1);
     } else if (arg == "--warmup") {

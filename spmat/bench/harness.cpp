@@ -372,6 +372,54 @@ std::string describe_exception(const std::exception& e) {
   return e.what();
 }
 
+/// The benchmark matrix uploaded once (untimed) as a device CSR, for build_from_device.
+template <class V, class I>
+struct DeviceInput {
+  Operand<I> row_ptr, col_idx;
+  Operand<V> values;
+  DeviceCsrView<V, I> view;
+  explicit DeviceInput(const Csr<V, I>& a)
+      : row_ptr(Backend::cuda, a.row_ptr.size()),
+        col_idx(Backend::cuda, a.col_idx.size()),
+        values(Backend::cuda, a.values.size()) {
+    row_ptr.set(a.row_ptr);
+    col_idx.set(a.col_idx);
+    values.set(a.values);
+    view = {a.rows, a.cols, static_cast<std::int64_t>(a.col_idx.size()), row_ptr.data(),
+            col_idx.data(), values.data()};
+  }
+};
+
+/// Step 6 of harness.hpp: the build from the device CSR and update_values on its result.
+template <class V, class I>
+void measure_device_build(const Context& ctx, DeviceInput<V, I>& in, const FormatRun& f,
+                          Result& r) {
+  std::optional<Matrix<V>> D;
+  try {
+    r.device_build_ms = wall_ms([&] {
+      D.emplace(Matrix<V>::build(in.view, f.name, build_options(f.options)));
+      device_sync(Backend::cuda);
+    });
+  } catch (const std::exception& e) {
+    r.device_build_ms = NAN;
+    r.device_build_error = describe_exception(e);
+    return;
+  }
+  r.device_builder = D->format().builds_on_device();
+  try {
+    const std::span<const V> v = in.values.cspan();
+    D->update_values(v, Memory::device);  // the first call builds any value map: not timed
+    device_sync(Backend::cuda);
+    int calls_per_sample = 1;
+    const TimingStats t = summarize(time_runs(
+        Backend::cuda, [&] { D->update_values(v, Memory::device); }, 1, std::min(ctx.reps, 20),
+        false, ctx.cfg.min_sample_ms, calls_per_sample));
+    r.update_values_ms = t.median_ms;
+  } catch (const UnsupportedError&) {
+    r.update_values_ms = NAN;  // the format cannot take new values in place
+  }
+}
+
 /// Every format × operation of one matrix in precision V with index I.
 template <class V, class I>
 void run_matrix(const Context& ctx, const std::string& name,
@@ -389,7 +437,18 @@ void run_matrix(const Context& ctx, const std::string& name,
       md.reset();
     }
   }
+  std::optional<DeviceInput<V, I>> device_input;
+  if (md && ctx.cfg.build_from_device && ctx.cfg.backend == Backend::cuda) {
+    try {
+      device_input.emplace(md->a);
+    } catch (const std::exception& e) {
+      error = "upload of the device CSR: " + describe_exception(e);
+      md.reset();
+    }
+  }
   for (const FormatRun& f : formats) {
+    Result device;  // the step 6 fields, copied into every operation's result
+    if (device_input) measure_device_build(ctx, *device_input, f, device);  // before A: room
     std::optional<Matrix<V>> A;
     double build_ms = 0;
     std::string build_error = error;
@@ -415,6 +474,10 @@ void run_matrix(const Context& ctx, const std::string& name,
       }
       r.format = f.name;
       r.options = f.options.to_string();
+      r.device_build_ms = device.device_build_ms;
+      r.device_builder = device.device_builder;
+      r.device_build_error = device.device_build_error;
+      r.update_values_ms = device.update_values_ms;
       r.op = oc.op;
       r.precision = prec;
       r.index = ctx.cfg.index;
@@ -450,6 +513,8 @@ Report run_bench(const BenchConfig& cfg) {
     throw UnsupportedError("spmat was built without CUDA: use --backend cpu");
   if (b == Backend::cuda && !cuda_available())
     throw UnsupportedError("no usable CUDA GPU found: use --backend cpu");
+  if (cfg.build_from_device && b != Backend::cuda)
+    throw UnsupportedError("building from a device CSR (--build-from device) needs the cuda backend");
   std::vector<FormatRun> formats = cfg.formats;
   if (formats.empty())
     for (const auto& e : registry())

@@ -10,7 +10,11 @@
 //      sample of back-to-back calls spanning about min_sample_ms; or steady_clock on the CPU)
 //      and keeps median / min / max per call;
 //   4. checks the output of the last timed run too (atomics may reorder sums run to run);
-//   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction.
+//   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction;
+//   6. with build_from_device (CUDA): builds the format once more from the CSR uploaded to the
+//      device beforehand (untimed), timed as device_build_ms (wall clock with a synchronize),
+//      then times update_values on that matrix with the same values from device memory
+//      (update_values_ms, CUDA events; the first, untimed, call builds any value map).
 // An error in one measurement (a format lacking an operation, out of memory, ...) becomes a
 // result with completed = false and its message; the suite goes on.
 //
@@ -82,6 +86,7 @@ struct BenchConfig {
   double min_sample_ms = 0.2;
   bool integer_inputs = false;  ///< x / B of small integers in [-4, 4] (exact sums: tests)
   double copy_gbs = 0;          ///< > 0: use as the copy bandwidth instead of measuring it
+  bool build_from_device = false;  ///< cuda: also time the build from a device CSR (step 6)
   /// Called after each measurement (progress display); done counts from 1 to total.
   std::function<void(const Result&, std::size_t done, std::size_t total)> on_result;
 };
@@ -109,6 +114,14 @@ struct Result {
   int repetitions = 0;
   int calls_per_sample = 1;  ///< back-to-back calls in one timed sample (time_ms is per call)
   double setup_ms = NAN;     ///< build + prepare, planning excluded
+  /// build_from_device only: Matrix::build from the CSR already in device memory (NaN when not
+  /// measured or refused: device_build_error says why); device_builder: the format has a
+  /// device builder (else that build went through the host); update_values_ms: the median
+  /// update_values with device values (NaN where the format cannot take new values).
+  double device_build_ms = NAN;
+  bool device_builder = false;
+  std::string device_build_error;
+  double update_values_ms = NAN;
   double plan_ms = NAN;      ///< "auto" / "tune": planning (and tuning) time; NaN otherwise
   std::string planned;       ///< "auto" / "tune": the format that ran this op ("csr", "csr on Aᵀ")
   std::size_t storage_bytes = 0;

@@ -83,6 +83,12 @@ Json to_json(const Result& r) {
   j.set("calls_per_sample", r.calls_per_sample);
   j.set("setup_ms", number_or_null(r.setup_ms));
   if (!r.planned.empty()) j.set("plan_ms", number_or_null(r.plan_ms)).set("planned", r.planned);
+  if (!std::isnan(r.device_build_ms) || !r.device_build_error.empty()) {
+    j.set("device_build_ms", number_or_null(r.device_build_ms));
+    j.set("device_builder", r.device_builder);
+    j.set("update_values_ms", number_or_null(r.update_values_ms));
+    if (!r.device_build_error.empty()) j.set("device_build_error", r.device_build_error);
+  }
   j.set("storage_bytes", r.storage_bytes);
   j.set("max_relative_norm2", number_or_null(r.max_relative_norm2));
   j.set("gbs", number_or_null(r.gbs));

@@ -21,6 +21,8 @@ namespace spmat {
   X(double, std::int64_t)
 
 enum class Backend { cpu, cuda };
+/// Where an array passed to spmat lives (Matrix::update_values takes either).
+enum class Memory { host, device };
 enum class Op { spmv, spmv_t, spmm, add };
 /// Layout of the dense operands of SpMM: row-major (C-style) or column-major (Fortran-style).
 enum class DenseLayout { row_major, col_major };

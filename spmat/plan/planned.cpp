@@ -219,6 +219,34 @@ std::unique_ptr<MatrixImpl<Value>> PlannedImpl<Value>::add(const MatrixImpl<Valu
                                        backend_, builder_);
 }
 
+template <class Value>
+void PlannedImpl<Value>::update_values(const Value* values, Memory where) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (parts_.front().transposed)
+    throw UnsupportedError("auto: the plan's first storage holds the transpose (" +
+                           parts_.front().format + " on A^T), whose values are not in CSR order; "
+                           "rebuild the matrix with the new values");
+  std::set<const MatrixImpl<Value>*> done;
+  for (auto& p : parts_) {
+    // A transpose, even one sharing the forward storage because A was symmetric (the new values
+    // may not be): part_for rebuilds it from the first storage.
+    if (p.transposed) {
+      p.impl = nullptr;
+      continue;
+    }
+    if (!p.impl || done.count(p.impl.get())) continue;
+    try {
+      p.impl->update_values(values, where);
+      done.insert(p.impl.get());
+    } catch (const UnsupportedError& e) {
+      // Only the first storage must take the values: the others are rebuilt from it.
+      if (&p == &parts_.front())
+        throw UnsupportedError("auto: the planned format " + p.format + ": " + e.what());
+      p.impl = nullptr;
+    }
+  }
+}
+
 namespace {
 template <class Value, class Index>
 Factory<Value, Index> planned_factory(PlanLevel level) {

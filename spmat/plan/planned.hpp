@@ -57,6 +57,9 @@ class PlannedImpl final : public MatrixImpl<Value> {
             Value beta) const override;
   std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& b, Value alpha,
                                          Value beta) const override;
+  /// Updates every built storage holding A; a stored transpose, or a storage that cannot take
+  /// new values, is dropped and rebuilt on its next use (from the updated first storage).
+  void update_values(const Value* values, Memory where) override;
 
  private:
   /// The part serving `op`, built on first use. A format that refuses the matrix then

@@ -50,16 +50,18 @@ std::vector<FormatEntry> coo_entries() {
                             .deterministic_spmv_t = false};
   const BackendCaps none{};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<CooStorage>(
+  v.push_back(with_device_builder<CooStorage>(make_entry<CooStorage>(
       {.name = "coo",
        .summary = "coordinate triplets, row-sorted; GPU: thread per nonzero with atomics",
        .caps = {cpu, gpu_atomic},
-       .params = {{"kernel", "atomic", "GPU spmv kernel: atomic, segmented"}}}));
-  v.push_back(make_entry<CooStorage>(
-      {.name = "coo-seg",
-       .summary = "COO, GPU warp segmented reduction (deterministic spmv)",
-       .caps = {none, gpu_seg}},
-      FormatOptions().set("kernel", "segmented")));
+       .params = {{"kernel", "atomic", "GPU spmv kernel: atomic, segmented"}}})));
+  const auto segmented = FormatOptions().set("kernel", "segmented");
+  v.push_back(with_device_builder<CooStorage>(
+      make_entry<CooStorage>({.name = "coo-seg",
+                              .summary = "COO, GPU warp segmented reduction (deterministic spmv)",
+                              .caps = {none, gpu_seg}},
+                             segmented),
+      segmented));
   return v;
 }
 

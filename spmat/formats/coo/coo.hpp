@@ -14,8 +14,10 @@
 // Storage: nnz·(2·I + V) bytes.  Traffic (spmv): nnz·(2·I+V) + cols·V (x) + rows·V (y).
 #pragma once
 #include <memory>
+#include <type_traits>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
 
@@ -56,5 +58,15 @@ void spmv_t(const CooStorage<Value, Index>& s, const Value* x, Value* y, Value a
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooStorage<Value, Index>&& host);  // coo_cuda.cu
+
+/// New values in CSR order (the stored order is CSR order: a copy; coo_values.cpp).
+template <class Value, class Index>
+void update_values(CooStorage<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR (coo_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CooStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

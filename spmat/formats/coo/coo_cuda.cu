@@ -4,44 +4,14 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/coo/coo.hpp"
+#include "spmat/formats/coo/coo_device.hpp"
 
 namespace spmat {
 
 namespace {
 constexpr int kBlock = 256;
-/// Nonzeros per warp interval of the segmented kernel: 8 chunks of 32. Untuned (pending the
-/// benchmark run); longer intervals mean fewer carries, shorter ones more parallelism.
-constexpr std::int64_t kSegInterval = 8 * cuda::kWarpSize;
+constexpr std::int64_t kSegInterval = kCooSegInterval;  // coo_device.hpp
 }  // namespace
-
-template <class Value, class Index>
-struct CooDevice {
-  Index rows = 0, cols = 0;
-  std::int64_t nnz = 0;
-  CooKernel kernel = CooKernel::atomic;
-  cuda::DeviceBuffer<Index> row_idx, col_idx;
-  cuda::DeviceBuffer<Value> values;
-  // Segmented kernel workspace (not part of storage_bytes): per warp interval, the partial sum
-  // of its first row (head) and of its last row (tail). Reused by every call.
-  mutable cuda::DeviceBuffer<Value> head, tail;
-
-  static CooDevice upload(const CooStorage<Value, Index>& s) {
-    CooDevice d;
-    d.rows = s.a.rows;
-    d.cols = s.a.cols;
-    d.nnz = static_cast<std::int64_t>(s.a.values.size());
-    d.kernel = s.kernel;
-    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "coo row_idx");
-    d.col_idx = cuda::DeviceBuffer<Index>(s.a.col_idx, "coo col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.a.values, "coo values");
-    if (s.kernel == CooKernel::segmented && d.nnz > 0) {
-      const auto intervals = static_cast<std::size_t>((d.nnz + kSegInterval - 1) / kSegInterval);
-      d.head = cuda::DeviceBuffer<Value>(intervals, "coo-seg head carries");
-      d.tail = cuda::DeviceBuffer<Value>(intervals, "coo-seg tail carries");
-    }
-    return d;
-  }
-};
 
 namespace {
 
@@ -213,8 +183,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooStorage<Value, Index>&& hos
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CooStorage<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<CooStorage<Value, Index>, CooDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CooStorage<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CooDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -31,10 +31,10 @@ std::vector<FormatEntry> csc_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = true};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<CscStorage>(
+  v.push_back(with_device_builder<CscStorage>(make_entry<CscStorage>(
       {.name = "csc",
        .summary = "compressed sparse column; gather for A^T x, atomic scatter for A x on GPU",
-       .caps = {cpu, gpu}}));
+       .caps = {cpu, gpu}})));
   return v;
 }
 

@@ -13,8 +13,10 @@
 // Storage: (cols+1)·I + nnz·(I+V) bytes.  Traffic (spmv or spmv_t): storage + cols·V + rows·V.
 #pragma once
 #include <memory>
+#include <type_traits>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
 
@@ -47,5 +49,15 @@ void spmv_t(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value a
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscStorage<Value, Index>&& host);  // csc_cuda.cu
+
+/// New values in CSR order (scattered to their column-major places; csc_values.cpp).
+template <class Value, class Index>
+void update_values(CscStorage<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CscStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -4,33 +4,9 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csc/csc.hpp"
+#include "spmat/formats/csc/csc_device.hpp"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct CscDevice {
-  Index rows = 0, cols = 0;
-  std::int64_t nnz = 0;
-  /// Lanes per column of the gather kernel: the power of two (1..32) at or above the mean
-  /// column length, the usual sub-warp rule of CSR-vector kernels. Untuned, pending the
-  /// benchmark run.
-  int lanes = 1;
-  cuda::DeviceBuffer<Index> col_ptr, row_idx;
-  cuda::DeviceBuffer<Value> values;
-
-  static CscDevice upload(const CscStorage<Value, Index>& s) {
-    CscDevice d;
-    d.rows = s.a.rows;
-    d.cols = s.a.cols;
-    d.nnz = static_cast<std::int64_t>(s.a.values.size());
-    const std::int64_t mean = d.cols > 0 ? (d.nnz + d.cols - 1) / d.cols : 0;
-    while (d.lanes < cuda::kWarpSize && d.lanes < mean) d.lanes *= 2;
-    d.col_ptr = cuda::DeviceBuffer<Index>(s.a.col_ptr, "csc col_ptr");
-    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "csc row_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.a.values, "csc values");
-    return d;
-  }
-};
 
 namespace {
 constexpr int kBlock = 256;
@@ -107,8 +83,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscStorage<Value, Index>&& hos
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscStorage<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<CscStorage<Value, Index>, CscDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscStorage<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -53,20 +53,30 @@ std::vector<FormatEntry> csr_entries() {
       {"tpr", "0", "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"},
       {"bins", "auto", "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)"}};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<CsrStorage>(
+  // Every entry adopts a device CSR without copying it (with_device_builder).
+  v.push_back(with_device_builder<CsrStorage>(make_entry<CsrStorage>(
       {.name = "csr", .summary = "compressed sparse row (canonical); adaptive GPU kernel",
-       .caps = {cpu, gpu}, .params = params}));
-  v.push_back(make_entry<CsrStorage>({.name = "csr-scalar",
-                                      .summary = "CSR, one GPU thread per row (GCSB baseline)",
-                                      .caps = {none, gpu}},
-                                     FormatOptions().set("kernel", "scalar")));
-  v.push_back(make_entry<CsrStorage>(
-      {.name = "csr-vector", .summary = "CSR, one GPU warp per row", .caps = {none, gpu}},
-      FormatOptions().set("kernel", "vector")));
-  v.push_back(make_entry<CsrStorage>({.name = "csr-merge",
-                                      .summary = "CSR, merge-path nnz-balanced GPU kernel",
-                                      .caps = {none, gpu}},
-                                     FormatOptions().set("kernel", "merge")));
+       .caps = {cpu, gpu}, .params = params})));
+  const auto scalar = FormatOptions().set("kernel", "scalar");
+  v.push_back(with_device_builder<CsrStorage>(
+      make_entry<CsrStorage>({.name = "csr-scalar",
+                              .summary = "CSR, one GPU thread per row (GCSB baseline)",
+                              .caps = {none, gpu}},
+                             scalar),
+      scalar));
+  const auto vector = FormatOptions().set("kernel", "vector");
+  v.push_back(with_device_builder<CsrStorage>(
+      make_entry<CsrStorage>(
+          {.name = "csr-vector", .summary = "CSR, one GPU warp per row", .caps = {none, gpu}},
+          vector),
+      vector));
+  const auto merge = FormatOptions().set("kernel", "merge");
+  v.push_back(with_device_builder<CsrStorage>(
+      make_entry<CsrStorage>({.name = "csr-merge",
+                              .summary = "CSR, merge-path nnz-balanced GPU kernel",
+                              .caps = {none, gpu}},
+                             merge),
+      merge));
   return v;
 }
 

@@ -12,8 +12,10 @@
 // Traffic (spmv): (rows+1)·I + nnz·(I+V) + cols·V (x) + rows·V (y).
 #pragma once
 #include <memory>
+#include <type_traits>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
 
@@ -63,5 +65,15 @@ Csr<Value, Index> csr_add(const Csr<Value, Index>& a, const Csr<Value, Index>& b
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& host);  // csr_cuda.cu
+
+/// New values in CSR order: copied over the stored ones (csr_values.cpp).
+template <class Value, class Index>
+void update_values(CsrStorage<Value, Index>& s, const Value* values);
+
+/// Adopts the arrays of a validated device CSR without copying them (csr_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CsrStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -8,8 +8,8 @@
 // the __global__ kernels are thin loops over rows/chunks/merge-path tiles built from the
 // primitives in spmat/cuda/primitives.cuh. Everything a kernel needs beyond the CSR arrays
 // (threads per row, the row bins, the long-row chunk list, the merge-path tiles and their
-// fix-up list) is planned once on the host (csr_plan.hpp) in CsrDevice::upload, which the
-// benchmark times as setup.
+// fix-up list) is planned once on the host (csr_plan.hpp) in CsrDevice::set_plan, called by
+// upload and by adopt (csr_device_build.cu), which the benchmark times as setup.
 //
 // Common kernel contract (all SpMV variants):
 //   row_ptr: rows+1, col_idx/values: nnz, x: cols, y: rows (spmv_t: x rows, y cols); all device
@@ -25,45 +25,10 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csr/csr.hpp"
+#include "spmat/formats/csr/csr_device.hpp"
 #include "spmat/formats/csr/csr_plan.hpp"
 
 namespace spmat {
-
-/// The uploaded CSR plus the per-kernel precomputation (all built in upload, i.e. setup).
-template <class Value, class Index>
-struct CsrDevice {
-  std::int64_t rows = 0, cols = 0, nnz = 0;
-  CsrKernel kernel = CsrKernel::automatic;
-  int tpr = 2;  ///< lanes per row (adaptive spmv, and every spmv_t but merge's)
-  cuda::DeviceBuffer<Index> row_ptr, col_idx;
-  cuda::DeviceBuffer<Value> values;
-
-  // Rows longer than short_max are skipped by the sub-warp kernels (csr_plan::RowPlan): the
-  // medium list (binned auto kernel only) and the long-row chunks own them.
-  std::int64_t short_max = csr_plan::kNoLongRows;
-  std::int64_t n_medium = 0;
-  cuda::DeviceBuffer<std::int64_t> medium_rows;     // n_medium: row ids, a warp each
-
-  // Long rows: rows split in chunks of kChunk nonzeros.
-  std::int64_t n_long = 0, n_chunks = 0;
-  cuda::DeviceBuffer<std::int64_t> long_rows;       // n_long: row ids
-  cuda::DeviceBuffer<std::int64_t> long_chunk_ptr;  // n_long+1: chunks of long row l
-  cuda::DeviceBuffer<std::int64_t> chunk_row;       // n_chunks: row of each chunk
-  cuda::DeviceBuffer<std::int64_t> chunk_begin;     // n_chunks: first nonzero of each chunk
-  cuda::DeviceBuffer<std::int64_t> chunk_long;      // n_chunks: long-row index of each chunk
-  mutable cuda::DeviceBuffer<Value> chunk_partial;  // n_chunks: per-chunk sums (workspace)
-  mutable cuda::DeviceBuffer<unsigned> long_done;   // n_long: chunks finished (zero between products)
-
-  // Merge path (kernel == merge only): tiles of kMergeTile items, one block each.
-  std::int64_t n_tiles = 0;
-  cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
-  mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
-  mutable cuda::DeviceBuffer<Value> tile_head;   // n_tiles: partial of the first row, if finished
-  std::int64_t n_long_fix = 0;
-  cuda::DeviceBuffer<std::int64_t> fix_tile, fix_first;  // n_long_fix: wide fix-ups
-
-  static CsrDevice upload(const CsrStorage<Value, Index>& s);
-};
 
 namespace {
 
@@ -624,10 +589,19 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
   d.row_ptr = cuda::DeviceBuffer<Index>(a.row_ptr, "csr row_ptr");
   d.col_idx = cuda::DeviceBuffer<Index>(a.col_idx, "csr col_idx");
   d.values = cuda::DeviceBuffer<Value>(a.values, "csr values");
+  d.set_plan(a.row_ptr.data(), s);
+  return d;
+}
 
+template <class Value, class Index>
+void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s) {
+  CsrDevice& d = *this;
+  d.built_kernel = s.kernel;
+  d.built_tpr = s.threads_per_row;
+  d.built_bins = s.bins;
   // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
   // auto spmv and by the spmv_t of every kernel but merge.
-  const csr_plan::RowPlan p = csr_plan::plan_rows(d.rows, a.row_ptr.data(), s.kernel,
+  const csr_plan::RowPlan p = csr_plan::plan_rows(d.rows, host_row_ptr, s.kernel,
                                                   s.threads_per_row, s.bins);
   d.kernel = p.kernel;
   d.tpr = p.tpr;
@@ -653,7 +627,7 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
 
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
   if (s.kernel == CsrKernel::merge && d.rows > 0) {
-    const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, a.row_ptr.data());
+    const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr);
     d.n_tiles = m.n_tiles;
     d.tile_row = cuda::DeviceBuffer<std::int64_t>(m.tile_row, "csr merge-path tiles");
     d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(m.n_tiles), "csr merge carries");
@@ -664,7 +638,20 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
       d.fix_first = cuda::DeviceBuffer<std::int64_t>(m.fix_first, "csr merge wide fix-ups");
     }
   }
-  return d;
+}
+
+template <class Value, class Index>
+CsrStorage<Value, Index> CsrDevice<Value, Index>::download() const {
+  CsrStorage<Value, Index> s;
+  s.a.rows = static_cast<Index>(rows);
+  s.a.cols = static_cast<Index>(cols);
+  s.a.row_ptr = row_ptr.download();
+  s.a.col_idx = col_idx.download();
+  s.a.values = values.download();
+  s.kernel = built_kernel;
+  s.threads_per_row = built_tpr;
+  s.bins = built_bins;
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -756,8 +743,18 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& hos
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CsrStorage<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<CsrStorage<Value, Index>, CsrDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CsrStorage<V, I>&&);                    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CsrDevice<V, I>&&);                     \
+  template CsrDevice<V, I> CsrDevice<V, I>::upload(const CsrStorage<V, I>&);                     \
+  template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
+  template CsrStorage<V, I> CsrDevice<V, I>::download() const;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -84,11 +84,11 @@ std::vector<FormatEntry> ell_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<Ell>(
+  v.push_back(with_device_builder<Ell>(make_entry<Ell>(
       {.name = "ell",
        .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
        .caps = {cpu, gpu},
-       .params = {max_fill_param("rows x longest row")}}));
+       .params = {max_fill_param("rows x longest row")}})));
   return v;
 }
 

@@ -20,9 +20,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
@@ -85,5 +87,15 @@ void ell_block_scatter(const Ell<Value, Index>& s, std::int64_t r0, std::int64_t
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ell<Value, Index>&& host);  // ell_cuda.cu
+
+/// New values in CSR order (into the slots of each row, padding untouched; ell_values.cpp).
+template <class Value, class Index>
+void update_values(Ell<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR, refused like build (ell_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ell<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -3,27 +3,10 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/formats/ell/ell_device.hpp"
 #include "spmat/formats/ell/ell_kernels.cuh"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct EllDevice {
-  std::int64_t rows = 0, cols = 0, width = 0, pitch = 0;
-  cuda::DeviceBuffer<Index> col_idx;
-  cuda::DeviceBuffer<Value> values;
-
-  static EllDevice upload(const Ell<Value, Index>& s) {
-    EllDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.width = s.width;
-    d.pitch = s.pitch;
-    d.col_idx = cuda::DeviceBuffer<Index>(s.col_idx, "ell col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.values, "ell values");
-    return d;
-  }
-};
 
 // Contract: x, y device arrays (x: cols, y: rows for spmv; swapped for spmv_t), caller-owned.
 // spmv: deterministic (each thread sums its row in slot order). spmv_t: y = beta*y first (beta
@@ -47,8 +30,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ell<Value, Index>&& host) {
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ell<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(EllDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<Ell<Value, Index>, EllDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ell<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(EllDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -39,11 +39,11 @@ std::vector<FormatEntry> ellr_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<Ellr>(
+  v.push_back(with_device_builder<Ellr>(make_entry<Ellr>(
       {.name = "ellr",
        .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
        .caps = {cpu, gpu},
-       .params = {max_fill_param("rows x longest row")}}));
+       .params = {max_fill_param("rows x longest row")}})));
   return v;
 }
 

@@ -11,6 +11,7 @@
 // rows·I + cols·V + rows·V.
 #pragma once
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
@@ -42,5 +43,15 @@ void spmv_t(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, 
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host);  // ellr_cuda.cu
+
+/// New values in CSR order (into the slots of each row, padding untouched; ellr_values.cpp).
+template <class Value, class Index>
+void update_values(Ellr<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR, refused like build (ellr_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ellr<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -5,26 +5,9 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_kernels.cuh"
 #include "spmat/formats/ellr/ellr.hpp"
+#include "spmat/formats/ellr/ellr_device.hpp"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct EllrDevice {
-  std::int64_t rows = 0, cols = 0, pitch = 0;
-  cuda::DeviceBuffer<Index> col_idx, row_len;
-  cuda::DeviceBuffer<Value> values;
-
-  static EllrDevice upload(const Ellr<Value, Index>& s) {
-    EllrDevice d;
-    d.rows = s.ell.rows;
-    d.cols = s.ell.cols;
-    d.pitch = s.ell.pitch;
-    d.col_idx = cuda::DeviceBuffer<Index>(s.ell.col_idx, "ellr col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.ell.values, "ellr values");
-    d.row_len = cuda::DeviceBuffer<Index>(s.row_len, "ellr row_len");
-    return d;
-  }
-};
 
 namespace {
 
@@ -88,8 +71,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host) {
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ellr<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(EllrDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<Ellr<Value, Index>, EllrDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ellr<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(EllrDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -9,9 +9,9 @@
 
 namespace spmat {
 
-template <class Value, class Index>
-Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const std::vector<Index> len = row_lengths(a);
+template <class Index>
+std::int64_t hyb_width(const std::vector<Index>& len, std::int64_t nnz, const FormatOptions& o) {
+  const auto rows = static_cast<std::int64_t>(len.size());
   std::int64_t width = 0;
   const std::string k = o.get_string("K", "auto");
   if (k == "auto") {
@@ -24,10 +24,17 @@ Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const For
     std::int64_t maxlen = 0;
     for (Index l : len) maxlen = std::max<std::int64_t>(maxlen, l);
     width = std::min(width, maxlen);  // wider would only add padding columns
-    check_padding("hyb (forced K)", static_cast<double>(a.rows) * static_cast<double>(width),
-                  a.nnz(), a.rows, row_limit_option("hyb", o, "max_fill", kDefaultMaxFill),
+    check_padding("hyb (forced K)", static_cast<double>(rows) * static_cast<double>(width), nnz,
+                  rows, row_limit_option("hyb", o, "max_fill", kDefaultMaxFill),
                   "hyb with K=auto or csr");
   }
+  return width;
+}
+
+template <class Value, class Index>
+Hyb<Value, Index> Hyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const std::vector<Index> len = row_lengths(a);
+  const std::int64_t width = hyb_width(len, a.nnz(), o);
   Hyb s;
   s.ell = Ell<Value, Index>::build_width(a, static_cast<Index>(width));
   std::size_t overflow = 0;
@@ -75,6 +82,9 @@ std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
   return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
 }
 
+template std::int64_t hyb_width(const std::vector<std::int32_t>&, std::int64_t, const FormatOptions&);
+template std::int64_t hyb_width(const std::vector<std::int64_t>&, std::int64_t, const FormatOptions&);
+
 #define SPMAT_INSTANTIATE(V, I) \
   template struct Hyb<V, I>;    \
   template std::size_t traffic_bytes(const Hyb<V, I>&, Op, std::int64_t);
@@ -89,13 +99,13 @@ std::vector<FormatEntry> hyb_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<Hyb>(
+  v.push_back(with_device_builder<Hyb>(make_entry<Hyb>(
       {.name = "hyb",
        .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
        .caps = {cpu, gpu},
        .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
                   {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
-                  max_fill_param("rows x K", "forced K only: ")}}));
+                  max_fill_param("rows x K", "forced K only: ")}})));
   return v;
 }
 

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
@@ -45,6 +46,12 @@ std::int64_t hyb_ell_width(const std::vector<Index>& row_len, std::int64_t break
   }
   return maxlen;
 }
+
+/// The ELL width K that Hyb::build chooses for rows of lengths `len` holding `nnz` entries
+/// under options `o` (K, breakeven, max_fill); throws as build does. Shared with the device
+/// builder, which downloads the row lengths to call it.
+template <class Index>
+std::int64_t hyb_width(const std::vector<Index>& len, std::int64_t nnz, const FormatOptions& o);
 
 template <class Value, class Index>
 struct Hyb {
@@ -79,5 +86,15 @@ void spmv_t(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host);  // hyb_cuda.cu
+
+/// New values in CSR order (the first K of each row into the ELL part, the rest into the COO tail; hyb_values.cpp).
+template <class Value, class Index>
+void update_values(Hyb<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Hyb<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

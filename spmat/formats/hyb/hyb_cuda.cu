@@ -4,30 +4,9 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_kernels.cuh"
 #include "spmat/formats/hyb/hyb.hpp"
+#include "spmat/formats/hyb/hyb_device.hpp"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct HybDevice {
-  std::int64_t rows = 0, cols = 0, width = 0, pitch = 0, coo_nnz = 0;
-  cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
-  cuda::DeviceBuffer<Value> ell_val, coo_val;
-
-  static HybDevice upload(const Hyb<Value, Index>& s) {
-    HybDevice d;
-    d.rows = s.ell.rows;
-    d.cols = s.ell.cols;
-    d.width = s.ell.width;
-    d.pitch = s.ell.pitch;
-    d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
-    d.ell_col = cuda::DeviceBuffer<Index>(s.ell.col_idx, "hyb ell col_idx");
-    d.ell_val = cuda::DeviceBuffer<Value>(s.ell.values, "hyb ell values");
-    d.coo_row = cuda::DeviceBuffer<Index>(s.coo_row, "hyb coo row");
-    d.coo_col = cuda::DeviceBuffer<Index>(s.coo_col, "hyb coo col");
-    d.coo_val = cuda::DeviceBuffer<Value>(s.coo_val, "hyb coo values");
-    return d;
-  }
-};
 
 namespace {
 
@@ -95,8 +74,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host) {
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Hyb<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HybDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<Hyb<Value, Index>, HybDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Hyb<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(HybDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

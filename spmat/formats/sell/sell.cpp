@@ -118,14 +118,14 @@ std::vector<FormatEntry> sell_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
   std::vector<FormatEntry> v;
-  v.push_back(make_entry<Sell>(
+  v.push_back(with_device_builder<Sell>(make_entry<Sell>(
       {.name = "sell",
        .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
        .caps = {cpu, gpu},
        .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
                   {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
                                      "(default: 256 rounded up to a multiple of C)"},
-                  max_skew_param("its thread"), max_fill_param("stored slots")}}));
+                  max_skew_param("its thread"), max_fill_param("stored slots")}})));
   return v;
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
@@ -65,5 +66,16 @@ void spmv_t(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, 
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host);  // sell_cuda.cu
+
+/// New values in CSR order (into the slots of each row, wherever its chunk and permutation
+/// put it; sell_values.cpp).
+template <class Value, class Index>
+void update_values(Sell<Value, Index>& s, const Value* values);
+
+/// The same arrays built on the GPU from a validated device CSR (sell_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Sell<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

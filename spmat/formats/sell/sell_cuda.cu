@@ -5,29 +5,9 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_kernels.cuh"
 #include "spmat/formats/sell/sell.hpp"
+#include "spmat/formats/sell/sell_device.hpp"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct SellDevice {
-  std::int64_t rows = 0, cols = 0, chunk = 32;
-  cuda::DeviceBuffer<Index> perm, chunk_len, col_idx;
-  cuda::DeviceBuffer<std::int64_t> chunk_ptr;
-  cuda::DeviceBuffer<Value> values;
-
-  static SellDevice upload(const Sell<Value, Index>& s) {
-    SellDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.chunk = s.chunk;
-    d.perm = cuda::DeviceBuffer<Index>(s.perm, "sell perm");
-    d.chunk_len = cuda::DeviceBuffer<Index>(s.chunk_len, "sell chunk_len");
-    d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(s.chunk_ptr, "sell chunk_ptr");
-    d.col_idx = cuda::DeviceBuffer<Index>(s.col_idx, "sell col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.values, "sell values");
-    return d;
-  }
-};
 
 namespace {
 
@@ -108,8 +88,15 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host) {
       std::move(host));
 }
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Sell<V, I>&&);
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(SellDevice<Value, Index>&& d) {
+  return std::make_unique<cuda::DeviceOnlyImpl<Sell<Value, Index>, SellDevice<Value, Index>>>(
+      std::move(d));
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Sell<V, I>&&);    \
+  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(SellDevice<V, I>&&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -1,0 +1,270 @@
+// spmat/cuda/device_csr.cu — validation of a CSR in device memory (one kernel), its download,
+// and the value scatter of update_values.
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/device_csr.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <limits>
+
+#include "spmat/cuda/primitives.cuh"
+
+namespace spmat::cuda {
+
+namespace {
+
+// Slots of the validation result: the smallest offending position of each check, or kNone.
+enum Check : int { kFirst = 0, kLast, kDecreasing, kColumnRange, kUnsorted, kChecks };
+constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
+
+// One pass over max(rows+1, nnz) positions. Position i checks row_ptr entry i (against its
+// successor) and nonzero i (its column's range, and its order against nonzero i-1 unless i
+// begins a row). The row of nonzero i comes from a binary search of row_ptr, meaningful only
+// when row_ptr passed its checks, which the host reports first: garbage found by a search in a
+// broken row_ptr never reaches the message. Reads stay inside the arrays whatever their content.
+template <class Index>
+__global__ void validate_csr_kernel(std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                                    const Index* __restrict__ row_ptr,
+                                    const Index* __restrict__ col_idx,
+                                    unsigned long long* __restrict__ first) {
+  const std::int64_t n = rows + 1 > nnz ? rows + 1 : nnz;
+  for (std::int64_t i = global_thread_id(); i < n; i += grid_thread_count()) {
+    if (i <= rows) {
+      const std::int64_t p = row_ptr[i];
+      if (i == 0 && p != 0) atomicMin(first + kFirst, 0ull);
+      if (i == rows && p != nnz) atomicMin(first + kLast, 0ull);
+      if (i < rows && static_cast<std::int64_t>(row_ptr[i + 1]) < p)
+        atomicMin(first + kDecreasing, static_cast<unsigned long long>(i));
+    }
+    if (i < nnz) {
+      const std::int64_t c = col_idx[i];
+      if (c < 0 || c >= cols) atomicMin(first + kColumnRange, static_cast<unsigned long long>(i));
+      if (i > 0) {
+        // Last row r with row_ptr[r] <= i: i begins a row iff row_ptr[r] == i.
+        std::int64_t lo = 0, hi = rows;  // invariant: row_ptr[lo] <= i (row_ptr[0] = 0 if valid)
+        while (lo < hi) {
+          const std::int64_t mid = lo + (hi - lo + 1) / 2;
+          if (static_cast<std::int64_t>(row_ptr[mid]) <= i) lo = mid;
+          else hi = mid - 1;
+        }
+        if (static_cast<std::int64_t>(row_ptr[lo]) != i && static_cast<std::int64_t>(col_idx[i - 1]) >= c)
+          atomicMin(first + kUnsorted, static_cast<unsigned long long>(i));
+      }
+    }
+  }
+}
+
+template <class T>
+T element(const T* p, std::int64_t i) {
+  T v{};
+  SPMAT_CUDA_CHECK(cudaMemcpy(&v, p + i, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+[[noreturn]] void invalid(std::string_view what, const std::string& msg) {
+  throw InvalidMatrixError(std::string(what) + ": " + msg);
+}
+
+/// Refuses host pointers before any kernel reads them: a kernel faulting on one would leave
+/// the CUDA context unusable for the rest of the process.
+void check_device_pointer(std::string_view what, const char* name, const void* p, std::int64_t n) {
+  if (n == 0) return;
+  if (p == nullptr) invalid(what, std::string(name) + " is null but has " + std::to_string(n) + " entries");
+  cudaPointerAttributes attr{};
+  const cudaError_t st = cudaPointerGetAttributes(&attr, p);
+  if (st != cudaSuccess) {
+    cudaGetLastError();
+    invalid(what, std::string(name) + " is not a device pointer (" + cudaGetErrorString(st) + ")");
+  }
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    invalid(what, std::string(name) +
+                      " is not device memory (a host pointer? device CSR input needs arrays "
+                      "allocated on the GPU, e.g. with cudaMalloc or spmat::cuda::DeviceBuffer)");
+}
+
+template <class Value, class Map>
+__global__ void scatter_values_kernel(std::int64_t n, const Map* __restrict__ map,
+                                      const Value* __restrict__ src, Value* __restrict__ dst) {
+  for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) dst[map[k]] = src[k];
+}
+
+template <class Value, class Map>
+__global__ void gather_values_kernel(std::int64_t n, const Map* __restrict__ map,
+                                     const Value* __restrict__ src, Value* __restrict__ dst) {
+  for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) dst[k] = src[map[k]];
+}
+
+template <class Index>
+__global__ void expand_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                                   std::int64_t nnz, Index* __restrict__ row_of) {
+  for (std::int64_t k = global_thread_id(); k < nnz; k += grid_thread_count()) {
+    // Last row r with row_ptr[r] <= k and a nonzero in it: the last r with row_ptr[r+1] > k is
+    // the first r with row_ptr[r+1] > k (row_ptr is non-decreasing).
+    std::int64_t lo = 0, hi = rows - 1;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (static_cast<std::int64_t>(row_ptr[mid + 1]) > k) hi = mid;
+      else lo = mid + 1;
+    }
+    row_of[k] = static_cast<Index>(lo);
+  }
+}
+
+template <class Index>
+__global__ void iota_kernel(std::int64_t n, Index* __restrict__ out) {
+  for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) out[k] = static_cast<Index>(k);
+}
+
+template <class Index>
+__global__ void compress_rows_kernel(const Index* __restrict__ sorted_keys, std::int64_t n,
+                                     std::int64_t segments, Index* __restrict__ ptr) {
+  for (std::int64_t s = global_thread_id(); s <= segments; s += grid_thread_count()) {
+    std::int64_t lo = 0, hi = n;  // first position whose key is >= s
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (static_cast<std::int64_t>(sorted_keys[mid]) < s) lo = mid + 1;
+      else hi = mid;
+    }
+    ptr[s] = static_cast<Index>(lo);
+  }
+}
+
+}  // namespace
+
+template <class Index>
+void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
+                      Index* keys_sorted, Index* positions) {
+  if (n <= 0) return;
+  constexpr int kBlock = 256;
+  DeviceBuffer<Index> iota(static_cast<std::size_t>(n), "sort positions");
+  iota_kernel<<<grid_for(n, kBlock), kBlock>>>(n, iota.data());
+  SPMAT_CUDA_CHECK_LAUNCH("iota_kernel");
+  int end_bit = 1;  // the bits that distinguish keys in [0, key_bound): fewer radix passes
+  while (end_bit < static_cast<int>(8 * sizeof(Index)) - 1 && (std::int64_t{1} << end_bit) < key_bound)
+    ++end_bit;
+  std::size_t bytes = 0;
+  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys_sorted, iota.data(),
+                                                   positions, n, 0, end_bit));
+  DeviceBuffer<std::byte> tmp(bytes, "radix sort workspace");
+  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys, keys_sorted,
+                                                   iota.data(), positions, n, 0, end_bit));
+  synchronize();  // before the workspace and the positions are freed
+}
+
+template <class Index>
+void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segments, Index* ptr) {
+  constexpr int kBlock = 256;
+  compress_rows_kernel<<<grid_for(segments + 1, kBlock), kBlock>>>(sorted_keys, n, segments, ptr);
+  SPMAT_CUDA_CHECK_LAUNCH("compress_rows_kernel");
+}
+
+template <class Index>
+void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
+  if (nnz <= 0) return;
+  constexpr int kBlock = 256;
+  expand_rows_kernel<<<grid_for(nnz, kBlock), kBlock>>>(row_ptr, rows, nnz, row_of);
+  SPMAT_CUDA_CHECK_LAUNCH("expand_rows_kernel");
+}
+
+template <class Value, class Map>
+void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
+  if (n <= 0) return;
+  constexpr int kBlock = 256;
+  gather_values_kernel<<<grid_for(n, kBlock), kBlock>>>(n, map, src, dst);
+  SPMAT_CUDA_CHECK_LAUNCH("gather_values_kernel");
+}
+
+template <class Value, class Index>
+void validate(const DeviceCsrView<Value, Index>& a, std::string_view what) {
+  if (a.rows < 0 || a.cols < 0)
+    invalid(what, "negative dimensions " + std::to_string(a.rows) + "x" + std::to_string(a.cols));
+  if (a.nnz < 0) invalid(what, "negative nnz " + std::to_string(a.nnz));
+  check_device_pointer(what, "row_ptr", a.row_ptr, a.rows + 1);
+  check_device_pointer(what, "col_idx", a.col_idx, a.nnz);
+  check_device_pointer(what, "values", a.values, a.nnz);
+
+  DeviceBuffer<unsigned long long> first(kChecks, "device CSR validation");
+  first.fill_bytes(0xFF);  // kNone in every slot
+  constexpr int kBlock = 256;
+  const std::int64_t n = std::max<std::int64_t>(a.rows + 1, a.nnz);
+  validate_csr_kernel<<<grid_for(n, kBlock), kBlock>>>(a.rows, a.cols, a.nnz, a.row_ptr, a.col_idx,
+                                                       first.data());
+  SPMAT_CUDA_CHECK_LAUNCH("validate_csr_kernel");
+  const std::vector<unsigned long long> f = first.download();  // synchronizes
+
+  if (f[kFirst] != kNone)
+    invalid(what, "row_ptr[0] = " + std::to_string(element(a.row_ptr, 0)) + ", expected 0");
+  if (f[kLast] != kNone)
+    invalid(what, "row_ptr[rows] = " + std::to_string(element(a.row_ptr, a.rows)) +
+                      " but nnz = " + std::to_string(a.nnz));
+  if (f[kDecreasing] != kNone)
+    invalid(what, "row_ptr decreases at row " + std::to_string(f[kDecreasing]));
+  const auto row_of = [&](std::int64_t k) {  // last row r with row_ptr[r] <= k
+    std::int64_t lo = 0, hi = a.rows;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (static_cast<std::int64_t>(element(a.row_ptr, mid)) <= k) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const bool range = f[kColumnRange] != kNone, unsorted = f[kUnsorted] != kNone;
+  if (range && (!unsorted || f[kColumnRange] <= f[kUnsorted])) {
+    const auto k = static_cast<std::int64_t>(f[kColumnRange]);
+    invalid(what, "column index " + std::to_string(element(a.col_idx, k)) + " in row " +
+                      std::to_string(row_of(k)) + " is out of range [0, " + std::to_string(a.cols) + ")");
+  }
+  if (unsorted) {
+    const auto k = static_cast<std::int64_t>(f[kUnsorted]);
+    invalid(what, "columns of row " + std::to_string(row_of(k)) + " are not strictly increasing (" +
+                      std::to_string(element(a.col_idx, k - 1)) + " then " +
+                      std::to_string(element(a.col_idx, k)) + "): unsorted or duplicate");
+  }
+}
+
+template <class Value, class Index>
+Csr<Value, Index> download(const DeviceCsrView<Value, Index>& a) {
+  Csr<Value, Index> h;
+  h.rows = static_cast<Index>(a.rows);
+  h.cols = static_cast<Index>(a.cols);
+  h.row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
+  h.col_idx.resize(static_cast<std::size_t>(a.nnz));
+  h.values.resize(static_cast<std::size_t>(a.nnz));
+  SPMAT_CUDA_CHECK(cudaMemcpy(h.row_ptr.data(), a.row_ptr, h.row_ptr.size() * sizeof(Index),
+                              cudaMemcpyDeviceToHost));
+  if (a.nnz > 0) {
+    SPMAT_CUDA_CHECK(cudaMemcpy(h.col_idx.data(), a.col_idx, h.col_idx.size() * sizeof(Index),
+                                cudaMemcpyDeviceToHost));
+    SPMAT_CUDA_CHECK(cudaMemcpy(h.values.data(), a.values, h.values.size() * sizeof(Value),
+                                cudaMemcpyDeviceToHost));
+  }
+  return h;
+}
+
+template <class Value, class Map>
+void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
+  if (n <= 0) return;
+  constexpr int kBlock = 256;
+  scatter_values_kernel<<<grid_for(n, kBlock), kBlock>>>(n, map, src, dst);
+  SPMAT_CUDA_CHECK_LAUNCH("scatter_values_kernel");
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                       \
+  template void validate(const DeviceCsrView<V, I>&, std::string_view);               \
+  template Csr<V, I> download(const DeviceCsrView<V, I>&);                            \
+  template void scatter_values(V*, const I*, const V*, std::int64_t);                 \
+  template void gather_values(V*, const I*, const V*, std::int64_t);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+#define SPMAT_INSTANTIATE(I)                                                                 \
+  template void gather_values(I*, const I*, const I*, std::int64_t);                         \
+  template void expand_rows(const I*, std::int64_t, std::int64_t, I*);                       \
+  template void compress_rows(const I*, std::int64_t, std::int64_t, I*);                     \
+  template void sorted_positions(const I*, std::int64_t, std::int64_t, I*, I*);
+SPMAT_INSTANTIATE(std::int32_t)
+SPMAT_INSTANTIATE(std::int64_t)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat::cuda

@@ -1,0 +1,84 @@
+// spmat/formats/coo/coo_device.hpp — the CUDA storage of COO, built by upload (from the host
+// storage) or by from_csr (on the GPU from a device CSR, coo_device_build.cu): same arrays.
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
+#include "spmat/formats/coo/coo.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+/// Nonzeros per warp interval of the segmented kernel: 8 chunks of 32. Untuned (pending the
+/// benchmark run); longer intervals mean fewer carries, shorter ones more parallelism.
+inline constexpr std::int64_t kCooSegInterval = 8 * 32;
+
+template <class Value, class Index>
+struct CooDevice {
+  Index rows = 0, cols = 0;
+  std::int64_t nnz = 0;
+  CooKernel kernel = CooKernel::atomic;
+  cuda::DeviceBuffer<Index> row_idx, col_idx;
+  cuda::DeviceBuffer<Value> values;
+  // Segmented kernel workspace (not part of storage_bytes): per warp interval, the partial sum
+  // of its first row (head) and of its last row (tail). Reused by every call.
+  mutable cuda::DeviceBuffer<Value> head, tail;
+
+  static CooDevice upload(const CooStorage<Value, Index>& s) {
+    CooDevice d;
+    d.rows = s.a.rows;
+    d.cols = s.a.cols;
+    d.nnz = static_cast<std::int64_t>(s.a.values.size());
+    d.kernel = s.kernel;
+    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "coo row_idx");
+    d.col_idx = cuda::DeviceBuffer<Index>(s.a.col_idx, "coo col_idx");
+    d.values = cuda::DeviceBuffer<Value>(s.a.values, "coo values");
+    d.allocate_workspace();
+    return d;
+  }
+  /// The same arrays built on the GPU from a validated device CSR (coo_device_build.cu).
+  static CooDevice from_csr(const DeviceCsrView<Value, Index>& a, CooKernel kernel);
+
+  void allocate_workspace() {
+    if (kernel == CooKernel::segmented && nnz > 0) {
+      const auto intervals = static_cast<std::size_t>((nnz + kCooSegInterval - 1) / kCooSegInterval);
+      head = cuda::DeviceBuffer<Value>(intervals, "coo-seg head carries");
+      tail = cuda::DeviceBuffer<Value>(intervals, "coo-seg tail carries");
+    }
+  }
+  Shape shape() const { return {rows, cols, nnz}; }
+  std::size_t storage_bytes() const { return row_idx.bytes() + col_idx.bytes() + values.bytes(); }
+  CooStorage<Value, Index> download() const {
+    CooStorage<Value, Index> s;
+    s.a.rows = rows;
+    s.a.cols = cols;
+    s.a.row_idx = row_idx.download();
+    s.a.col_idx = col_idx.download();
+    s.a.values = values.download();
+    s.kernel = kernel;
+    return s;
+  }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CooDevice<Value, Index>& d, Op op, std::int64_t k) {
+  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
+}
+
+// Value updates and test access (coo_device_build.cu). COO keeps CSR order: a plain copy.
+template <class Value, class Index>
+void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where);
+template <class Value, class Index>
+void upload_values(CooDevice<Value, Index>& d, const CooStorage<Value, Index>& s);
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CooDevice<Value, Index>& d);
+
+/// The device-only matrix over `d` (coo_cuda.cu, where the kernels are).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooDevice<Value, Index>&& d);
+
+}  // namespace spmat

@@ -1,0 +1,71 @@
+// spmat/formats/coo/coo_device_build.cu — COO built on the GPU from a device CSR: row_ptr
+// expanded to row indices, column indices and values copied device to device. The arrays equal
+// upload(to_coo(csr)) byte for byte (to_coo keeps CSR order).
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/coo/coo_device.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CooDevice<Value, Index> CooDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
+                                                          CooKernel kernel) {
+  CooDevice d;
+  d.rows = static_cast<Index>(a.rows);
+  d.cols = static_cast<Index>(a.cols);
+  d.nnz = a.nnz;
+  d.kernel = kernel;
+  const auto n = static_cast<std::size_t>(a.nnz);
+  d.row_idx = cuda::DeviceBuffer<Index>(n, "coo row_idx");
+  d.col_idx = cuda::DeviceBuffer<Index>(n, "coo col_idx");
+  d.values = cuda::DeviceBuffer<Value>(n, "coo values");
+  cuda::expand_rows(a.row_ptr, a.rows, a.nnz, d.row_idx.data());
+  cuda::copy_device(d.col_idx.data(), a.col_idx, n);
+  cuda::copy_device(d.values.data(), a.values, n);
+  d.allocate_workspace();
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CooStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
+  const CooKernel kernel = CooStorage<Value, Index>::build(Csr<Value, Index>{}, o).kernel;
+  return make_cuda_impl(CooDevice<Value, Index>::from_csr(a.view(), kernel));
+}
+
+template <class Value, class Index>
+void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  SPMAT_CUDA_CHECK(cudaMemcpyAsync(d.values.data(), values, d.values.bytes(),
+                                   where == Memory::host ? cudaMemcpyHostToDevice
+                                                         : cudaMemcpyDeviceToDevice));
+}
+
+template <class Value, class Index>
+void upload_values(CooDevice<Value, Index>& d, const CooStorage<Value, Index>& s) {
+  d.values.upload(s.a.values);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CooDevice<Value, Index>& d) {
+  return {cuda::stored("row_idx", d.row_idx.data(), d.row_idx.size()),
+          cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
+          cuda::stored("values", d.values.data(), d.values.size()),
+          cuda::stored_scalars("kernel, workspace", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel),
+                                                     static_cast<std::int64_t>(d.head.size()),
+                                                     static_cast<std::int64_t>(d.tail.size())})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template CooDevice<V, I> CooDevice<V, I>::from_csr(const DeviceCsrView<V, I>&, CooKernel);      \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<CooStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
+  template void update_values(CooDevice<V, I>&, const V*, Memory);                                \
+  template void upload_values(CooDevice<V, I>&, const CooStorage<V, I>&);                         \
+  template std::vector<StoredArray> stored_arrays(const CooDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

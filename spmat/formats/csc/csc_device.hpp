@@ -1,0 +1,79 @@
+// spmat/formats/csc/csc_device.hpp — the CUDA storage of CSC, built by upload (from the host
+// storage) or by from_csr (on the GPU from a device CSR, csc_device_build.cu): same arrays.
+// SPDX-License-Identifier: MIT
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
+#include "spmat/formats/csc/csc.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+struct CscDevice {
+  Index rows = 0, cols = 0;
+  std::int64_t nnz = 0;
+  /// Lanes per column of the gather kernel: the power of two (1..32) at or above the mean
+  /// column length, the usual sub-warp rule of CSR-vector kernels. Untuned, pending the
+  /// benchmark run.
+  int lanes = 1;
+  cuda::DeviceBuffer<Index> col_ptr, row_idx;
+  cuda::DeviceBuffer<Value> values;
+  /// update_values: the CSC position of each CSR entry, made by the first update (a sort of
+  /// the entries by row) and kept for the next ones. Not part of storage_bytes.
+  cuda::DeviceBuffer<Index> value_map;
+
+  static CscDevice upload(const CscStorage<Value, Index>& s) {
+    CscDevice d;
+    d.rows = s.a.rows;
+    d.cols = s.a.cols;
+    d.nnz = static_cast<std::int64_t>(s.a.values.size());
+    d.set_lanes();
+    d.col_ptr = cuda::DeviceBuffer<Index>(s.a.col_ptr, "csc col_ptr");
+    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "csc row_idx");
+    d.values = cuda::DeviceBuffer<Value>(s.a.values, "csc values");
+    return d;
+  }
+  /// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu).
+  static CscDevice from_csr(const DeviceCsrView<Value, Index>& a);
+
+  void set_lanes() {
+    const std::int64_t mean = cols > 0 ? (nnz + cols - 1) / cols : 0;
+    lanes = 1;
+    while (lanes < 32 && lanes < mean) lanes *= 2;
+  }
+  Shape shape() const { return {rows, cols, nnz}; }
+  std::size_t storage_bytes() const { return col_ptr.bytes() + row_idx.bytes() + values.bytes(); }
+  CscStorage<Value, Index> download() const {
+    CscStorage<Value, Index> s;
+    s.a.rows = rows;
+    s.a.cols = cols;
+    s.a.col_ptr = col_ptr.download();
+    s.a.row_idx = row_idx.download();
+    s.a.values = values.download();
+    return s;
+  }
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CscDevice<Value, Index>& d, Op op, std::int64_t k) {
+  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
+}
+
+// Value updates and test access (csc_device_build.cu).
+template <class Value, class Index>
+void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where);
+template <class Value, class Index>
+void upload_values(CscDevice<Value, Index>& d, const CscStorage<Value, Index>& s);
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CscDevice<Value, Index>& d);
+
+/// The device-only matrix over `d` (csc_cuda.cu, where the kernels are).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscDevice<Value, Index>&& d);
+
+}  // namespace spmat

@@ -1,0 +1,86 @@
+// spmat/formats/csc/csc_device_build.cu — CSC built on the GPU from a device CSR, and its value
+// updates.
+// SPDX-License-Identifier: MIT
+//
+// The transpose of the host builder (to_csc: a stable counting sort of the entries by column)
+// done with a stable CUB radix sort of the CSR positions by column: within a column the entries
+// keep CSR order, i.e. ascending rows, so the arrays equal upload(to_csc(csr)) byte for byte.
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/csc/csc_device.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CscDevice<Value, Index> CscDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a) {
+  CscDevice d;
+  d.rows = static_cast<Index>(a.rows);
+  d.cols = static_cast<Index>(a.cols);
+  d.nnz = a.nnz;
+  d.set_lanes();
+  const auto n = static_cast<std::size_t>(a.nnz);
+  d.col_ptr = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.cols) + 1, "csc col_ptr");
+  d.row_idx = cuda::DeviceBuffer<Index>(n, "csc row_idx");
+  d.values = cuda::DeviceBuffer<Value>(n, "csc values");
+  {
+    cuda::DeviceBuffer<Index> row_of(n, "csc build: row of each entry");
+    cuda::DeviceBuffer<Index> cols_sorted(n, "csc build: sorted columns");
+    cuda::DeviceBuffer<Index> perm(n, "csc build: CSR position of each entry");
+    cuda::expand_rows(a.row_ptr, a.rows, a.nnz, row_of.data());
+    cuda::sorted_positions(a.col_idx, a.nnz, a.cols, cols_sorted.data(), perm.data());
+    cuda::compress_rows(cols_sorted.data(), a.nnz, a.cols, d.col_ptr.data());
+    cuda::gather_values(d.row_idx.data(), perm.data(), row_of.data(), a.nnz);
+    cuda::gather_values(d.values.data(), perm.data(), a.values, a.nnz);
+    cuda::synchronize();  // the temporaries are freed at the end of this scope
+  }
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CscStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions&) {
+  return make_cuda_impl(CscDevice<Value, Index>::from_csr(a.view()));
+}
+
+template <class Value, class Index>
+void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  if (d.value_map.size() == 0) {
+    // Sorting the CSC positions by row (stably) lists them in CSR order: within a row they
+    // ascend by column, as CSR's entries do.
+    cuda::DeviceBuffer<Index> map(static_cast<std::size_t>(d.nnz), "csc value map");
+    cuda::DeviceBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
+    cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), map.data());
+    cuda::synchronize();
+    d.value_map = std::move(map);
+  }
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
+}
+
+template <class Value, class Index>
+void upload_values(CscDevice<Value, Index>& d, const CscStorage<Value, Index>& s) {
+  d.values.upload(s.a.values);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CscDevice<Value, Index>& d) {
+  return {cuda::stored("col_ptr", d.col_ptr.data(), d.col_ptr.size()),
+          cuda::stored("row_idx", d.row_idx.data(), d.row_idx.size()),
+          cuda::stored("values", d.values.data(), d.values.size()),
+          cuda::stored_scalars("lanes", std::vector<std::int64_t>{d.lanes})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template CscDevice<V, I> CscDevice<V, I>::from_csr(const DeviceCsrView<V, I>&);                 \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<CscStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
+  template void update_values(CscDevice<V, I>&, const V*, Memory);                                \
+  template void upload_values(CscDevice<V, I>&, const CscStorage<V, I>&);                         \
+  template std::vector<StoredArray> stored_arrays(const CscDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

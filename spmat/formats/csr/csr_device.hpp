@@ -1,0 +1,92 @@
+// spmat/formats/csr/csr_device.hpp — the CUDA storage of CSR: the three arrays (owned, or
+// adopted from a device CSR without a copy) plus the kernel plan.
+// SPDX-License-Identifier: MIT
+//
+// Built two ways with the same result: CsrDevice::upload (csr_cuda.cu) from the host storage,
+// and CsrDevice::adopt (csr_device_build.cu) from a validated DeviceCsr. Both plan the kernels
+// with set_plan, from the host copy of row_ptr: the plan (csr_plan.hpp) reads row_ptr only, so
+// adopting downloads (rows+1) indices and no column index or value, and both ways choose the
+// same kernels, bins and tiles.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
+#include "spmat/formats/csr/csr.hpp"
+#include "spmat/formats/csr/csr_plan.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+/// The uploaded or adopted CSR plus the per-kernel precomputation (all built in setup).
+template <class Value, class Index>
+struct CsrDevice {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  CsrKernel kernel = CsrKernel::automatic;  ///< as planned (automatic may have become scalar)
+  int tpr = 2;  ///< lanes per row (adaptive spmv, and every spmv_t but merge's)
+  // The options it was built with, for download().
+  CsrKernel built_kernel = CsrKernel::automatic;
+  int built_tpr = 0;
+  CsrBins built_bins = CsrBins::automatic;
+  cuda::DeviceArray<Index> row_ptr, col_idx;
+  cuda::DeviceArray<Value> values;
+
+  // Rows longer than short_max are skipped by the sub-warp kernels (csr_plan::RowPlan): the
+  // medium list (binned auto kernel only) and the long-row chunks own them.
+  std::int64_t short_max = csr_plan::kNoLongRows;
+  std::int64_t n_medium = 0;
+  cuda::DeviceBuffer<std::int64_t> medium_rows;     // n_medium: row ids, a warp each
+
+  // Long rows: rows split in chunks of kChunk nonzeros.
+  std::int64_t n_long = 0, n_chunks = 0;
+  cuda::DeviceBuffer<std::int64_t> long_rows;       // n_long: row ids
+  cuda::DeviceBuffer<std::int64_t> long_chunk_ptr;  // n_long+1: chunks of long row l
+  cuda::DeviceBuffer<std::int64_t> chunk_row;       // n_chunks: row of each chunk
+  cuda::DeviceBuffer<std::int64_t> chunk_begin;     // n_chunks: first nonzero of each chunk
+  cuda::DeviceBuffer<std::int64_t> chunk_long;      // n_chunks: long-row index of each chunk
+  mutable cuda::DeviceBuffer<Value> chunk_partial;  // n_chunks: per-chunk sums (workspace)
+  mutable cuda::DeviceBuffer<unsigned> long_done;   // n_long: chunks finished (zero between products)
+
+  // Merge path (kernel == merge only): tiles of kMergeTile items, one block each.
+  std::int64_t n_tiles = 0;
+  cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
+  mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
+  mutable cuda::DeviceBuffer<Value> tile_head;   // n_tiles: partial of the first row, if finished
+  std::int64_t n_long_fix = 0;
+  cuda::DeviceBuffer<std::int64_t> fix_tile, fix_first;  // n_long_fix: wide fix-ups
+
+  /// From the host storage (csr_cuda.cu).
+  static CsrDevice upload(const CsrStorage<Value, Index>& s);
+  /// Adopts the arrays of `a` (validated) without copying them; `options` is a storage built
+  /// from an empty CSR, carrying the kernel options only (csr_device_build.cu).
+  static CsrDevice adopt(const DeviceCsr<Value, Index>& a, const CsrStorage<Value, Index>& options);
+  /// Plans the kernels for the options of `s` from the host copy `host_row_ptr` of row_ptr
+  /// (csr_cuda.cu).
+  void set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s);
+
+  Shape shape() const { return {rows, cols, nnz}; }
+  /// The three CSR arrays, as the host storage counts them.
+  std::size_t storage_bytes() const { return row_ptr.bytes() + col_idx.bytes() + values.bytes(); }
+  /// The host storage these arrays and options make (downloads).
+  CsrStorage<Value, Index> download() const;
+};
+
+template <class Value, class Index>
+std::size_t traffic_bytes(const CsrDevice<Value, Index>& d, Op op, std::int64_t k) {
+  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
+}
+
+// Value updates and test access (csr_device_build.cu).
+template <class Value, class Index>
+void update_values(CsrDevice<Value, Index>& d, const Value* values, Memory where);
+template <class Value, class Index>
+void upload_values(CsrDevice<Value, Index>& d, const CsrStorage<Value, Index>& s);
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d);
+
+/// The device-only matrix over `d` (csr_cuda.cu, where the kernels are).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrDevice<Value, Index>&& d);
+
+}  // namespace spmat

@@ -1,0 +1,89 @@
+// spmat/formats/csr/csr_device_build.cu — CSR from a CSR in device memory: the arrays are
+// adopted as they are (no copy), and the kernel plan is made from row_ptr alone.
+// SPDX-License-Identifier: MIT
+//
+// The plan (csr_plan.hpp: lanes per row, row bins, long-row chunks, merge-path tiles) is the
+// host planner's, run on a downloaded copy of row_ptr ((rows+1) indices; no column index or
+// value leaves the device). Running the same code as the host path keeps both ways of building
+// bit-identical, plan arrays included.
+#include <cuda_runtime.h>
+
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/csr/csr_device.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, Index>& a,
+                                                       const CsrStorage<Value, Index>& options) {
+  const DeviceCsrView<Value, Index>& v = a.view();
+  CsrDevice d;
+  d.rows = v.rows;
+  d.cols = v.cols;
+  d.nnz = v.nnz;
+  const auto n = static_cast<std::size_t>(v.nnz);
+  d.row_ptr = cuda::DeviceArray<Index>::borrow(v.row_ptr, static_cast<std::size_t>(v.rows) + 1,
+                                               a.owner(), false);
+  d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
+  d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
+  const std::vector<Index> host_row_ptr = d.row_ptr.download();
+  d.set_plan(host_row_ptr.data(), options);
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CsrStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
+  const CsrStorage<Value, Index> options = CsrStorage<Value, Index>::build(Csr<Value, Index>{}, o);
+  return make_cuda_impl(CsrDevice<Value, Index>::adopt(a, options));
+}
+
+template <class Value, class Index>
+void update_values(CsrDevice<Value, Index>& d, const Value* values, Memory where) {
+  const std::size_t n = d.values.size();
+  if (n == 0) return;
+  Value* dst = d.values.overwrite("csr values (updated)");
+  SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, values, n * sizeof(Value),
+                                   where == Memory::host ? cudaMemcpyHostToDevice
+                                                         : cudaMemcpyDeviceToDevice));
+}
+
+template <class Value, class Index>
+void upload_values(CsrDevice<Value, Index>& d, const CsrStorage<Value, Index>& s) {
+  update_values(d, s.a.values.data(), Memory::host);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
+  std::vector<StoredArray> v;
+  v.push_back(cuda::stored("row_ptr", d.row_ptr.data(), d.row_ptr.size()));
+  v.push_back(cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()));
+  v.push_back(cuda::stored("values", d.values.data(), d.values.size()));
+  v.push_back(cuda::stored_scalars("plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.tpr, d.short_max,
+                                             d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
+                                             d.n_long_fix}));
+  v.push_back(cuda::stored("medium_rows", d.medium_rows.data(), d.medium_rows.size()));
+  v.push_back(cuda::stored("long_rows", d.long_rows.data(), d.long_rows.size()));
+  v.push_back(cuda::stored("long_chunk_ptr", d.long_chunk_ptr.data(), d.long_chunk_ptr.size()));
+  v.push_back(cuda::stored("chunk_row", d.chunk_row.data(), d.chunk_row.size()));
+  v.push_back(cuda::stored("chunk_begin", d.chunk_begin.data(), d.chunk_begin.size()));
+  v.push_back(cuda::stored("chunk_long", d.chunk_long.data(), d.chunk_long.size()));
+  v.push_back(cuda::stored("tile_row", d.tile_row.data(), d.tile_row.size()));
+  v.push_back(cuda::stored("fix_tile", d.fix_tile.data(), d.fix_tile.size()));
+  v.push_back(cuda::stored("fix_first", d.fix_first.data(), d.fix_first.size()));
+  return v;
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                  \
+  template CsrDevice<V, I> CsrDevice<V, I>::adopt(const DeviceCsr<V, I>&, const CsrStorage<V, I>&); \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                \
+      std::type_identity<CsrStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);       \
+  template void update_values(CsrDevice<V, I>&, const V*, Memory);                               \
+  template void upload_values(CsrDevice<V, I>&, const CsrStorage<V, I>&);                        \
+  template std::vector<StoredArray> stored_arrays(const CsrDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

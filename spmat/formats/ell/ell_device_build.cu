@@ -1,0 +1,88 @@
+// spmat/formats/ell/ell_device_build.cu — ELLPACK built on the GPU from a device CSR, and its
+// value updates.
+// SPDX-License-Identifier: MIT
+//
+// Width = the longest row (a CUB reduction over the row lengths, one scalar downloaded), the
+// padding limit checked as Ell::build does, then one thread per slot writes entries and padding:
+// the arrays equal upload(Ell::build(csr)) byte for byte.
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_device.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"
+
+namespace spmat {
+
+template <class Value, class Index>
+EllDevice<Value, Index> EllDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  std::int64_t width = 0;
+  {
+    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "ell build: row lengths");
+    ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
+    width = ell_build::max_of(len.data(), a.rows);
+  }
+  check_padding("ell", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
+                row_limit_option("ell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  EllDevice d;
+  d.rows = a.rows;
+  d.cols = a.cols;
+  d.width = width;
+  d.pitch = ell_pitch(a.rows);
+  d.nnz = a.nnz;
+  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
+  d.col_idx = cuda::DeviceBuffer<Index>(slots, "ell col_idx");
+  d.values = cuda::DeviceBuffer<Value>(slots, "ell values");
+  ell_build::fill(a, d.width, d.pitch, d.col_idx.data(), d.values.data());
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ell<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  return make_cuda_impl(EllDevice<Value, Index>::from_csr(a.view(), o));
+}
+
+template <class Value, class Index>
+void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  if (d.value_map.size() == 0) {
+    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell value map: row lengths");
+    cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(d.rows) + 1, "ell value map: offsets");
+    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "ell value map");
+    ell_build::stored_lengths(d.col_idx.data(), d.rows, d.width, d.pitch, len.data());
+    ell_build::offsets(len.data(), d.rows, ptr.data());
+    ell_build::ell_map(len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
+    cuda::synchronize();
+    d.value_map = std::move(map);
+  }
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
+}
+
+template <class Value, class Index>
+void upload_values(EllDevice<Value, Index>& d, const Ell<Value, Index>& s) {
+  d.values.upload(s.values);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const EllDevice<Value, Index>& d) {
+  return {cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
+          cuda::stored("values", d.values.data(), d.values.size()),
+          cuda::stored_scalars("rows, cols, width, pitch, nnz",
+                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch, d.nnz})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template EllDevice<V, I> EllDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
+                                                     const FormatOptions&);                       \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<Ell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
+  template void update_values(EllDevice<V, I>&, const V*, Memory);                                \
+  template void upload_values(EllDevice<V, I>&, const Ell<V, I>&);                                \
+  template std::vector<StoredArray> stored_arrays(const EllDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

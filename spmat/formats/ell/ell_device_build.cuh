@@ -1,0 +1,143 @@
+// spmat/formats/ell/ell_device_build.cuh — the pieces that build ELLPACK arrays on the GPU from
+// a device CSR, and the value maps of their updates; shared by ell, ellr and hyb.
+// SPDX-License-Identifier: MIT
+//
+// Layout (ell.hpp): slot j of row r is j*pitch + r (column-major, pitch = rows rounded up to 32);
+// a row's entries fill its first slots in CSR order, the other slots hold kEllPadding (-1) and 0.
+#pragma once
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <cstdint>
+
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/ell/ell.hpp"
+
+namespace spmat::ell_build {
+namespace {
+
+constexpr int kBlock = 256;
+
+template <class Index>
+__global__ void csr_row_lengths_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                                       Index* __restrict__ len) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    len[r] = row_ptr[r + 1] - row_ptr[r];
+}
+
+/// Every slot written (entries, then padding), one thread per slot: consecutive threads write
+/// consecutive slots (coalesced stores); rows longer than `width` keep their first `width`.
+template <class Value, class Index>
+__global__ void fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                            const Value* __restrict__ values, std::int64_t rows, std::int64_t width,
+                            std::int64_t pitch, Index* __restrict__ ell_col,
+                            Value* __restrict__ ell_val) {
+  const std::int64_t slots = width * pitch;
+  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
+    const std::int64_t j = s / pitch, r = s % pitch;
+    Index c = static_cast<Index>(kEllPadding);
+    Value v = 0;
+    if (r < rows) {
+      const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + j;
+      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
+        c = col_idx[k];
+        v = values[k];
+      }
+    }
+    ell_col[s] = c;
+    ell_val[s] = v;
+  }
+}
+
+/// Stored entries of each row of an ELL array: its slots before the first padding.
+template <class Index>
+__global__ void stored_lengths_kernel(const Index* __restrict__ ell_col, std::int64_t rows,
+                                      std::int64_t width, std::int64_t pitch,
+                                      Index* __restrict__ len) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    std::int64_t n = 0;
+    while (n < width && ell_col[n * pitch + r] != static_cast<Index>(kEllPadding)) ++n;
+    len[r] = static_cast<Index>(n);
+  }
+}
+
+/// map[ptr[r] + j] = j*pitch + r for the stored slots j < min(len[r], width): the slot of each
+/// CSR entry held in the ELL array (ptr: CSR row offsets).
+template <class Index>
+__global__ void ell_map_kernel(const Index* __restrict__ len, const std::int64_t* __restrict__ ptr,
+                               std::int64_t rows, std::int64_t width, std::int64_t pitch,
+                               std::int64_t* __restrict__ map) {
+  const std::int64_t slots = width * pitch;
+  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
+    const std::int64_t j = s / pitch, r = s % pitch;
+    if (r < rows && j < static_cast<std::int64_t>(len[r])) map[ptr[r] + j] = s;
+  }
+}
+
+/// len[r] = row r's length in the CSR offsets `row_ptr` (rows entries).
+template <class Index>
+void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
+  if (rows <= 0) return;
+  csr_row_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(row_ptr, rows, len);
+  SPMAT_CUDA_CHECK_LAUNCH("csr_row_lengths_kernel");
+}
+
+/// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded.
+template <class Index>
+std::int64_t max_of(const Index* v, std::int64_t n) {
+  if (n <= 0) return 0;
+  cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
+  std::size_t bytes = 0;
+  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, v, out.data(), n));
+  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: reduction workspace");
+  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(tmp.data(), bytes, v, out.data(), n));
+  return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
+}
+
+/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan.
+template <class Index>
+void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
+  SPMAT_CUDA_CHECK(cudaMemsetAsync(ptr, 0, sizeof(std::int64_t)));
+  if (rows <= 0) return;
+  std::size_t bytes = 0;
+  SPMAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, len, ptr + 1, rows));
+  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: scan workspace");
+  SPMAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(tmp.data(), bytes, len, ptr + 1, rows));
+  cuda::synchronize();  // before the workspace is freed
+}
+
+/// Fills width*pitch slots from the CSR arrays.
+template <class Value, class Index>
+void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t pitch,
+          Index* ell_col, Value* ell_val) {
+  const std::int64_t slots = width * pitch;
+  if (slots <= 0) return;
+  fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(a.row_ptr, a.col_idx, a.values, a.rows,
+                                                         width, pitch, ell_col, ell_val);
+  SPMAT_CUDA_CHECK_LAUNCH("ell fill_kernel");
+}
+
+/// The value map of an ELL array whose rows hold `len` entries (all of their CSR row, or its
+/// first `width`), with `ptr` their CSR row offsets: map[k] = the slot of CSR entry k.
+template <class Index>
+void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::int64_t width,
+             std::int64_t pitch, std::int64_t* map) {
+  const std::int64_t slots = width * pitch;
+  if (slots <= 0) return;
+  ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(len, ptr, rows, width, pitch, map);
+  SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
+}
+
+/// The stored lengths of an ELL array's rows.
+template <class Index>
+void stored_lengths(const Index* ell_col, std::int64_t rows, std::int64_t width,
+                    std::int64_t pitch, Index* len) {
+  if (rows <= 0) return;
+  stored_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(ell_col, rows, width, pitch, len);
+  SPMAT_CUDA_CHECK_LAUNCH("stored_lengths_kernel");
+}
+
+}  // namespace
+}  // namespace spmat::ell_build

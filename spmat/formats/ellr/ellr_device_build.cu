@@ -1,0 +1,79 @@
+// spmat/formats/ellr/ellr_device_build.cu — ELLPACK-R built on the GPU from a device CSR, and
+// its value updates: the ELL arrays as ell's device builder makes them, plus the row lengths.
+// SPDX-License-Identifier: MIT
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/formats/ellr/ellr_device.hpp"
+
+namespace spmat {
+
+template <class Value, class Index>
+EllrDevice<Value, Index> EllrDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
+                                                            const FormatOptions& o) {
+  EllrDevice d;
+  d.rows = a.rows;
+  d.cols = a.cols;
+  d.pitch = ell_pitch(a.rows);
+  d.nnz = a.nnz;
+  d.row_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.rows), "ellr row_len");
+  ell_build::csr_row_lengths(a.row_ptr, a.rows, d.row_len.data());
+  d.width = ell_build::max_of(d.row_len.data(), a.rows);
+  check_padding("ellr", static_cast<double>(a.rows) * static_cast<double>(d.width), a.nnz, a.rows,
+                row_limit_option("ellr", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
+  d.col_idx = cuda::DeviceBuffer<Index>(slots, "ellr col_idx");
+  d.values = cuda::DeviceBuffer<Value>(slots, "ellr values");
+  ell_build::fill(a, d.width, d.pitch, d.col_idx.data(), d.values.data());
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ellr<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  return make_cuda_impl(EllrDevice<Value, Index>::from_csr(a.view(), o));
+}
+
+template <class Value, class Index>
+void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  if (d.value_map.size() == 0) {
+    cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(d.rows) + 1, "ellr value map: offsets");
+    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "ellr value map");
+    ell_build::offsets(d.row_len.data(), d.rows, ptr.data());
+    ell_build::ell_map(d.row_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
+    cuda::synchronize();
+    d.value_map = std::move(map);
+  }
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
+}
+
+template <class Value, class Index>
+void upload_values(EllrDevice<Value, Index>& d, const Ellr<Value, Index>& s) {
+  d.values.upload(s.ell.values);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const EllrDevice<Value, Index>& d) {
+  return {cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
+          cuda::stored("values", d.values.data(), d.values.size()),
+          cuda::stored("row_len", d.row_len.data(), d.row_len.size()),
+          cuda::stored_scalars("rows, cols, width, pitch, nnz",
+                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch, d.nnz})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template EllrDevice<V, I> EllrDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
+                                                       const FormatOptions&);                     \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<Ellr<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
+  template void update_values(EllrDevice<V, I>&, const V*, Memory);                               \
+  template void upload_values(EllrDevice<V, I>&, const Ellr<V, I>&);                              \
+  template std::vector<StoredArray> stored_arrays(const EllrDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,0 +1,214 @@
+// spmat/formats/hyb/hyb_device_build.cu — HYB built on the GPU from a device CSR, and its value
+// updates.
+// SPDX-License-Identifier: MIT
+//
+// The width K is the host's choice (hyb_width: a histogram of the row lengths and the K /
+// breakeven / max_fill options) on a downloaded copy of the row lengths (rows indices; no
+// column index or value leaves the device). Then the ELL part is filled like ell's device
+// builder, and the COO tail (each row's entries past K, in CSR order) is written one thread per
+// tail entry, its row found by a binary search of the tail offsets (a CUB scan). The arrays
+// equal upload(Hyb::build(csr)) byte for byte.
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/formats/hyb/hyb_device.hpp"
+
+namespace spmat {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+template <class Index>
+__global__ void overflow_lengths_kernel(const Index* __restrict__ len, std::int64_t rows,
+                                        std::int64_t width, Index* __restrict__ over) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    over[r] = static_cast<Index>(len[r] > width ? len[r] - width : 0);
+}
+
+/// The last r with ptr[r] <= i (ptr non-decreasing, ptr[0] = 0 <= i): the row of tail entry i.
+__device__ std::int64_t row_of(const std::int64_t* ptr, std::int64_t rows, std::int64_t i) {
+  std::int64_t lo = 0, hi = rows - 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (ptr[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+template <class Value, class Index>
+__global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                                const Value* __restrict__ values, std::int64_t rows,
+                                std::int64_t width, const std::int64_t* __restrict__ over_ptr,
+                                std::int64_t n, Index* __restrict__ coo_row,
+                                Index* __restrict__ coo_col, Value* __restrict__ coo_val) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    const std::int64_t r = row_of(over_ptr, rows, i);
+    const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + width + (i - over_ptr[r]);
+    coo_row[i] = static_cast<Index>(r);
+    coo_col[i] = col_idx[k];
+    coo_val[i] = values[k];
+  }
+}
+
+/// First tail entry of each row and their count (coo_row sorted): two binary searches per row.
+template <class Index>
+__global__ void tail_counts_kernel(const Index* __restrict__ coo_row, std::int64_t n,
+                                   std::int64_t rows, const Index* __restrict__ ell_len,
+                                   Index* __restrict__ total) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    std::int64_t lo = 0, hi = n;
+    while (lo < hi) {  // first entry with row >= r
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (static_cast<std::int64_t>(coo_row[mid]) < r) lo = mid + 1;
+      else hi = mid;
+    }
+    std::int64_t end = lo, top = n;
+    while (end < top) {  // first entry with row > r
+      const std::int64_t mid = end + (top - end) / 2;
+      if (static_cast<std::int64_t>(coo_row[mid]) <= r) end = mid + 1;
+      else top = mid;
+    }
+    total[r] = static_cast<Index>(static_cast<std::int64_t>(ell_len[r]) + (end - lo));
+  }
+}
+
+/// map[ptr[r] + width + (i - first tail entry of r)] = width*pitch + i for tail entry i.
+template <class Index>
+__global__ void tail_map_kernel(const Index* __restrict__ coo_row, std::int64_t n,
+                                const std::int64_t* __restrict__ ptr, std::int64_t width,
+                                std::int64_t ell_slots, std::int64_t* __restrict__ map) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    const Index r = coo_row[i];
+    std::int64_t lo = 0, hi = i;  // first entry of row r
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (coo_row[mid] < r) lo = mid + 1;
+      else hi = mid;
+    }
+    map[ptr[r] + width + (i - lo)] = ell_slots + i;
+  }
+}
+
+template <class Value>
+__global__ void hyb_scatter_kernel(std::int64_t n, const std::int64_t* __restrict__ map,
+                                   const Value* __restrict__ src, std::int64_t ell_slots,
+                                   Value* __restrict__ ell_val, Value* __restrict__ coo_val) {
+  for (std::int64_t k = cuda::global_thread_id(); k < n; k += cuda::grid_thread_count()) {
+    const std::int64_t m = map[k];
+    if (m < ell_slots) ell_val[m] = src[k];
+    else coo_val[m - ell_slots] = src[k];
+  }
+}
+
+}  // namespace
+
+template <class Value, class Index>
+HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  HybDevice d;
+  d.rows = a.rows;
+  d.cols = a.cols;
+  d.pitch = ell_pitch(a.rows);
+  cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "hyb build: row lengths");
+  ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
+  const std::vector<Index> host_len = len.download();
+  d.width = hyb_width(host_len, a.nnz, o);
+  for (const Index l : host_len) d.ell_nnz += std::min<std::int64_t>(l, d.width);
+  d.coo_nnz = a.nnz - d.ell_nnz;
+
+  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
+  d.ell_col = cuda::DeviceBuffer<Index>(slots, "hyb ell col_idx");
+  d.ell_val = cuda::DeviceBuffer<Value>(slots, "hyb ell values");
+  ell_build::fill(a, d.width, d.pitch, d.ell_col.data(), d.ell_val.data());
+
+  const auto n = static_cast<std::size_t>(d.coo_nnz);
+  d.coo_row = cuda::DeviceBuffer<Index>(n, "hyb coo row");
+  d.coo_col = cuda::DeviceBuffer<Index>(n, "hyb coo col");
+  d.coo_val = cuda::DeviceBuffer<Value>(n, "hyb coo values");
+  if (d.coo_nnz > 0) {
+    cuda::DeviceBuffer<Index> over(static_cast<std::size_t>(a.rows), "hyb build: tail lengths");
+    cuda::DeviceBuffer<std::int64_t> over_ptr(static_cast<std::size_t>(a.rows) + 1, "hyb build: tail offsets");
+    overflow_lengths_kernel<<<cuda::grid_for(a.rows, kBlock), kBlock>>>(len.data(), a.rows, d.width,
+                                                                        over.data());
+    SPMAT_CUDA_CHECK_LAUNCH("overflow_lengths_kernel");
+    ell_build::offsets(over.data(), a.rows, over_ptr.data());
+    coo_tail_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock>>>(
+        a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(), d.coo_nnz,
+        d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
+    SPMAT_CUDA_CHECK_LAUNCH("coo_tail_kernel");
+    cuda::synchronize();  // before the temporaries are freed
+  }
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Hyb<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  return make_cuda_impl(HybDevice<Value, Index>::from_csr(a.view(), o));
+}
+
+template <class Value, class Index>
+void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where) {
+  const std::int64_t nnz = d.ell_nnz + d.coo_nnz;
+  if (nnz == 0) return;
+  const std::int64_t ell_slots = d.width * d.pitch;
+  if (d.value_map.size() == 0) {
+    const auto rows = static_cast<std::size_t>(d.rows);
+    cuda::DeviceBuffer<Index> ell_len(rows, "hyb value map: ELL row lengths");
+    cuda::DeviceBuffer<Index> total(rows, "hyb value map: row lengths");
+    cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "hyb value map: offsets");
+    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), "hyb value map");
+    ell_build::stored_lengths(d.ell_col.data(), d.rows, d.width, d.pitch, ell_len.data());
+    tail_counts_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(d.coo_row.data(), d.coo_nnz, d.rows,
+                                                                   ell_len.data(), total.data());
+    SPMAT_CUDA_CHECK_LAUNCH("tail_counts_kernel");
+    ell_build::offsets(total.data(), d.rows, ptr.data());
+    ell_build::ell_map(ell_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
+    if (d.coo_nnz > 0) {
+      tail_map_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock>>>(
+          d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots, map.data());
+      SPMAT_CUDA_CHECK_LAUNCH("tail_map_kernel");
+    }
+    cuda::synchronize();
+    d.value_map = std::move(map);
+  }
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(nnz), where, staging);
+  hyb_scatter_kernel<<<cuda::grid_for(nnz, kBlock), kBlock>>>(nnz, d.value_map.data(), src, ell_slots,
+                                                              d.ell_val.data(), d.coo_val.data());
+  SPMAT_CUDA_CHECK_LAUNCH("hyb_scatter_kernel");
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
+}
+
+template <class Value, class Index>
+void upload_values(HybDevice<Value, Index>& d, const Hyb<Value, Index>& s) {
+  d.ell_val.upload(s.ell.values);
+  d.coo_val.upload(s.coo_val);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const HybDevice<Value, Index>& d) {
+  return {cuda::stored("ell_col", d.ell_col.data(), d.ell_col.size()),
+          cuda::stored("ell_val", d.ell_val.data(), d.ell_val.size()),
+          cuda::stored("coo_row", d.coo_row.data(), d.coo_row.size()),
+          cuda::stored("coo_col", d.coo_col.data(), d.coo_col.size()),
+          cuda::stored("coo_val", d.coo_val.data(), d.coo_val.size()),
+          cuda::stored_scalars("rows, cols, width, pitch, ell_nnz, coo_nnz",
+                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch,
+                                                         d.ell_nnz, d.coo_nnz})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template HybDevice<V, I> HybDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
+                                                     const FormatOptions&);                       \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<Hyb<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
+  template void update_values(HybDevice<V, I>&, const V*, Memory);                                \
+  template void upload_values(HybDevice<V, I>&, const Hyb<V, I>&);                                \
+  template std::vector<StoredArray> stored_arrays(const HybDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,0 +1,268 @@
+// spmat/formats/sell/sell_device_build.cu — SELL-C-σ built on the GPU from a device CSR, and its
+// value updates.
+// SPDX-License-Identifier: MIT
+//
+// The host builder's steps, each a device pass:
+//   1. row lengths; the longest (a CUB reduction, one scalar downloaded);
+//   2. perm: the rows stably sorted by (window of σ rows, decreasing length) — one stable CUB
+//      radix sort on the key window·(max+1) + (max − length), which orders the rows exactly as
+//      the host's std::stable_sort of each window by decreasing length;
+//   3. chunk_len (the longest row of each chunk of C positions) and chunk_ptr (a CUB scan of
+//      C·chunk_len; its last entry, the slot count, downloaded);
+//   4. one thread per slot (its chunk by a binary search of chunk_ptr) writes entry or padding.
+// The arrays equal upload(Sell::build(csr)) byte for byte.
+#include <cub/device/device_radix_sort.cuh>
+
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/formats/sell/sell_device.hpp"
+
+namespace spmat {
+
+namespace {
+
+constexpr int kBlock = 256;
+
+template <class Index>
+__global__ void sort_keys_kernel(const Index* __restrict__ len, std::int64_t rows,
+                                 std::int64_t sigma, std::int64_t max_len,
+                                 std::uint64_t* __restrict__ key, Index* __restrict__ iota) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    key[r] = static_cast<std::uint64_t>(r / sigma) * static_cast<std::uint64_t>(max_len + 1) +
+             static_cast<std::uint64_t>(max_len - len[r]);
+    iota[r] = static_cast<Index>(r);
+  }
+}
+
+template <class Index>
+__global__ void identity_kernel(std::int64_t rows, Index* __restrict__ perm) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    perm[r] = static_cast<Index>(r);
+}
+
+/// chunk_len[c] = the longest row at positions c·C .. c·C+C-1; slots[c] = C·chunk_len[c].
+template <class Index>
+__global__ void chunk_len_kernel(const Index* __restrict__ len, const Index* __restrict__ perm,
+                                 std::int64_t rows, std::int64_t C, std::int64_t n_chunks,
+                                 Index* __restrict__ chunk_len, std::int64_t* __restrict__ slots) {
+  for (std::int64_t c = cuda::global_thread_id(); c < n_chunks; c += cuda::grid_thread_count()) {
+    Index w = 0;
+    const std::int64_t end = (c + 1) * C < rows ? (c + 1) * C : rows;
+    for (std::int64_t p = c * C; p < end; ++p) {
+      const Index l = len[perm[p]];
+      w = l > w ? l : w;
+    }
+    chunk_len[c] = w;
+    slots[c] = C * static_cast<std::int64_t>(w);
+  }
+}
+
+/// The chunk holding slot s: the last c < n_chunks with chunk_ptr[c] <= s (empty chunks share
+/// their start with the next one, which is the one holding s).
+__device__ std::int64_t chunk_of(const std::int64_t* chunk_ptr, std::int64_t n_chunks, std::int64_t s) {
+  std::int64_t lo = 0, hi = n_chunks - 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (chunk_ptr[mid] <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+template <class Value, class Index>
+__global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                                 const Value* __restrict__ values, std::int64_t rows,
+                                 std::int64_t C, std::int64_t n_chunks,
+                                 const std::int64_t* __restrict__ chunk_ptr,
+                                 const Index* __restrict__ perm, std::int64_t slots,
+                                 Index* __restrict__ out_col, Value* __restrict__ out_val) {
+  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
+    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t p = c * C + off % C, j = off / C;
+    Index col = static_cast<Index>(kEllPadding);
+    Value v = 0;
+    if (p < rows) {
+      const std::int64_t r = perm[p], k = static_cast<std::int64_t>(row_ptr[r]) + j;
+      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
+        col = col_idx[k];
+        v = values[k];
+      }
+    }
+    out_col[s] = col;
+    out_val[s] = v;
+  }
+}
+
+/// Stored entries of the row at each position (its slots before the first padding), by row.
+template <class Index>
+__global__ void sell_lengths_kernel(const Index* __restrict__ col, const std::int64_t* __restrict__ chunk_ptr,
+                                    const Index* __restrict__ chunk_len, const Index* __restrict__ perm,
+                                    std::int64_t rows, std::int64_t C, Index* __restrict__ len) {
+  for (std::int64_t p = cuda::global_thread_id(); p < rows; p += cuda::grid_thread_count()) {
+    const std::int64_t base = chunk_ptr[p / C] + p % C, w = chunk_len[p / C];
+    std::int64_t n = 0;
+    while (n < w && col[base + n * C] != static_cast<Index>(kEllPadding)) ++n;
+    len[perm[p]] = static_cast<Index>(n);
+  }
+}
+
+/// map[ptr[perm[p]] + j] = slot (p, j) for every stored slot.
+template <class Index>
+__global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_t* __restrict__ chunk_ptr,
+                                std::int64_t n_chunks, const Index* __restrict__ perm,
+                                const std::int64_t* __restrict__ ptr, std::int64_t rows,
+                                std::int64_t C, std::int64_t slots, std::int64_t* __restrict__ map) {
+  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
+    if (col[s] == static_cast<Index>(kEllPadding)) continue;
+    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t p = c * C + off % C;
+    if (p < rows) map[ptr[perm[p]] + off / C] = s;
+  }
+}
+
+}  // namespace
+
+template <class Value, class Index>
+SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
+                                                            const FormatOptions& o) {
+  // C and σ parsed and checked by the host builder, on an empty matrix.
+  const Sell<Value, Index> opts = Sell<Value, Index>::build(Csr<Value, Index>{}, o);
+  SellDevice d;
+  d.rows = a.rows;
+  d.cols = a.cols;
+  d.nnz = a.nnz;
+  d.chunk = opts.chunk;
+  d.sigma = opts.sigma;
+  const std::int64_t rows = a.rows, C = d.chunk, n_chunks = (rows + C - 1) / C;
+  const auto nr = static_cast<std::size_t>(rows);
+  cuda::DeviceBuffer<Index> len(nr, "sell build: row lengths");
+  ell_build::csr_row_lengths(a.row_ptr, rows, len.data());
+  // The host builder's limits, checked before the slots are allocated: one thread walks each
+  // row, so a row far longer than the mean stalls every call.
+  const std::int64_t max_len = rows > 0 ? ell_build::max_of(len.data(), rows) : 0;
+  check_row_skew("sell", max_len, a.nnz, rows, 1,
+                 row_limit_option("sell", o, "max_skew", kDefaultMaxSkew), "hyb or csr");
+  d.perm = cuda::DeviceBuffer<Index>(nr, "sell perm");
+  if (rows > 0 && d.sigma > 1) {
+    cuda::DeviceBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
+    cuda::DeviceBuffer<Index> iota(nr, "sell build: row ids");
+    sort_keys_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(len.data(), rows, d.sigma, max_len,
+                                                               key.data(), iota.data());
+    SPMAT_CUDA_CHECK_LAUNCH("sort_keys_kernel");
+    const auto windows = static_cast<std::uint64_t>((rows - 1) / d.sigma + 1);
+    if (windows > ~std::uint64_t{0} / static_cast<std::uint64_t>(max_len + 1))
+      throw UnsupportedError("sell: " + std::to_string(windows) + " windows of rows up to " +
+                             std::to_string(max_len) + " long overflow the 64-bit sort key of the "
+                             "device builder; build from a host CSR");
+    const std::uint64_t key_bound = windows * static_cast<std::uint64_t>(max_len + 1);
+    int end_bit = 1;  // only the bits the keys use: fewer radix passes
+    while (end_bit < 64 && (std::uint64_t{1} << end_bit) < key_bound) ++end_bit;
+    std::size_t bytes = 0;
+    SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key.data(), key_sorted.data(),
+                                                     iota.data(), d.perm.data(), rows, 0, end_bit));
+    cuda::DeviceBuffer<std::byte> tmp(bytes, "sell build: radix sort workspace");
+    SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, key.data(), key_sorted.data(),
+                                                     iota.data(), d.perm.data(), rows, 0, end_bit));
+    cuda::synchronize();  // before the temporaries are freed
+  } else if (rows > 0) {
+    identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(rows, d.perm.data());
+    SPMAT_CUDA_CHECK_LAUNCH("identity_kernel");
+  }
+  d.chunk_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(n_chunks), "sell chunk_len");
+  d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n_chunks) + 1, "sell chunk_ptr");
+  std::int64_t slots = 0;
+  if (n_chunks > 0) {
+    cuda::DeviceBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
+    chunk_len_kernel<<<cuda::grid_for(n_chunks, kBlock), kBlock>>>(len.data(), d.perm.data(), rows, C,
+                                                                   n_chunks, d.chunk_len.data(),
+                                                                   chunk_slots.data());
+    SPMAT_CUDA_CHECK_LAUNCH("chunk_len_kernel");
+    ell_build::offsets(chunk_slots.data(), n_chunks, d.chunk_ptr.data());
+    SPMAT_CUDA_CHECK(cudaMemcpy(&slots, d.chunk_ptr.data() + n_chunks, sizeof slots,
+                                cudaMemcpyDeviceToHost));
+    // The padding counts the slots of real rows only, as on the host: the last chunk's lanes
+    // past the last row are not charged.
+    Index last_len = 0;
+    SPMAT_CUDA_CHECK(cudaMemcpy(&last_len, d.chunk_len.data() + n_chunks - 1, sizeof last_len,
+                                cudaMemcpyDeviceToHost));
+    const std::int64_t row_slots = slots - (n_chunks * C - rows) * static_cast<std::int64_t>(last_len);
+    check_padding("sell", static_cast<double>(row_slots), a.nnz, rows,
+                  row_limit_option("sell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  } else {
+    SPMAT_CUDA_CHECK(cudaMemset(d.chunk_ptr.data(), 0, sizeof(std::int64_t)));
+  }
+  d.col_idx = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(slots), "sell col_idx");
+  d.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(slots), "sell values");
+  if (slots > 0) {
+    sell_fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(
+        a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(), d.perm.data(), slots,
+        d.col_idx.data(), d.values.data());
+    SPMAT_CUDA_CHECK_LAUNCH("sell_fill_kernel");
+  }
+  cuda::synchronize();  // before `len` is freed
+  return d;
+}
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Sell<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o) {
+  return make_cuda_impl(SellDevice<Value, Index>::from_csr(a.view(), o));
+}
+
+template <class Value, class Index>
+void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
+  const auto slots = static_cast<std::int64_t>(d.col_idx.size());
+  if (d.value_map.size() == 0) {
+    const auto rows = static_cast<std::size_t>(d.rows);
+    cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
+    cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
+    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
+    sell_lengths_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(
+        d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(), d.rows, d.chunk,
+        len.data());
+    SPMAT_CUDA_CHECK_LAUNCH("sell_lengths_kernel");
+    ell_build::offsets(len.data(), d.rows, ptr.data());
+    sell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(d.col_idx.data(), d.chunk_ptr.data(),
+                                                               n_chunks, d.perm.data(), ptr.data(),
+                                                               d.rows, d.chunk, slots, map.data());
+    SPMAT_CUDA_CHECK_LAUNCH("sell_map_kernel");
+    cuda::synchronize();
+    d.value_map = std::move(map);
+  }
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
+}
+
+template <class Value, class Index>
+void upload_values(SellDevice<Value, Index>& d, const Sell<Value, Index>& s) {
+  d.values.upload(s.values);
+}
+
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const SellDevice<Value, Index>& d) {
+  return {cuda::stored("perm", d.perm.data(), d.perm.size()),
+          cuda::stored("chunk_ptr", d.chunk_ptr.data(), d.chunk_ptr.size()),
+          cuda::stored("chunk_len", d.chunk_len.data(), d.chunk_len.size()),
+          cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
+          cuda::stored("values", d.values.data(), d.values.size()),
+          cuda::stored_scalars("rows, cols, chunk, sigma, nnz",
+                               std::vector<std::int64_t>{d.rows, d.cols, d.chunk, d.sigma, d.nnz})};
+}
+
+#define SPMAT_INSTANTIATE(V, I)                                                                   \
+  template SellDevice<V, I> SellDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
+                                                       const FormatOptions&);                     \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
+      std::type_identity<Sell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
+  template void update_values(SellDevice<V, I>&, const V*, Memory);                               \
+  template void upload_values(SellDevice<V, I>&, const Sell<V, I>&);                              \
+  template std::vector<StoredArray> stored_arrays(const SellDevice<V, I>&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

@@ -1,0 +1,508 @@
+// tests/device_build_test.cpp — building from a CSR in device memory and updating values.
+// SPDX-License-Identifier: MIT
+//
+// CPU (run everywhere): update_values on the CPU backend for every format that has it, its
+// argument errors and refusals, the registry's device-builder flags, device input refused
+// without a GPU.
+// GPU (skip, with the reason, when spmat was built without CUDA or no GPU is present): every
+// format with a device builder builds the same device arrays, byte for byte, from a device CSR
+// as from the host CSR (random, skewed, empty-row, zero-row, zero-column, empty matrices; fp32
+// and fp64; int32 and int64 indices); every other format builds from a device CSR through the
+// host; spmv of both against the fp64 reference with the output poisoned with NaN; csr adopts a
+// view without copying it and never writes into it; update_values then spmv equals a fresh
+// build with the new values (values given in host and in device memory); an invalid device CSR
+// gives InvalidMatrixError naming the violation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "spmat/bench/harness.hpp"
+#include "spmat/config.hpp"
+#include "spmat/core/reference.hpp"
+#include "spmat/matrix.hpp"
+#include "tests/support/device_ops.hpp"
+#include "tests/support/test_support.hpp"
+#if SPMAT_WITH_CUDA
+#include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
+#endif
+
+namespace spmat {
+namespace {
+
+using Csr64 = Csr<double, std::int64_t>;
+
+/// Canonical CSR with the given row lengths (clamped to cols), distinct sorted columns, values
+/// small nonzero integers (exact sums in fp32 and fp64).
+Csr64 make_csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& lengths,
+               std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> val(1, 4);
+  Csr64 a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t len = std::min(lengths[static_cast<std::size_t>(r)], cols);
+    std::set<std::int64_t> c;
+    if (len * 2 >= cols) {
+      std::vector<std::int64_t> all(static_cast<std::size_t>(cols));
+      for (std::int64_t j = 0; j < cols; ++j) all[static_cast<std::size_t>(j)] = j;
+      std::shuffle(all.begin(), all.end(), rng);
+      c.insert(all.begin(), all.begin() + len);
+    } else {
+      std::uniform_int_distribution<std::int64_t> col(0, cols - 1);
+      while (static_cast<std::int64_t>(c.size()) < len) c.insert(col(rng));
+    }
+    for (auto j : c) {
+      a.col_idx.push_back(j);
+      a.values.push_back((rng() & 1 ? 1 : -1) * val(rng));
+    }
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+struct Case {
+  std::string name;
+  Csr64 a;
+};
+
+/// The matrices every builder is checked on.
+std::vector<Case> cases(std::uint64_t seed) {
+  std::vector<Case> v;
+  std::mt19937_64 rng(seed);
+  {  // random, mean 8 per row
+    std::vector<std::int64_t> len(500);
+    for (auto& l : len) l = static_cast<std::int64_t>(rng() % 17);
+    v.push_back({"random", make_csr(500, 700, len, seed + 1)});
+  }
+  {  // skewed: power-law rows plus one row longer than the CSR chunk (4096) and a dense-ish row
+    std::vector<std::int64_t> len(3000);
+    for (std::size_t r = 0; r < len.size(); ++r)
+      len[r] = static_cast<std::int64_t>(1 + 2000 / (1 + static_cast<double>(rng() % 3000)));
+    len[17] = 9000;
+    len[2500] = 600;
+    v.push_back({"skewed", make_csr(3000, 10000, len, seed + 2)});
+  }
+  {  // empty rows: every third row empty, some long ones
+    std::vector<std::int64_t> len(1025);
+    for (std::size_t r = 0; r < len.size(); ++r) len[r] = r % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40);
+    v.push_back({"empty_rows", make_csr(1025, 1000, len, seed + 3)});
+  }
+  v.push_back({"zero_rows", make_csr(0, 50, {}, seed)});
+  v.push_back({"zero_cols", make_csr(40, 0, std::vector<std::int64_t>(40, 0), seed)});
+  v.push_back({"no_entries", make_csr(33, 65, std::vector<std::int64_t>(33, 0), seed)});
+  v.push_back({"one_entry", make_csr(1, 1, {1}, seed)});
+  return v;
+}
+
+/// Same structure as `a`, new values (distinct from the old ones, small integers).
+template <class Value, class Index>
+std::vector<Value> new_values(const Csr<Value, Index>& a, std::uint64_t seed) {
+  std::vector<Value> v(a.values.size());
+  for (std::size_t k = 0; k < v.size(); ++k)
+    v[k] = static_cast<Value>(static_cast<int>(testing::mix64(seed + k) % 9) - 4);
+  return v;
+}
+
+template <class Value, class Index>
+Csr<Value, Index> with_values(Csr<Value, Index> a, const std::vector<Value>& v) {
+  a.values = v;
+  return a;
+}
+
+/// y = A x on the matrix's backend (output poisoned with NaN) against the fp64 reference.
+template <class Value, class Index>
+void expect_spmv_matches(const Matrix<Value>& m, const Csr<Value, Index>& a, const std::string& what) {
+  const auto x = testing::operand_vector<Value>(a.cols, 7, true);
+  const auto y = testing::apply_spmv(m, Op::spmv, x);
+  const auto want = reference::spmv<Value, Index, Value, Value>(a, std::span<const Value>(x));
+  ASSERT_EQ(y.size(), want.size()) << what;
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(static_cast<double>(y[i]), want[i]) << what << ": row " << i;  // exact: small integers
+}
+
+// The formats whose CPU storage takes new values in place.
+const std::vector<std::string> kCpuUpdatable = {"csr", "coo", "csc", "ell", "ellr", "sell", "hyb"};
+
+template <class Value, class Index>
+void check_cpu_update(const std::string& format) {
+  for (const auto& c : cases(11)) {
+    const auto a = convert<Value, Index>(c.a);
+    std::optional<Matrix<Value>> built;
+    try {
+      built = Matrix<Value>::build(a, format, Backend::cpu);
+    } catch (const UnsupportedError&) {
+      continue;  // refused by design (ELL padding on the skewed matrix)
+    }
+    Matrix<Value>& m = *built;
+    const auto v = new_values(a, 99);
+    m.update_values(v);
+    const auto b = with_values(a, v);
+    const std::string what = format + " " + c.name;
+    EXPECT_EQ(m.to_csr(), (convert<Value, std::int64_t>(b))) << what;
+    expect_spmv_matches(m, b, what);
+  }
+}
+
+TEST(UpdateValuesCpu, EqualsAFreshBuild) {
+  for (const auto& f : kCpuUpdatable) {
+    SCOPED_TRACE(f);
+    check_cpu_update<float, std::int32_t>(f);
+    check_cpu_update<double, std::int32_t>(f);
+    check_cpu_update<float, std::int64_t>(f);
+    check_cpu_update<double, std::int64_t>(f);
+  }
+}
+
+TEST(UpdateValuesCpu, PlannedMatrixTakesTheValues) {
+  const auto a = cases(5)[0].a;
+  for (const char* ops : {"spmv", "spmv+spmv_t"}) {
+    auto m = Matrix<double>::build(a, "auto", Backend::cpu, FormatOptions().set("ops", ops));
+    const auto v = new_values(a, 3);
+    m.update_values(v);
+    const auto b = with_values(a, v);
+    EXPECT_EQ(m.to_csr(), b) << ops;
+    expect_spmv_matches(m, b, ops);
+    // spmv_t (possibly a stored transpose, rebuilt from the new values)
+    const auto x = testing::operand_vector<double>(a.rows, 3, true);
+    const auto y = testing::apply_spmv(m, Op::spmv_t, x);
+    const auto want = reference::spmv_t<double, std::int64_t, double, double>(b, std::span<const double>(x));
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << ops << " col " << i;
+  }
+}
+
+TEST(UpdateValuesCpu, WrongCountIsADimensionMismatch) {
+  const auto a = cases(5)[0].a;
+  auto m = Matrix<double>::build(a, "csr", Backend::cpu);
+  std::vector<double> v(a.values.size() + 1, 1.0);
+  EXPECT_THROW(m.update_values(v), DimensionMismatchError);
+}
+
+TEST(UpdateValuesCpu, FormatsThatCannotNameThemselves) {
+  // Formats outside kCpuUpdatable refuse with UnsupportedError naming the format (or take the
+  // values, for formats added later: then they must equal a fresh build).
+  const auto a = cases(5)[0].a;
+  const auto v = new_values(a, 8);
+  for (const auto& e : registry()) {
+    if (!e.caps.cpu.available) continue;
+    if (std::find(kCpuUpdatable.begin(), kCpuUpdatable.end(), e.name) != kCpuUpdatable.end()) continue;
+    std::optional<Matrix<double>> m;
+    try {
+      m = Matrix<double>::build(a, e.name, Backend::cpu);
+    } catch (const UnsupportedError&) {
+      continue;  // refuses the matrix by design
+    }
+    try {
+      m->update_values(v);
+      expect_spmv_matches(*m, with_values(a, v), e.name);
+    } catch (const UnsupportedError& err) {
+      EXPECT_NE(std::string(err.what()).find("'" + e.name + "'"), std::string::npos) << err.what();
+    }
+  }
+}
+
+TEST(DeviceBuild, RegistryFlags) {
+  for (const char* f : {"csr", "csr-scalar", "csr-vector", "csr-merge", "coo", "coo-seg", "csc",
+                        "ell", "ellr", "sell", "hyb"})
+    EXPECT_EQ(find_format(f).builds_on_device(), kCudaCompiled) << f;
+  EXPECT_FALSE(find_format("auto").builds_on_device());
+}
+
+TEST(DeviceBuild, RefusedWithoutAGpu) {
+  std::string why;
+  if (testing::gpu_available(&why)) GTEST_SKIP() << "a GPU is present";
+  DeviceCsrView<double, std::int32_t> v;
+  EXPECT_THROW((void)Matrix<double>::build(v, "csr"), UnsupportedError);
+}
+
+TEST(DeviceBuild, BenchNeedsTheCudaBackend) {
+  bench::BenchConfig c;
+  c.matrices = {bench::matrix_from_csr("m", cases(1)[0].a)};
+  c.formats = {{"csr", {}}};
+  c.backend = Backend::cpu;
+  c.build_from_device = true;
+  EXPECT_THROW((void)bench::run_bench(c), UnsupportedError);
+}
+
+#if SPMAT_WITH_CUDA
+
+/// Every format available on the CUDA backend, planners excluded.
+std::vector<const FormatEntry*> cuda_formats(bool device_builder) {
+  std::vector<const FormatEntry*> v;
+  for (const auto& e : registry())
+    if (e.caps.cuda.available && e.name != "auto" && e.name != "tune" &&
+        e.builds_on_device() == device_builder)
+      v.push_back(&e);
+  return v;
+}
+
+template <class Value, class Index>
+void check_device_builders(std::uint64_t seed) {
+  for (const auto& c : cases(seed)) {
+    const auto a = convert<Value, Index>(c.a);
+    for (const FormatEntry* e : cuda_formats(true)) {
+      const std::string what = e->name + " " + c.name + " " + std::string(precision_name<Value>()) +
+                               " " + std::string(index_name<Index>());
+      std::optional<Matrix<Value>> host, dev;
+      try {
+        host = Matrix<Value>::build(a, e->name, Backend::cuda);
+      } catch (const UnsupportedError& err) {  // refused by design (ELL padding): both ways
+        EXPECT_THROW((void)Matrix<Value>::build(cuda::upload_csr(a), e->name), UnsupportedError) << what;
+        continue;
+      }
+      dev = Matrix<Value>::build(cuda::upload_csr(a), e->name);
+      const auto hs = host->impl().stored_arrays(), ds = dev->impl().stored_arrays();
+      ASSERT_EQ(hs.size(), ds.size()) << what;
+      for (std::size_t i = 0; i < hs.size(); ++i) {
+        EXPECT_EQ(hs[i].name, ds[i].name) << what;
+        EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name << " differs ("
+                                                << hs[i].bytes.size() << " vs " << ds[i].bytes.size() << " bytes)";
+      }
+      EXPECT_EQ(host->storage_bytes(), dev->storage_bytes()) << what;
+      EXPECT_EQ(dev->to_csr(), (convert<Value, std::int64_t>(a))) << what;
+      expect_spmv_matches(*dev, a, what + " (device-built)");
+      expect_spmv_matches(*host, a, what + " (host-built)");
+    }
+  }
+}
+
+TEST(DeviceBuild, SameArraysAsTheHostBuilder) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_device_builders<float, std::int32_t>(seed);
+  check_device_builders<double, std::int32_t>(seed);
+  check_device_builders<float, std::int64_t>(seed);
+  check_device_builders<double, std::int64_t>(seed);
+}
+
+template <class Value, class Index>
+void check_fallback_builds(std::uint64_t seed) {
+  const auto a = convert<Value, Index>(cases(seed)[0].a);
+  std::vector<const FormatEntry*> formats = cuda_formats(false);
+  formats.push_back(&find_format("auto"));
+  for (const FormatEntry* e : formats) {
+    std::optional<Matrix<Value>> m;
+    try {
+      m = Matrix<Value>::build(cuda::upload_csr(a), e->name);
+    } catch (const UnsupportedError&) {
+      EXPECT_THROW((void)Matrix<Value>::build(a, e->name, Backend::cuda), UnsupportedError) << e->name;
+      continue;
+    }
+    if (!m->supports(Op::spmv)) continue;
+    expect_spmv_matches(*m, a, e->name + " (built from a downloaded device CSR)");
+  }
+}
+
+TEST(DeviceBuild, OtherFormatsBuildThroughTheHost) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_fallback_builds<float, std::int32_t>(seed);
+  check_fallback_builds<double, std::int64_t>(seed);
+}
+
+TEST(DeviceBuild, CsrAdoptsAViewWithoutCopyingAndNeverWritesIt) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const auto a = convert<float, std::int32_t>(cases(3)[0].a);
+  cuda::DeviceBuffer<std::int32_t> rp(a.row_ptr), ci(a.col_idx);
+  cuda::DeviceBuffer<float> va(a.values);
+  const DeviceCsrView<float, std::int32_t> view{a.rows, a.cols, a.nnz(), rp.data(), ci.data(), va.data()};
+  auto m = Matrix<float>::build(view, "csr");
+  expect_spmv_matches(m, a, "csr on a view");
+  // The matrix reads the caller's arrays: new values written there show at the next call.
+  const auto v = new_values(a, 4);
+  va.upload(v);
+  expect_spmv_matches(m, with_values(a, v), "csr on a view, values changed in place");
+  // update_values writes into memory of its own, not into the view's values.
+  const auto w = new_values(a, 5);
+  m.update_values(w, Memory::host);
+  expect_spmv_matches(m, with_values(a, w), "csr on a view, after update_values");
+  EXPECT_EQ(va.download(), v);
+  EXPECT_EQ(m.to_csr(), (convert<float, std::int64_t>(with_values(a, w))));
+}
+
+TEST(DeviceBuild, OwningInputIsKeptAliveByTheMatrix) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const auto a = convert<double, std::int64_t>(cases(3)[1].a);
+  std::optional<Matrix<double>> m;
+  {
+    auto owned = cuda::adopt_csr<double, std::int64_t>(
+        a.rows, a.cols, cuda::DeviceBuffer<std::int64_t>(a.row_ptr),
+        cuda::DeviceBuffer<std::int64_t>(a.col_idx), cuda::DeviceBuffer<double>(a.values));
+    m = Matrix<double>::build(std::move(owned), "csr");
+  }  // the DeviceCsr is gone; the matrix holds its arrays
+  expect_spmv_matches(*m, a, "csr on an owning DeviceCsr");
+  const auto v = new_values(a, 6);
+  cuda::DeviceBuffer<double> dv(v);
+  m->update_values(std::span<const double>(dv.span()));  // device values, in place
+  expect_spmv_matches(*m, with_values(a, v), "csr on an owning DeviceCsr, updated");
+}
+
+template <class Value, class Index>
+void check_device_update(std::uint64_t seed) {
+  for (const auto& c : cases(seed)) {
+    const auto a = convert<Value, Index>(c.a);
+    const auto v = new_values(a, seed + 1);
+    const auto b = with_values(a, v);
+    for (const FormatEntry* e : cuda_formats(true)) {
+      for (int way = 0; way < 2; ++way) {  // device-built, host-built
+        const std::string what = e->name + " " + c.name + (way ? " host-built" : " device-built") +
+                                 " " + std::string(precision_name<Value>()) + " " +
+                                 std::string(index_name<Index>());
+        std::optional<Matrix<Value>> m;
+        try {
+          m = way ? Matrix<Value>::build(a, e->name, Backend::cuda)
+                  : Matrix<Value>::build(cuda::upload_csr(a), e->name);
+        } catch (const UnsupportedError&) {
+          continue;  // refused by design (ELL padding), checked above
+        }
+        m->update_values(v, Memory::host);
+        expect_spmv_matches(*m, b, what + ", host values");
+        EXPECT_EQ(m->to_csr(), (convert<Value, std::int64_t>(b))) << what;
+        // Back to the old values from device memory, then compare with a fresh build's arrays.
+        cuda::DeviceBuffer<Value> old(a.values);
+        m->update_values(std::span<const Value>(old.span()), Memory::device);
+        expect_spmv_matches(*m, a, what + ", device values");
+        const auto fresh = Matrix<Value>::build(a, e->name, Backend::cuda);
+        const auto hs = fresh.impl().stored_arrays(), ds = m->impl().stored_arrays();
+        ASSERT_EQ(hs.size(), ds.size()) << what;
+        for (std::size_t i = 0; i < hs.size(); ++i)
+          EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name;
+      }
+    }
+  }
+}
+
+TEST(DeviceBuild, UpdateValuesEqualsAFreshBuild) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_device_update<float, std::int32_t>(seed);
+  check_device_update<double, std::int32_t>(seed);
+  check_device_update<float, std::int64_t>(seed);
+  check_device_update<double, std::int64_t>(seed);
+}
+
+TEST(DeviceBuild, UpdateValuesRefusalNamesTheFormat) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  const auto a = cases(3)[0].a;
+  const auto v = new_values(a, 2);
+  for (const FormatEntry* e : cuda_formats(false)) {
+    std::optional<Matrix<double>> m;
+    try {
+      m = Matrix<double>::build(a, e->name, Backend::cuda);
+    } catch (const UnsupportedError&) {
+      continue;
+    }
+    try {
+      m->update_values(v, Memory::host);
+      if (m->supports(Op::spmv)) expect_spmv_matches(*m, with_values(a, v), e->name + " updated");
+    } catch (const UnsupportedError& err) {
+      EXPECT_NE(std::string(err.what()).find("'" + e->name + "'"), std::string::npos) << err.what();
+    }
+  }
+}
+
+/// Builds from a device copy of `a` as given (not validated on the host) and expects
+/// InvalidMatrixError whose message contains `expect`.
+void expect_invalid(const Csr<double, std::int32_t>& a, const std::string& expect) {
+  cuda::DeviceBuffer<std::int32_t> rp(a.row_ptr), ci(a.col_idx);
+  cuda::DeviceBuffer<double> va(a.values);
+  const DeviceCsrView<double, std::int32_t> view{a.rows, a.cols,
+                                                 static_cast<std::int64_t>(a.col_idx.size()),
+                                                 rp.data(), ci.data(), va.data()};
+  try {
+    (void)Matrix<double>::build(view, "csr");
+    ADD_FAILURE() << "no error; expected one mentioning '" << expect << "'";
+  } catch (const InvalidMatrixError& e) {
+    EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceBuild, InvalidDeviceCsrIsAClearError) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  Csr<double, std::int32_t> good;
+  good.rows = 3;
+  good.cols = 4;
+  good.row_ptr = {0, 2, 2, 4};
+  good.col_idx = {0, 3, 1, 2};
+  good.values = {1, 2, 3, 4};
+  auto bad = good;
+  bad.row_ptr = {1, 2, 2, 4};
+  expect_invalid(bad, "row_ptr[0] = 1, expected 0");
+  bad = good;
+  bad.row_ptr = {0, 2, 2, 3};
+  expect_invalid(bad, "row_ptr[rows] = 3 but nnz = 4");
+  bad = good;
+  bad.row_ptr = {0, 3, 2, 4};
+  expect_invalid(bad, "row_ptr decreases at row 1");
+  bad = good;
+  bad.col_idx = {0, 3, 1, 4};
+  expect_invalid(bad, "column index 4 in row 2 is out of range [0, 4)");
+  bad = good;
+  bad.col_idx = {0, 3, 2, 1};
+  expect_invalid(bad, "columns of row 2 are not strictly increasing (2 then 1)");
+  bad = good;
+  bad.col_idx = {3, 3, 1, 2};
+  expect_invalid(bad, "columns of row 0 are not strictly increasing (3 then 3)");
+  // Host memory where device memory is expected.
+  const DeviceCsrView<double, std::int32_t> host_view{good.rows, good.cols, 4, good.row_ptr.data(),
+                                                      good.col_idx.data(), good.values.data()};
+  try {
+    (void)Matrix<double>::build(host_view, "csr");
+    ADD_FAILURE() << "host pointers accepted";
+  } catch (const InvalidMatrixError& e) {
+    EXPECT_NE(std::string(e.what()).find("row_ptr is not device memory"), std::string::npos) << e.what();
+  }
+  // The context is still usable afterwards.
+  expect_spmv_matches(Matrix<double>::build(cuda::upload_csr(good), "csr"), good, "after errors");
+}
+
+TEST(DeviceBuild, BenchReportsTheDeviceBuildAndUpdateTimes) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  bench::BenchConfig c;
+  c.matrices = {bench::matrix_from_csr("m", cases(1)[0].a)};
+  c.formats = {{"csr", {}}, {"sell", {}}, {"bccoo-gpu", {}}};
+  c.ops = {Op::spmv};
+  c.precisions = {bench::Precision::fp64};
+  c.backend = Backend::cuda;
+  c.reps = 2;
+  c.warmup = 0;
+  c.copy_gbs = 1;
+  c.build_from_device = true;
+  const bench::Report r = bench::run_bench(c);
+  ASSERT_EQ(r.results.size(), 3u);
+  for (const auto& res : r.results) {
+    SCOPED_TRACE(res.format);
+    EXPECT_TRUE(res.completed && res.correct) << res.error;
+    EXPECT_TRUE(std::isfinite(res.device_build_ms)) << res.device_build_error;
+    EXPECT_EQ(res.device_builder, res.format != "bccoo-gpu");
+    EXPECT_EQ(std::isfinite(res.update_values_ms), res.format != "bccoo-gpu");
+    const std::string json = bench::to_json(res).dump();
+    EXPECT_NE(json.find("\"device_build_ms\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"update_values_ms\""), std::string::npos) << json;
+  }
+}
+
+#endif  // SPMAT_WITH_CUDA
+
+}  // namespace
+}  // namespace spmat

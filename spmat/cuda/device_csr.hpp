@@ -161,15 +161,6 @@ void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segmen
 /// values array is a permutation (with padding) of the CSR values. map entries are distinct.
 template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n);
-/// The value update of such a storage: `values` (n entries in CSR order, in `where`) scattered
-/// through `map` into `dst`; host values go through a staging upload first.
-template <class Value, class Map>
-void scatter_update(Value* dst, const Map* map, const Value* values, std::int64_t n, Memory where) {
-  DeviceBuffer<Value> staging;
-  const Value* src = device_values(values, static_cast<std::size_t>(n), where, staging);
-  scatter_values(dst, map, src, n);
-  if (staging.size()) synchronize();  // staging is freed on return
-}
 /// dst[k] = src[map[k]] for k < n, on the default stream (the inverse direction).
 template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n);

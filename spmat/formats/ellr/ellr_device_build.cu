@@ -45,7 +45,10 @@ void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory wher
     cuda::synchronize();
     d.value_map = std::move(map);
   }
-  cuda::scatter_update(d.values.data(), d.value_map.data(), values, d.nnz, where);
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) cuda::synchronize();  // staging is freed on return
 }
 
 template <class Value, class Index>

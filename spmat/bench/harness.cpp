@@ -260,6 +260,8 @@ void record_plan(const Matrix<V>& A, Op op, Result& r) {
   const FormatPlan* p = A.plan();
   if (!p) return;
   r.plan_ms = p->plan_ms;
+  r.tune_ms = p->tune_ms;
+  r.from_cache = p->from_cache;
   r.setup_ms -= p->plan_ms;
   if (const OpChoice* c = p->choice(op)) r.planned = c->format + (c->transposed ? " on A^T" : "");
 }

@@ -123,6 +123,10 @@ struct Result {
   std::string device_build_error;
   double update_values_ms = NAN;
   double plan_ms = NAN;      ///< "auto" / "tune": planning (and tuning) time; NaN otherwise
+  /// "tune": the part of plan_ms beyond what "auto" spends (other candidates' builds, timing);
+  /// from_cache: the decision came from the plan cache
+  double tune_ms = NAN;
+  bool from_cache = false;
   std::string planned;       ///< "auto" / "tune": the format that ran this op ("csr", "csr on Aᵀ")
   std::size_t storage_bytes = 0;
   double max_relative_norm2 = NAN;

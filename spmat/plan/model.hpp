@@ -31,6 +31,8 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
 
 /// Rough host build time of a candidate's storage: a conversion and an upload of its bytes.
 double estimated_build_ms(const Candidate& c);
+/// Estimated host time to transpose a CSR of `nnz` nonzeros and `rows` rows (a counting sort).
+double estimated_transpose_ms(std::int64_t nnz, std::int64_t rows);
 
 /// One line: the structural class and what decided.
 std::string reason(const MatrixStats& s, const FormatPlan& p, const Device& d);

@@ -88,6 +88,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
   BuiltParts<Value> local;
   BuiltParts<Value>& built = keep ? *keep : local;
   std::unique_ptr<Csr<Value, Index>> at;
+  double build_slowdown = 1.0;
   int ops_left = 0;
   for (const auto& choice : p.choices) ops_left += choice.op != Op::add;
   for (auto& choice : p.choices) {
@@ -119,9 +120,16 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
       const bool free_build = c == mine.front();
       const auto key = std::make_pair(c->format, c->transposed);
       const bool needs_build = !free_build && !built.count(key);
-      // Estimated cost: the build, the warm-up, and kWarmup + kReps samples of at least
-      // kSampleMs (the timer's span per sample) or of the predicted time if longer.
-      const double build_est_ms = needs_build ? plan_model::estimated_build_ms(*c) : 0;
+      // Estimated cost: the build (scaled by how much slower than estimated the builds on this
+      // host have been so far), the transpose it needs if not made yet, the warm-up, and
+      // kWarmup + kReps samples of at least kSampleMs (the timer's span per sample) or of the
+      // predicted time if longer.
+      double build_est_ms = 0;
+      if (needs_build) {
+        build_est_ms = plan_model::estimated_build_ms(*c);
+        if (c->transposed && !at) build_est_ms += plan_model::estimated_transpose_ms(a.nnz(), a.rows);
+        build_est_ms *= build_slowdown;
+      }
       const double cost_ms = build_est_ms +
                              (build_est_ms > kQuickBuildMs ? kMinWarmupAfterBuildMs : warmup_ms) +
                              (kWarmup + kReps) * std::max(kSampleMs, c->predicted_ms);
@@ -133,6 +141,7 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
         if (!built.count(key)) {
           const auto& e = find_format(c->format);
           std::shared_ptr<MatrixImpl<Value>> impl;
+          const bool transposes = c->transposed && !at;
           const double build_ms = bench::wall_ms([&] {
             if (c->transposed) {
               if (!at) at = std::make_unique<Csr<Value, Index>>(transpose(a));
@@ -142,6 +151,12 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
             }
           });
           if (!free_build) added_ms += build_ms;
+          // The builds' speed on this host and matrix, against the model's estimate: later
+          // estimates are scaled by it, so one slow build is enough to keep the rest in budget.
+          const double est_ms =
+              plan_model::estimated_build_ms(*c) +
+              (transposes ? plan_model::estimated_transpose_ms(a.nnz(), a.rows) : 0.0);
+          if (est_ms > kQuickBuildMs) build_slowdown = std::max(build_slowdown, build_ms / est_ms);
           if (build_ms > kQuickBuildMs) warmup_ms = kMinWarmupAfterBuildMs;
           built[key] = std::move(impl);
         }

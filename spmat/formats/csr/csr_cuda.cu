@@ -121,9 +121,13 @@ __device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t wa
 
 // Long rows: block `c` sums chunk c (kChunk nonzeros of a long row) with a fixed tree and
 // stores the partial; the block that finishes a row's last outstanding chunk (a counter per
-// long row) adds the row's partials in chunk order and writes y. Deterministic: the order of
-// the sums is fixed, only which block performs the last one varies. The counter is reset for
-// the next product, which the stream orders after this one.
+// long row) adds the row's partials and writes y. Deterministic: thread i adds partials
+// i, i+kBlock, ... in order and a fixed tree combines the threads, whichever block does it.
+// The combine is block-wide because a row of millions of nonzeros has hundreds of partials,
+// and one thread reading them one L2 round trip after another would trail the whole product.
+// The chunk loop is unrolled so that a thread keeps several loads in flight: at 16 steps a
+// thread, one dependent col_idx -> x gather at a time is latency-bound even when the matrix
+// sits in L2. The counter is reset for the next product, which the stream orders after this one.
 template <class Value, class Index>
 __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_t* __restrict__ chunk_row,
                                                const std::int64_t* __restrict__ chunk_begin,
@@ -136,24 +140,32 @@ __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_
                                                Value alpha, Value beta, Value* partial,
                                                unsigned* done) {
   __shared__ Value shared[32];
+  __shared__ bool finishes_row;
   const std::int64_t row = chunk_row[c], b = chunk_begin[c];
   const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
   Value s = 0;
+#pragma unroll 4
   for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
     s += ldg(values + k) * ldg(x + ldg(col_idx + k));
   s = cuda::block_sum(s, shared);
-  if (threadIdx.x != 0) return;
-  partial[c] = s;
-  __threadfence();  // the partial is visible device-wide before the counter says so
   const std::int64_t l = chunk_long[c];
   const std::int64_t first = long_chunk_ptr[l], last = long_chunk_ptr[l + 1];
-  if (atomicAdd(done + l, 1u) != static_cast<unsigned>(last - first - 1)) return;
+  if (threadIdx.x == 0) {
+    partial[c] = s;
+    __threadfence();  // the partial is visible device-wide before the counter says so
+    finishes_row = atomicAdd(done + l, 1u) == static_cast<unsigned>(last - first - 1);
+  }
+  __syncthreads();
+  if (!finishes_row) return;  // uniform over the block
   __threadfence();
   const volatile Value* p = partial;  // written by other blocks: not through this SM's L1
   Value t = 0;
-  for (std::int64_t i = first; i < last; ++i) t += p[i];
-  axpby_store(y + row, alpha, t, beta);
-  done[l] = 0;
+  for (std::int64_t i = first + threadIdx.x; i < last; i += blockDim.x) t += p[i];
+  t = cuda::block_sum(t, shared);
+  if (threadIdx.x == 0) {
+    axpby_store(y + row, alpha, t, beta);
+    done[l] = 0;
+  }
 }
 
 // The auto kernel with row bins in one launch: at the scale where a product takes a few
@@ -413,6 +425,7 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
     const std::int64_t row = chunk_row[c], b = chunk_begin[c];
     const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
     const Value xr = alpha * ldg(x + row);
+#pragma unroll 4
     for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
       atomicAdd(y + ldg(col_idx + k), ldg(values + k) * xr);
   }

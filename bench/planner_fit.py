@@ -26,7 +26,7 @@ CLASSES = ["stencil", "regular", "irregular", "skewed"]
 PADDING = {"ellr": "ell_fill", "ell": "ell_fill", "sell": "slice_fill"}
 SMALL_BYTES = 25e6
 L2_SPEEDUP = 2.5
-SPMV = ["csr", "ellr", "sell", "hyb", "bccoo-gpu", "bro-hyb", "bro-coo", "cusparse-csr",
+SPMV = ["csr", "csr-vector", "bro-csr", "ellr", "sell", "hyb", "bccoo-gpu", "bro-hyb", "bro-coo", "cusparse-csr",
         "cusparse-csr-alg2", "cusparse-coo"]
 SPMV_T = ["csc", "csr", "bccoo-gpu", "coo", "hyb", "ellr", "gcsb-det", "cusparse-csr",
           "cusparse-csr-alg2", "cusparse-coo"]

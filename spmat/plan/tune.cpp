@@ -17,7 +17,7 @@ namespace spmat {
 
 namespace {
 
-constexpr int kMaxTimed = 6;          // candidates timed per operation
+constexpr int kMaxTimed = 8;          // candidates timed per operation
 constexpr double kReach = 1.6;        // ... whose prediction is within this factor of the best
 constexpr int kWarmup = 2, kReps = 7;
 // Warm-up wall time: after a host-side build the GPU clocks are down and need about 10 ms to

@@ -119,7 +119,7 @@ __device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t wa
   }
 }
 
-// Long rows: block `c` sums chunk c (kChunk nonzeros of a long row) with a fixed tree and
+// Long rows: block `c` sums chunk c (a piece of a long row, RowPlan::chunk nonzeros) with a fixed tree and
 // stores the partial; the block that finishes a row's last outstanding chunk (a counter per
 // long row) adds the row's partials and writes y. Deterministic: thread i adds partials
 // i, i+kBlock, ... in order and a fixed tree combines the threads, whichever block does it.
@@ -142,14 +142,15 @@ __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_
   __shared__ Value shared[32];
   __shared__ bool finishes_row;
   const std::int64_t row = chunk_row[c], b = chunk_begin[c];
-  const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
+  const std::int64_t l = chunk_long[c];
+  const std::int64_t first = long_chunk_ptr[l], last = long_chunk_ptr[l + 1];
+  // A chunk ends where the row's next one begins (chunk sizes are the plan's).
+  const std::int64_t e = c + 1 < last ? chunk_begin[c + 1] : static_cast<std::int64_t>(ldg(row_ptr + row + 1));
   Value s = 0;
 #pragma unroll 4
   for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
     s += ldg(values + k) * ldg(x + ldg(col_idx + k));
   s = cuda::block_sum(s, shared);
-  const std::int64_t l = chunk_long[c];
-  const std::int64_t first = long_chunk_ptr[l], last = long_chunk_ptr[l + 1];
   if (threadIdx.x == 0) {
     partial[c] = s;
     __threadfence();  // the partial is visible device-wide before the counter says so
@@ -423,7 +424,9 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
                             Value* __restrict__ y, Value alpha) {
   for (std::int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x) {
     const std::int64_t row = chunk_row[c], b = chunk_begin[c];
-    const std::int64_t e = min(b + csr_plan::kChunk, static_cast<std::int64_t>(ldg(row_ptr + row + 1)));
+    const std::int64_t e = c + 1 < n_chunks && chunk_row[c + 1] == row
+                               ? chunk_begin[c + 1]
+                               : static_cast<std::int64_t>(ldg(row_ptr + row + 1));
     const Value xr = alpha * ldg(x + row);
 #pragma unroll 4
     for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)

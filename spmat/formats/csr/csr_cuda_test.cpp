@@ -181,10 +181,10 @@ void expect_rows_partitioned(const Csr64& a, const csr_plan::RowPlan& p) {
     for (std::int64_t c = p.long_chunk_ptr[l]; c < p.long_chunk_ptr[l + 1]; ++c) {
       EXPECT_EQ(p.chunk_row[c], r);
       EXPECT_EQ(p.chunk_begin[c], next);
-      next += csr_plan::kChunk;
+      next += p.chunk;
     }
     EXPECT_GE(next, a.row_ptr[r + 1]);
-    EXPECT_LT(next - csr_plan::kChunk, a.row_ptr[r + 1]);
+    EXPECT_LT(next - p.chunk, a.row_ptr[r + 1]);
   }
   for (std::int64_t r = 0; r < a.rows; ++r) ASSERT_EQ(owners[r], 1) << "row " << r << " length " << row_len(a, r);
 }

@@ -38,7 +38,7 @@ struct CsrDevice {
   std::int64_t n_medium = 0;
   cuda::DeviceBuffer<std::int64_t> medium_rows;     // n_medium: row ids, a warp each
 
-  // Long rows: rows split in chunks of kChunk nonzeros.
+  // Long rows: rows split in chunks (csr_plan::RowPlan::chunk nonzeros each).
   std::int64_t n_long = 0, n_chunks = 0;
   cuda::DeviceBuffer<std::int64_t> long_rows;       // n_long: row ids
   cuda::DeviceBuffer<std::int64_t> long_chunk_ptr;  // n_long+1: chunks of long row l

@@ -59,12 +59,16 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
   }
 
   const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;
+  std::int64_t long_nnz = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (len(r) > thr) long_nnz += len(r);
+  while (p.chunk > kMinChunk && long_nnz < kTargetChunks * p.chunk) p.chunk /= 2;
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t l = len(r);
     if (p.binned && l > p.short_max && l <= thr) p.medium_rows.push_back(r);
     if (l <= thr) continue;
     p.long_rows.push_back(r);
-    for (std::int64_t c = row_ptr[r]; c < static_cast<std::int64_t>(row_ptr[r + 1]); c += kChunk) {
+    for (std::int64_t c = row_ptr[r]; c < static_cast<std::int64_t>(row_ptr[r + 1]); c += p.chunk) {
       p.chunk_row.push_back(r);
       p.chunk_begin.push_back(c);
     }

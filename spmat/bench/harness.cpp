@@ -264,6 +264,9 @@ void record_plan(const Matrix<V>& A, Op op, Result& r) {
   r.from_cache = p->from_cache;
   r.setup_ms -= p->plan_ms;
   if (const OpChoice* c = p->choice(op)) r.planned = c->format + (c->transposed ? " on A^T" : "");
+  for (const Candidate& c : p->candidates)
+    if (c.op == op && !std::isnan(c.measured_ms))
+      r.tune_measured.emplace_back(c.format + (c.transposed ? " on A^T" : ""), c.measured_ms);
 }
 
 /// Times `run` and fills the timing fields of `r`.

@@ -127,6 +127,9 @@ struct Result {
   /// from_cache: the decision came from the plan cache
   double tune_ms = NAN;
   bool from_cache = false;
+  /// "tune": the candidates it timed for this op (format, "on A^T" for a stored transpose) and
+  /// their medians in ms, in the order they were ranked
+  std::vector<std::pair<std::string, double>> tune_measured;
   std::string planned;       ///< "auto" / "tune": the format that ran this op ("csr", "csr on Aᵀ")
   std::size_t storage_bytes = 0;
   double max_relative_norm2 = NAN;

@@ -84,7 +84,12 @@ Json to_json(const Result& r) {
   j.set("setup_ms", number_or_null(r.setup_ms));
   if (!r.planned.empty()) j.set("plan_ms", number_or_null(r.plan_ms)).set("planned", r.planned);
   if (r.format == "tune")
+  {
     j.set("tune_ms", number_or_null(r.tune_ms)).set("plan_from_cache", r.from_cache);
+    Json measured = Json::object();
+    for (const auto& [format, ms] : r.tune_measured) measured.set(format, number_or_null(ms));
+    j.set("tune_measured_ms", std::move(measured));
+  }
   if (!std::isnan(r.device_build_ms) || !r.device_build_error.empty()) {
     j.set("device_build_ms", number_or_null(r.device_build_ms));
     j.set("device_builder", r.device_builder);

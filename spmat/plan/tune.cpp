@@ -21,9 +21,9 @@ constexpr int kMaxTimed = 8;          // candidates timed per operation
 constexpr double kReach = 1.6;        // ... whose prediction is within this factor of the best
 constexpr int kWarmup = 2, kReps = 7;
 // Warm-up wall time: after a host-side build the GPU clocks are down and need about 10 ms to
-// come back; a candidate timed right after another (no build, or a build of a few
-// milliseconds, during which the clocks stay up) finds them up.
-constexpr double kMinWarmupAfterBuildMs = 10, kMinWarmupMs = 2, kQuickBuildMs = 5;
+// come back; a candidate timed right after another (no build, or a build of under a
+// millisecond such as a cuSPARSE descriptor) finds them up.
+constexpr double kMinWarmupAfterBuildMs = 10, kMinWarmupMs = 2, kQuickBuildMs = 1;
 constexpr double kSampleMs = 0.2;  // the GPU timer's default span of one sample
 
 /// Vectors for one operation in the backend's memory, freed on scope exit.
@@ -99,16 +99,17 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
     for (auto& c : p.candidates)
       if (c.op == choice.op) mine.push_back(&c);
     if (mine.size() < 2) continue;
-    // The model's choice first, then the next best predictions within reach, best first.
-    // Where the choice is a cuSPARSE algorithm the others are within reach too (the model
-    // cannot rank them to a few percent), so tune is not slower than the vendor library by a
-    // wrong guess among its algorithms; where spmat's kernels are predicted well ahead, the
-    // budget goes to them rather than to cuSPARSE builds.
+    // The model's choice first, then every cuSPARSE variant (cheap to build from the CSR, and
+    // the model cannot rank them to a few percent: tune is never slower than the vendor
+    // library by a wrong guess among its algorithms), then the next best predictions within
+    // reach.
     std::vector<Candidate*> timed{mine.front()};
+    for (auto* c : mine)
+      if (c->format.rfind("cusparse", 0) == 0 && c != mine.front()) timed.push_back(c);
     const double best = mine.front()->predicted_ms;
     for (auto* c : mine)
       if (static_cast<int>(timed.size()) < kMaxTimed && c->predicted_ms <= kReach * best &&
-          c != mine.front())
+          std::find(timed.begin(), timed.end(), c) == timed.end())
         timed.push_back(c);
     const bool t = choice.op == Op::spmv_t;
     Operands<Value> ops(r.backend, t ? a.rows : (choice.op == Op::spmm ? a.cols * r.k : a.cols),

@@ -85,6 +85,7 @@ def _sorted_within_rows(xp, indptr, indices, nnz):
     starts = indptr[1:-1]
     starts = starts[(starts > 0) & (starts < nnz)]
     if xp.__name__ == "torch":
+        starts = starts.long()  # index tensors: int64 in every torch version
         first = xp.zeros(nnz, dtype=xp.bool, device=indices.device)
     else:
         first = xp.zeros(nnz, dtype=bool)
@@ -97,25 +98,19 @@ def cupy_csr_arrays(a, dtype):
     """(rows, cols, indptr, indices, data, keep, stream) for a cupyx.scipy.sparse matrix:
     canonical CSR on its device. `keep`: the objects owning the arrays."""
     import cupy
-    import cupyx.scipy.sparse as csp
     if a.dtype.kind == "c":
         raise TypeError("complex matrices are not supported (spmat stores real values)")
     with a.data.device:
-        if isinstance(a, csp.csr_matrix):
-            csr = a
-            # CuPy's own flag is only set by its operations; a matrix made from arrays is
-            # checked here. The caller's matrix is never modified: a copy is made canonical.
-            if not (csr.has_canonical_format
-                    or _sorted_within_rows(cupy, csr.indptr, csr.indices, csr.nnz)):
+        # csc, coo (and dia) are converted on the device into a new matrix; csr is used as it
+        # is when canonical. CuPy's own flag is set only by its operations, so a matrix made
+        # from arrays is checked here. The caller's matrix is never modified: a copy is made
+        # canonical instead.
+        csr = a if a.format == "csr" else a.tocsr()
+        if not (csr.has_canonical_format
+                or _sorted_within_rows(cupy, csr.indptr, csr.indices, csr.nnz)):
+            if csr is a:
                 csr = csr.copy()
-                csr.sum_duplicates()
-        else:
-            # csc and coo (and dia): converted on the device into a new matrix, made
-            # canonical in place.
-            csr = a.tocsr()
-            if not (csr.has_canonical_format
-                    or _sorted_within_rows(cupy, csr.indptr, csr.indices, csr.nnz)):
-                csr.sum_duplicates()
+            csr.sum_duplicates()
         rows, cols = csr.shape
         itype = _index_type(rows, cols, csr.nnz)
         indptr = cupy.ascontiguousarray(csr.indptr.astype(itype, copy=False))

@@ -113,7 +113,7 @@ class Plan:
 class Matrix:
     """A sparse matrix in one of spmat's storage formats, on the CPU or a CUDA GPU.
 
-    ``Matrix(a, format="auto", device="cpu", dtype=None, **options)``
+    ``Matrix(a, format="auto", device=None, dtype=None, **options)``
 
     ``a`` is one of
       * a scipy.sparse matrix or array (csr, csc, coo, or any other scipy format),
@@ -122,7 +122,11 @@ class Matrix:
         (``device`` defaults to "cuda" for these),
       * a path to a Matrix Market file (``.mtx`` or ``.mtx.gz``) or a binary cache (``.smc``),
       * a generator spec such as ``"gen:lap2d:100"`` (``spmat.generators()`` lists them),
-      * another ``spmat.Matrix`` (rebuilt in the requested format).
+      * another ``spmat.Matrix`` (rebuilt in the requested format, on its device unless
+        ``device`` says otherwise).
+
+    ``device`` is "cpu" or "cuda"; by default "cuda" for CuPy and PyTorch inputs (and for a
+    Matrix on the GPU), "cpu" for the others.
 
     ``format`` names a storage format (``spmat.formats()`` lists those available on the
     device); the default ``"auto"`` lets the planner choose from the matrix's statistics,
@@ -141,6 +145,13 @@ class Matrix:
 
     Vectors of the wrong dtype raise TypeError; a wrong shape, a non-contiguous array or an
     output overlapping its input raise ValueError. Nothing is converted silently.
+
+    On the GPU, spmat's kernels run on the legacy default CUDA stream. A product with CuPy or
+    torch operands is ordered with the caller's current stream (CuPy's, or torch's on the
+    operand's device): by stream order when that is the default stream, otherwise by one CUDA
+    event each way (no host wait), so the result is never read before it is written. A build
+    from CuPy or torch arrays synchronises the caller's stream, then the device.
+    ``to_scipy()``, ``to_cupy()`` and ``to_torch()`` give the matrix back as CSR.
     """
 
     __array_priority__ = 100  # numpy defers `x @ A` to Matrix.__rmatmul__
@@ -148,7 +159,8 @@ class Matrix:
     def __init__(self, a, format="auto", device=None, dtype=None, **options):
         gpu_input = _device.is_cupy_sparse(a) or _device.is_torch_sparse(a)
         if device is None:
-            device = "cuda" if gpu_input else "cpu"
+            on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
+            device = "cuda" if gpu_input or on_gpu else "cpu"
         _check_device(device)
         opts = _options_text(options)
         if isinstance(a, (Matrix, TransposedMatrix)):

@@ -381,7 +381,10 @@ class Matrix:
 def _column_copy(a, j):
     """Column j of a 2-D numpy, CuPy or torch array as a new contiguous 1-D array."""
     col = a[:, j]
-    return col.clone() if _device.is_torch_tensor(a) else col.copy()
+    if _device.is_torch_tensor(a):
+        import torch  # clone keeps a dense view's strides unless asked for contiguous ones
+        return col.clone(memory_format=torch.contiguous_format)
+    return col.copy()
 
 
 def _torch_to_scipy(t):

@@ -119,7 +119,8 @@ class Matrix:
       * a scipy.sparse matrix or array (csr, csc, coo, or any other scipy format),
       * a cupyx.scipy.sparse matrix (csr, csc, coo) or a torch sparse CSR or COO tensor on a
         CUDA device: built on the GPU from its arrays, without passing through host memory
-        (``device`` defaults to "cuda" for these),
+        (``device`` defaults to "cuda" for these; a torch sparse tensor on the CPU is taken
+        like a scipy matrix),
       * a path to a Matrix Market file (``.mtx`` or ``.mtx.gz``) or a binary cache (``.smc``),
       * a generator spec such as ``"gen:lap2d:100"`` (``spmat.generators()`` lists them),
       * another ``spmat.Matrix`` (rebuilt in the requested format, on its device unless
@@ -157,7 +158,11 @@ class Matrix:
     __array_priority__ = 100  # numpy defers `x @ A` to Matrix.__rmatmul__
 
     def __init__(self, a, format="auto", device=None, dtype=None, **options):
-        gpu_input = _device.is_cupy_sparse(a) or _device.is_torch_sparse(a)
+        torch_input = _device.is_torch_sparse(a)
+        if torch_input and not a.is_cuda:
+            a = _torch_to_scipy(a)  # a CPU tensor: the host path, as for scipy
+            torch_input = False
+        gpu_input = torch_input or _device.is_cupy_sparse(a)
         if device is None:
             on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
             device = "cuda" if gpu_input or on_gpu else "cpu"
@@ -167,12 +172,11 @@ class Matrix:
             a = a.to_scipy()
         if gpu_input and device == "cpu":
             # Asked for explicitly: the arrays come to host memory.
-            a = a.get() if _device.is_cupy_sparse(a) else _torch_to_scipy(a)
+            a = _torch_to_scipy(a) if torch_input else a.get()
             gpu_input = False
         if gpu_input:
             dt = _value_dtype(dtype, _source_dtype(a))
-            convert = (_device.cupy_csr_arrays if _device.is_cupy_sparse(a)
-                       else _device.torch_csr_arrays)
+            convert = _device.torch_csr_arrays if torch_input else _device.cupy_csr_arrays
             rows, cols, indptr, indices, data, keep, stream = convert(a, dt)
             self._h = _BUILD_DEVICE[dt](rows, cols, indptr, indices, data, format, opts, keep,
                                         stream)
@@ -390,6 +394,10 @@ def _column_copy(a, j):
 def _torch_to_scipy(t):
     """A torch sparse CSR or COO tensor (any device) as a scipy csr_array, through the host."""
     import torch
+    if t.dim() != 2 or t.dense_dim() != 0:
+        raise ValueError(f"spmat.Matrix takes a 2-D sparse tensor with scalar values, got "
+                         f"shape {tuple(t.shape)} ({t.sparse_dim()} sparse and "
+                         f"{t.dense_dim()} dense dimensions)")
     if t.layout == torch.sparse_coo:
         t = t.coalesce().to_sparse_csr()
     elif t.layout != torch.sparse_csr:

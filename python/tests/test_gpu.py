@@ -422,8 +422,10 @@ def test_sparse_input_errors():
     S = sp.csr_array(MATRICES["nnc1374"])
     crow, col = torch.from_numpy(S.indptr).long(), torch.from_numpy(S.indices).long()
     val = torch.from_numpy(S.data)
-    with pytest.raises(ValueError, match="on the CPU"):
-        spmat.Matrix(torch.sparse_csr_tensor(crow, col, val, size=S.shape), device="cuda")
+    # A CPU tensor takes the host path (and stays on the CPU unless asked).
+    cpu_t = torch.sparse_csr_tensor(crow, col, val, size=S.shape)
+    assert spmat.Matrix(cpu_t).device == "cpu"
+    _check_products(spmat.Matrix(cpu_t, device="cuda"), S)
     bad = col.clone()
     bad[-1] = S.shape[1] + 3  # a column out of range: the device validation names it
     with pytest.raises(spmat.InvalidMatrixError):

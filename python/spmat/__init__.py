@@ -6,6 +6,10 @@
     y = A @ np.ones(1000)          # SpMV;  A.T @ y: SpMVᵀ from the same storage
     print(A.plan)                  # which format the planner chose, and why
 
+On the GPU (a CUDA build): Matrix(cupyx_or_torch_sparse) builds from the arrays in device
+memory, CuPy arrays and torch tensors are multiplied in place, to_cupy / to_torch convert back,
+and aslinearoperator gives a cupyx LinearOperator.
+
 Main entry points: Matrix (build, multiply), aslinearoperator (scipy.sparse.linalg solvers),
 mmread / mmwrite (Matrix Market files), formats / format_info (what this build offers),
 cuda_status (whether the GPU backend is usable here).

@@ -25,6 +25,20 @@ def _c_contiguous(x, kind):
     return bool(x.flags.c_contiguous)
 
 
+def _check_torch(x, name):
+    # What torch's DLPack export refuses, said before the extension sees only a failed import.
+    import torch
+    if x.layout != torch.strided:
+        raise TypeError(f"{name} is a sparse torch tensor ({x.layout}); pass a dense one "
+                        f"({name}.to_dense())")
+    if x.requires_grad:
+        raise ValueError(f"{name} requires grad, which spmat does not track; pass "
+                         f"{name}.detach()")
+    if x.is_conj() or x.is_neg():
+        raise ValueError(f"{name} is a lazily conjugated or negated view; pass "
+                         f"{name}.resolve_conj().resolve_neg()")
+
+
 def check_operand(x, name, dtype, rows, device, contiguous=True):
     """Checks an input vector (1-D, `rows` entries) or block of vectors (2-D, `rows` × k);
     returns the array's kind ('numpy', 'cupy', 'torch')."""
@@ -34,14 +48,18 @@ def check_operand(x, name, dtype, rows, device, contiguous=True):
             and (x.flags.c_contiguous or not contiguous)):
         return "numpy"
     kind = _kind(x)
+    if kind == "torch":
+        _check_torch(x, name)
     if kind is None:
         raise TypeError(
             f"{name} must be a numpy array, got {type(x).__name__}; "
             f"convert it with np.asarray({name}, dtype=np.{dtype.name})")
     if _dtype_name(x) != dtype.name:
+        fix = (f"{name}.to(torch.{dtype.name})" if kind == "torch"
+               else f"{name}.astype({'cupy' if kind == 'cupy' else 'np'}.{dtype.name})")
         raise TypeError(
             f"{name} has dtype {_dtype_name(x)} but the matrix is {dtype.name}; "
-            f"convert it with {name}.astype(np.{dtype.name})")
+            f"convert it with {fix}")
     if x.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D (a vector) or 2-D (a block of vectors), "
                          f"got {x.ndim}-D with shape {tuple(x.shape)}")
@@ -49,8 +67,10 @@ def check_operand(x, name, dtype, rows, device, contiguous=True):
         raise ValueError(f"{name} has shape {tuple(x.shape)}, its first dimension must be "
                          f"{rows} to match the matrix")
     if contiguous and not _c_contiguous(x, kind):
+        fix = {"torch": f"{name}.contiguous()", "cupy": f"cupy.ascontiguousarray({name})"}.get(
+            kind, f"np.ascontiguousarray({name})")
         raise ValueError(f"{name} is not C-contiguous (a strided view or a Fortran-ordered "
-                         f"array); pass np.ascontiguousarray({name})")
+                         f"array); pass {fix}")
     if kind != "numpy" and device == "cpu":
         raise ValueError(f"{name} is a {kind} array but the matrix is on the CPU; "
                          f"build it with device='cuda' or pass a numpy array")
@@ -58,8 +78,9 @@ def check_operand(x, name, dtype, rows, device, contiguous=True):
 
 
 def check_output(out, x, name, dtype, shape, device):
-    """Checks an output array: exact shape, the matrix's dtype, writable, no overlap with x."""
-    check_operand(out, name, dtype, shape[0], device)
+    """Checks an output array: exact shape, the matrix's dtype, writable, no overlap with x;
+    returns its kind."""
+    kind = check_operand(out, name, dtype, shape[0], device)
     if out.shape != shape:
         raise ValueError(f"{name} has shape {tuple(out.shape)}, expected {tuple(shape)}")
     if isinstance(out, np.ndarray):
@@ -70,6 +91,25 @@ def check_output(out, x, name, dtype, shape, device):
         if out.ndim == 2 and isinstance(x, np.ndarray) and np.may_share_memory(x, out):
             raise ValueError(f"{name} overlaps the input in memory; the product needs a "
                              f"separate output array")
+    elif out.ndim == 2 and kind in ("cupy", "torch") and _overlap(out, x):
+        raise ValueError(f"{name} overlaps the input in memory; the product needs a "
+                         f"separate output array")
+    return kind
+
+
+def _span(a):
+    """(first byte, end) of a CuPy or torch array's memory; None for other arrays."""
+    kind = _kind(a)
+    if kind == "cupy":
+        return a.data.ptr, a.data.ptr + a.nbytes
+    if kind == "torch":
+        return a.data_ptr(), a.data_ptr() + a.numel() * a.element_size()
+    return None
+
+
+def _overlap(a, b):
+    sa, sb = _span(a), _span(b)
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
 
 
 def empty_like_kind(x, shape, dtype):

@@ -6,10 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _spmat
+from . import _device
 from ._arrays import check_operand, check_output, empty_like_kind
 
 _BUILD = {np.dtype(np.float64): _spmat.build_f64, np.dtype(np.float32): _spmat.build_f32}
 _LOAD = {np.dtype(np.float64): _spmat.load_f64, np.dtype(np.float32): _spmat.load_f32}
+_BUILD_DEVICE = {np.dtype(np.float64): _spmat.build_device_f64,
+                 np.dtype(np.float32): _spmat.build_device_f32}
 _INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -57,6 +60,15 @@ def canonical_csr(a, dtype):
             np.ascontiguousarray(csr.data, dtype=dtype))
 
 
+def _source_dtype(a):
+    """The value type of a CuPy or PyTorch sparse matrix as a numpy dtype (None when numpy has
+    no such type, e.g. bfloat16: it then becomes float64 like integers)."""
+    try:
+        return np.dtype(str(a.dtype).rsplit(".", 1)[-1])
+    except TypeError:
+        return None
+
+
 def _check_device(device):
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
@@ -101,13 +113,21 @@ class Plan:
 class Matrix:
     """A sparse matrix in one of spmat's storage formats, on the CPU or a CUDA GPU.
 
-    ``Matrix(a, format="auto", device="cpu", dtype=None, **options)``
+    ``Matrix(a, format="auto", device=None, dtype=None, **options)``
 
     ``a`` is one of
       * a scipy.sparse matrix or array (csr, csc, coo, or any other scipy format),
+      * a cupyx.scipy.sparse matrix (csr, csc, coo) or a torch sparse CSR or COO tensor on a
+        CUDA device: built on the GPU from its arrays, without passing through host memory
+        (``device`` defaults to "cuda" for these; a torch sparse tensor on the CPU is taken
+        like a scipy matrix),
       * a path to a Matrix Market file (``.mtx`` or ``.mtx.gz``) or a binary cache (``.smc``),
       * a generator spec such as ``"gen:lap2d:100"`` (``spmat.generators()`` lists them),
-      * another ``spmat.Matrix`` (rebuilt in the requested format).
+      * another ``spmat.Matrix`` (rebuilt in the requested format, on its device unless
+        ``device`` says otherwise).
+
+    ``device`` is "cpu" or "cuda"; by default "cuda" for CuPy and PyTorch inputs (and for a
+    Matrix on the GPU), "cpu" for the others.
 
     ``format`` names a storage format (``spmat.formats()`` lists those available on the
     device); the default ``"auto"`` lets the planner choose from the matrix's statistics,
@@ -116,7 +136,9 @@ class Matrix:
     ``spmat.format_info(name)``. ``dtype`` is float64 or float32 (default: the input's,
     float64 for files, generators and integer matrices).
 
-    The matrix is multiplied by numpy arrays of its dtype::
+    The matrix is multiplied by arrays of its dtype: numpy arrays, and for device="cuda" also
+    CuPy arrays and torch tensors on the GPU, used in place (numpy operands of a GPU matrix are
+    copied to the device and the result back)::
 
         y = A @ x            # SpMV (x 1-D) or SpMM (X 2-D, C-contiguous)
         z = A.T @ y          # Aᵀy from the same storage: A.T is a view, nothing is copied
@@ -124,28 +146,56 @@ class Matrix:
 
     Vectors of the wrong dtype raise TypeError; a wrong shape, a non-contiguous array or an
     output overlapping its input raise ValueError. Nothing is converted silently.
+
+    On the GPU, spmat's kernels run on the legacy default CUDA stream. A product with CuPy or
+    torch operands is ordered with the caller's current stream (CuPy's, or torch's on the
+    operand's device): by stream order when that is the default stream, otherwise by one CUDA
+    event each way (no host wait), so the result is never read before it is written. A build
+    from CuPy or torch arrays synchronises the caller's stream, then the device.
+    ``to_scipy()``, ``to_cupy()`` and ``to_torch()`` give the matrix back as CSR.
     """
 
     __array_priority__ = 100  # numpy defers `x @ A` to Matrix.__rmatmul__
 
-    def __init__(self, a, format="auto", device="cpu", dtype=None, **options):
+    def __init__(self, a, format="auto", device=None, dtype=None, **options):
+        torch_input = _device.is_torch_sparse(a)
+        if torch_input and not a.is_cuda:
+            a = _torch_to_scipy(a)  # a CPU tensor: the host path, as for scipy
+            torch_input = False
+        gpu_input = torch_input or _device.is_cupy_sparse(a)
+        if device is None:
+            on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
+            device = "cuda" if gpu_input or on_gpu else "cpu"
         _check_device(device)
         opts = _options_text(options)
         if isinstance(a, (Matrix, TransposedMatrix)):
             a = a.to_scipy()
-        if isinstance(a, (str, os.PathLike)):
+        if gpu_input and device == "cpu":
+            # Asked for explicitly: the arrays come to host memory.
+            a = _torch_to_scipy(a) if torch_input else a.get()
+            gpu_input = False
+        if gpu_input:
+            dt = _value_dtype(dtype, _source_dtype(a))
+            convert = _device.torch_csr_arrays if torch_input else _device.cupy_csr_arrays
+            rows, cols, indptr, indices, data, keep, stream = convert(a, dt)
+            self._h = _BUILD_DEVICE[dt](rows, cols, indptr, indices, data, format, opts, keep,
+                                        stream)
+        elif isinstance(a, (str, os.PathLike)):
             dt = _value_dtype(dtype, None)
             self._h = _LOAD[dt](os.fspath(a), format, device, opts)
         elif sp.issparse(a):
             dt = _value_dtype(dtype, a.dtype)
             rows, cols, indptr, indices, data = canonical_csr(a, dt)
             self._h = _BUILD[dt](rows, cols, indptr, indices, data, format, device, opts)
-        elif isinstance(a, np.ndarray):
+        elif isinstance(a, np.ndarray) or _device.is_torch_tensor(a) or hasattr(
+                a, "__cuda_array_interface__"):
             raise TypeError("spmat.Matrix takes a sparse matrix; for a dense array use "
-                            "spmat.Matrix(scipy.sparse.csr_array(a))")
+                            "spmat.Matrix(scipy.sparse.csr_array(a)) (CuPy: "
+                            "cupyx.scipy.sparse.csr_matrix(a); PyTorch: a.to_sparse_csr())")
         else:
-            raise TypeError(f"spmat.Matrix takes a scipy.sparse matrix, a Matrix Market path "
-                            f"or a generator spec ('gen:lap2d:100'), got {type(a).__name__}")
+            raise TypeError(f"spmat.Matrix takes a scipy.sparse matrix, a cupyx.scipy.sparse "
+                            f"matrix, a torch sparse CSR/COO tensor, a Matrix Market path or "
+                            f"a generator spec ('gen:lap2d:100'), got {type(a).__name__}")
         self._cache()
 
     @classmethod
@@ -226,6 +276,17 @@ class Matrix:
             indptr, indices = indptr.astype(np.int32), indices.astype(np.int32)
         return sp.csr_array((data, indices, indptr), shape=(rows, cols))
 
+    def to_cupy(self):
+        """The stored matrix as a ``cupyx.scipy.sparse.csr_matrix`` on the current CUDA device
+        (canonical CSR; the arrays pass through host memory: spmat's formats convert back to
+        CSR on the host)."""
+        return _device.to_cupy(self.to_scipy())
+
+    def to_torch(self, device="cuda"):
+        """The stored matrix as a torch sparse CSR tensor on `device` (default "cuda"; the
+        arrays pass through host memory, as for to_cupy)."""
+        return _device.to_torch(self.to_scipy(), device)
+
     def toarray(self):
         """The matrix as a dense numpy array."""
         return self.to_scipy().toarray()
@@ -241,30 +302,38 @@ class Matrix:
         """
         rows, cols = self._shape
         n_in, n_out = (rows, cols) if transpose else (cols, rows)
-        check_operand(x, "x", self._dtype, n_in, self._device)
+        kind = check_operand(x, "x", self._dtype, n_in, self._device)
         out_shape = (n_out,) if x.ndim == 1 else (n_out, x.shape[1])
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 reads out (y = alpha*A@x + beta*y): pass out=y")
             out = empty_like_kind(x, out_shape, self._dtype)
+            out_kind = kind
         else:
-            check_output(out, x, "out", self._dtype, out_shape, self._device)
+            out_kind = check_output(out, x, "out", self._dtype, out_shape, self._device)
+        # The caller's current CUDA stream, that of a GPU operand (the output's first): the
+        # extension orders the kernels after its queued work and its later work after them.
+        stream = 0
+        if out_kind != "numpy":
+            stream = _device.stream_of(out, out_kind)
+        elif kind != "numpy":
+            stream = _device.stream_of(x, kind)
         if x.ndim == 1:
-            self._h.spmv(x, out, float(alpha), float(beta), transpose)
+            self._h.spmv(x, out, float(alpha), float(beta), transpose, stream)
         elif not transpose and self._h.supports("spmm"):
-            self._h.spmm(x, out, float(alpha), float(beta))
+            self._h.spmm(x, out, float(alpha), float(beta), stream)
         else:
-            self._columns(x, out, float(alpha), float(beta), transpose)
+            self._columns(x, out, float(alpha), float(beta), transpose, stream)
         return out
 
-    def _columns(self, x, out, alpha, beta, transpose):
+    def _columns(self, x, out, alpha, beta, transpose, stream):
         # Formats without SpMM, and Aᵀ·X (there is no transposed SpMM kernel): one SpMV per
         # column, through contiguous copies of the columns.
         n_out = out.shape[0]
         for j in range(x.shape[1]):
-            xj = x[:, j].copy()
-            yj = out[:, j].copy() if beta != 0 else empty_like_kind(x, (n_out,), self.dtype)
-            self._h.spmv(xj, yj, alpha, beta, transpose)
+            xj = _column_copy(x, j)
+            yj = _column_copy(out, j) if beta != 0 else empty_like_kind(x, (n_out,), self.dtype)
+            self._h.spmv(xj, yj, alpha, beta, transpose, stream)
             out[:, j] = yj
 
     def matvec(self, x):
@@ -291,7 +360,7 @@ class Matrix:
             check_operand(x.T, "x.T", self.dtype, self.shape[0], self.device, contiguous=False)
             out = np.empty((x.shape[0], self.shape[1]), dtype=self.dtype)
             for i in range(x.shape[0]):  # each row of x is a vector of Aᵀ·
-                self._h.spmv(np.ascontiguousarray(x[i]), out[i], 1.0, 0.0, True)
+                self._h.spmv(np.ascontiguousarray(x[i]), out[i], 1.0, 0.0, True, 0)
             return out
         return self.spmv(x, transpose=True)
 
@@ -311,6 +380,32 @@ class Matrix:
         if other.dtype != self.dtype:
             raise TypeError(f"dtypes differ: {self.dtype.name} + {other.dtype.name}")
         return Matrix._wrap(self._h.add(other._h, float(alpha), float(beta)))
+
+
+def _column_copy(a, j):
+    """Column j of a 2-D numpy, CuPy or torch array as a new contiguous 1-D array."""
+    col = a[:, j]
+    if _device.is_torch_tensor(a):
+        import torch  # clone keeps a dense view's strides unless asked for contiguous ones
+        return col.clone(memory_format=torch.contiguous_format)
+    return col.copy()
+
+
+def _torch_to_scipy(t):
+    """A torch sparse CSR or COO tensor (any device) as a scipy csr_array, through the host."""
+    import torch
+    if t.dim() != 2 or t.dense_dim() != 0:
+        raise ValueError(f"spmat.Matrix takes a 2-D sparse tensor with scalar values, got "
+                         f"shape {tuple(t.shape)} ({t.sparse_dim()} sparse and "
+                         f"{t.dense_dim()} dense dimensions)")
+    if t.layout == torch.sparse_coo:
+        t = t.coalesce().to_sparse_csr()
+    elif t.layout != torch.sparse_csr:
+        raise TypeError(f"torch sparse layout {t.layout} is not supported; convert it with "
+                        f"t.to_sparse_csr()")
+    t = t.detach().cpu()
+    return sp.csr_array((t.values().numpy(), t.col_indices().numpy(), t.crow_indices().numpy()),
+                        shape=tuple(t.shape))
 
 
 class TransposedMatrix:
@@ -358,6 +453,14 @@ class TransposedMatrix:
     def to_scipy(self):
         """Aᵀ as a ``scipy.sparse.csr_array`` (this one is a copy)."""
         return self._base.to_scipy().T.tocsr()
+
+    def to_cupy(self):
+        """Aᵀ as a ``cupyx.scipy.sparse.csr_matrix`` (a copy)."""
+        return _device.to_cupy(self.to_scipy())
+
+    def to_torch(self, device="cuda"):
+        """Aᵀ as a torch sparse CSR tensor on `device` (a copy)."""
+        return _device.to_torch(self.to_scipy(), device)
 
     def toarray(self):
         return self._base.toarray().T

@@ -12,6 +12,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -161,9 +162,14 @@ spmat::Backend parse_device(const std::string& device) {
 /// lazily on first use, and the GIL is released while a kernel runs.
 template <class Value>
 struct Handle {
-  explicit Handle(spmat::Matrix<Value> m) : mat(std::move(m)) {}
+  explicit Handle(spmat::Matrix<Value> m) : mat(std::move(m)) {
+#if SPMAT_WITH_CUDA
+    if (mat.backend() == spmat::Backend::cuda) SPMAT_CUDA_CHECK(cudaGetDevice(&device));
+#endif
+  }
   spmat::Matrix<Value> mat;
   std::mutex mutex;
+  int device = -1;  ///< the CUDA device that holds the storage (device='cuda'), else -1
 };
 
 template <class Value, class Index>
@@ -193,6 +199,65 @@ Handle<Value>* build_from_spec(const std::string& spec, const std::string& forma
     auto a = spmat::io::load_matrix<Value, std::int64_t>(spec);
     return new Handle<Value>(spmat::Matrix<Value>::build(a, format, backend, opts));
   }
+}
+
+template <class T>
+using DevIn1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cuda>;
+
+/// Builds on the CUDA backend from canonical CSR arrays already in GPU memory (CuPy, PyTorch),
+/// without a host round trip (docs/device-input.md). `keep` holds the Python objects that own
+/// the arrays: the matrix holds a reference to it for as long as its storage reads them (csr
+/// adopts them; formats that copy let go when the build returns). The caller's `stream` is
+/// synchronised first, so that arrays it is still writing are complete.
+template <class Value, class Index>
+Handle<Value>* build_from_device(std::int64_t rows, std::int64_t cols, const DevIn1<Index>& indptr,
+                                 const DevIn1<Index>& indices, const DevIn1<Value>& data,
+                                 const std::string& format, const std::string& options,
+                                 nb::object keep, std::uintptr_t stream) {
+  if (rows < 0 || cols < 0)
+    throw nb::value_error(("negative shape (" + std::to_string(rows) + ", " +
+                           std::to_string(cols) + ")").c_str());
+  if (indptr.shape(0) != static_cast<std::size_t>(rows) + 1)
+    throw nb::value_error(("indptr has " + std::to_string(indptr.shape(0)) +
+                           " entries, expected rows + 1 = " + std::to_string(rows + 1)).c_str());
+  if (indices.shape(0) != data.shape(0))
+    throw nb::value_error(("indices has " + std::to_string(indices.shape(0)) +
+                           " entries but data has " + std::to_string(data.shape(0))).c_str());
+  const auto opts = spmat::FormatOptions::parse(options);
+#if SPMAT_WITH_CUDA
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  for (int id : {indptr.device_id(), indices.device_id(), data.device_id()})
+    if (id != dev)
+      throw nb::value_error(("the matrix's arrays are on CUDA device " + std::to_string(id) +
+                             " but the current device is " + std::to_string(dev) +
+                             " (select it first, e.g. `with cupy.cuda.Device(" +
+                             std::to_string(id) + "):`)").c_str());
+  const auto nnz = static_cast<std::int64_t>(indices.shape(0));
+  const spmat::DeviceCsrView<Value, Index> view{rows, cols, nnz, indptr.data(),
+                                                nnz ? indices.data() : nullptr,
+                                                nnz ? data.data() : nullptr};
+  // Released under the GIL whichever thread drops the last reference (the build runs
+  // without it).
+  auto* held = new nb::object(std::move(keep));
+  std::shared_ptr<const void> owner(static_cast<const void*>(held), [](const void* p) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<const nb::object*>(p);
+  });
+  nb::gil_scoped_release unlocked;
+  if (stream > 1) SPMAT_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)));
+  auto m = spmat::Matrix<Value>::build(spmat::DeviceCsr<Value, Index>(view, owner), format, opts);
+  // A format that copies may have queued kernels still reading the arrays when build returns;
+  // they must finish before `owner` lets the arrays go back to the caller's memory pool.
+  SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+  auto* handle = new Handle<Value>(std::move(m));
+  owner.reset();
+  return handle;
+#else
+  (void)keep, (void)stream, (void)format, (void)opts;
+  throw spmat::UnsupportedError("this spmat module was built without CUDA: "
+                                "device arrays cannot be used");
+#endif
 }
 
 /// A vector operand as the matrix's backend sees it: the caller's memory where it already lives
@@ -247,30 +312,81 @@ class Operand {
 #endif
 };
 
-/// Caller-owned GPU arrays (CuPy, PyTorch) may be written or read on the caller's own stream,
-/// while spmat's kernels run on the default stream: the device is synchronised before and
-/// after such a call, so neither side sees the other's work half done. (Ordering on the
-/// caller's stream would avoid the wait; it is not implemented.)
-class DeviceFence {
- public:
-  explicit DeviceFence(bool active) : active_(active) { sync(); }
-  ~DeviceFence() noexcept(false) { sync(); }
-  DeviceFence(const DeviceFence&) = delete;
-  DeviceFence& operator=(const DeviceFence&) = delete;
-
- private:
-  void sync() const {
 #if SPMAT_WITH_CUDA
-    if (active_ && std::uncaught_exceptions() == 0) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+/// One event per device and thread for StreamOrder. Never destroyed: at thread exit the CUDA
+/// context may already be gone, and a handful of events per thread cost nothing.
+cudaEvent_t order_event() {
+  thread_local std::vector<cudaEvent_t> events;
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  if (events.size() <= static_cast<std::size_t>(dev)) events.resize(dev + 1, nullptr);
+  if (!events[dev]) SPMAT_CUDA_CHECK(cudaEventCreateWithFlags(&events[dev], cudaEventDisableTiming));
+  return events[dev];
+}
+#endif
+
+/// spmat's kernels run on the legacy default stream; caller-owned GPU arrays (CuPy, PyTorch)
+/// are written and read on the caller's current stream `stream` (its handle as an integer).
+/// When that is the legacy default stream itself (0 or 1), stream order already does the work.
+/// Otherwise the call's work is ordered after what the caller's stream has queued, and the
+/// stream's later work after the call's, through one CUDA event each way: no host wait, so a
+/// call returns as soon as its kernels are queued, as on the default stream.
+class StreamOrder {
+ public:
+  StreamOrder(std::uintptr_t stream, bool active) {
+#if SPMAT_WITH_CUDA
+    if (!active || stream <= 1) return;
+    s_ = reinterpret_cast<cudaStream_t>(stream);
+    ev_ = order_event();
+    SPMAT_CUDA_CHECK(cudaEventRecord(ev_, s_));
+    SPMAT_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, ev_, 0));
+#else
+    (void)stream, (void)active;
 #endif
   }
-  bool active_;
+  StreamOrder(const StreamOrder&) = delete;
+  StreamOrder& operator=(const StreamOrder&) = delete;
+  /// After the call's work is queued; raises on failure (the destructor cannot).
+  void done() {
+#if SPMAT_WITH_CUDA
+    if (!s_) return;
+    const cudaStream_t s = s_;
+    s_ = nullptr;
+    SPMAT_CUDA_CHECK(cudaEventRecord(ev_, cudaStreamLegacy));
+    SPMAT_CUDA_CHECK(cudaStreamWaitEvent(s, ev_, 0));
+#endif
+  }
+  /// A call that failed midway may have queued kernels that write the caller's arrays: the
+  /// caller's stream still waits for them.
+  ~StreamOrder() {
+#if SPMAT_WITH_CUDA
+    if (s_ && cudaEventRecord(ev_, cudaStreamLegacy) == cudaSuccess)
+      (void)cudaStreamWaitEvent(s_, ev_, 0);
+#endif
+  }
+
+ private:
+#if SPMAT_WITH_CUDA
+  cudaStream_t s_ = nullptr;
+  cudaEvent_t ev_ = nullptr;
+#endif
 };
 
 template <class Array>
 bool in_gpu_memory(const Array& a) {
   return a.device_type() == nb::device::cuda::value ||
          a.device_type() == nb::device::cuda_managed::value;
+}
+
+/// A GPU operand must live on the matrix's device (kernels cannot read another device's
+/// memory without peer access, and would fault rather than fail cleanly).
+template <class Value, class Array>
+void check_device(const Handle<Value>& h, const Array& a, const char* name) {
+  if (in_gpu_memory(a) && h.device >= 0 && a.device_id() != h.device)
+    throw nb::value_error((std::string(name) + " is on CUDA device " +
+                           std::to_string(a.device_id()) + " but the matrix is on device " +
+                           std::to_string(h.device))
+                              .c_str());
 }
 
 template <class A, class B>
@@ -295,29 +411,34 @@ using MatOut = nb::ndarray<T, nb::ndim<2>, nb::c_contig>;
 
 template <class Value>
 void spmv(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y, Value alpha,
-          Value beta, bool transpose) {
+          Value beta, bool transpose, std::uintptr_t stream) {
   check_no_overlap(x, y, "x", "out");
+  check_device(h, x, "x");
+  check_device(h, y, "out");
   const auto backend = h.mat.backend();
   Operand<Value, VecIn<Value>> xo(x, backend, true, false, "x");
   Operand<Value, VecOut<Value>> yo(y, backend, beta != Value(0), true, "out");
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
-    DeviceFence fence(in_gpu_memory(x) || in_gpu_memory(y));
+    StreamOrder order(stream, in_gpu_memory(x) || in_gpu_memory(y));
     std::span<const Value> xs(xo.data(), xo.size());
     std::span<Value> ys(yo.data(), yo.size());
     if (transpose)
       h.mat.spmv_t(xs, ys, alpha, beta);
     else
       h.mat.spmv(xs, ys, alpha, beta);
+    order.done();
     yo.finish();
   }
 }
 
 template <class Value>
 void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value alpha,
-          Value beta) {
+          Value beta, std::uintptr_t stream) {
   check_no_overlap(b, c, "X", "out");
+  check_device(h, b, "X");
+  check_device(h, c, "out");
   const auto& m = h.mat;
   const auto k = static_cast<std::int64_t>(b.shape(1));
   if (static_cast<std::int64_t>(b.shape(0)) != m.cols() ||
@@ -333,11 +454,41 @@ void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
-    DeviceFence fence(in_gpu_memory(b) || in_gpu_memory(c));
+    StreamOrder order(stream, in_gpu_memory(b) || in_gpu_memory(c));
     m.spmm(std::span<const Value>(bo.data(), bo.size()), std::span<Value>(co.data(), co.size()),
            k, spmat::DenseLayout::row_major, alpha, beta);
+    order.done();
     co.finish();
   }
+}
+
+/// Seconds per call of `calls` back-to-back spmv calls made from C++ on the caller's arrays
+/// (in the matrix's memory), wall clock; on the GPU from a synchronised device to the end of
+/// the last kernel. The reference against which bench/python_gpu.py measures what a call from
+/// Python adds.
+template <class Value>
+double cpp_spmv_seconds(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y,
+                        int calls) {
+  const bool gpu = h.mat.backend() == spmat::Backend::cuda;
+  if (in_gpu_memory(x) != gpu || in_gpu_memory(y) != gpu)
+    throw nb::value_error("cpp_spmv_seconds: x and y must be in the matrix's memory");
+  if (calls < 1) throw nb::value_error("cpp_spmv_seconds: calls must be positive");
+  check_no_overlap(x, y, "x", "y");
+  nb::gil_scoped_release unlocked;
+  std::lock_guard<std::mutex> lock(h.mutex);
+  std::span<const Value> xs(x.data(), x.size());
+  std::span<Value> ys(y.data(), y.size());
+  h.mat.spmv(xs, ys);  // untimed: per-operation state is prepared on first use
+#if SPMAT_WITH_CUDA
+  if (gpu) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) h.mat.spmv(xs, ys);
+#if SPMAT_WITH_CUDA
+  if (gpu) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+  const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+  return dt.count() / calls;
 }
 
 template <class Value>
@@ -392,9 +543,11 @@ void bind_handle(nb::module_& m, const char* name, const char* dtype) {
         return h.mat.supports(spmat::parse_op(op));
       })
       .def("spmv", &spmv<Value>, nb::arg("x").noconvert(), nb::arg("y").noconvert(),
-           nb::arg("alpha"), nb::arg("beta"), nb::arg("transpose"))
+           nb::arg("alpha"), nb::arg("beta"), nb::arg("transpose"), nb::arg("stream") = 0)
       .def("spmm", &spmm<Value>, nb::arg("b").noconvert(), nb::arg("c").noconvert(),
-           nb::arg("alpha"), nb::arg("beta"))
+           nb::arg("alpha"), nb::arg("beta"), nb::arg("stream") = 0)
+      .def("cpp_spmv_seconds", &cpp_spmv_seconds<Value>, nb::arg("x").noconvert(),
+           nb::arg("y").noconvert(), nb::arg("calls"))
       .def("add", [](H& a, H& b, Value alpha, Value beta) {
              nb::gil_scoped_release unlocked;
              if (&a == &b) {  // A + A: one mutex, locked once
@@ -421,6 +574,14 @@ void bind_build(nb::module_& m, const char* name) {
         nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
         nb::arg("data").noconvert(), nb::arg("format"), nb::arg("device"), nb::arg("options"),
         nb::rv_policy::take_ownership);
+}
+
+template <class Value, class Index>
+void bind_build_device(nb::module_& m, const char* name) {
+  m.def(name, &build_from_device<Value, Index>, nb::arg("rows"), nb::arg("cols"),
+        nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert(), nb::arg("format"), nb::arg("options"), nb::arg("keep"),
+        nb::arg("stream"), nb::rv_policy::take_ownership);
 }
 
 template <class Value>
@@ -476,6 +637,10 @@ NB_MODULE(_spmat, m) {
   bind_build<double, std::int64_t>(m, "build_f64");
   bind_build<float, std::int32_t>(m, "build_f32");
   bind_build<float, std::int64_t>(m, "build_f32");
+  bind_build_device<double, std::int32_t>(m, "build_device_f64");
+  bind_build_device<double, std::int64_t>(m, "build_device_f64");
+  bind_build_device<float, std::int32_t>(m, "build_device_f32");
+  bind_build_device<float, std::int64_t>(m, "build_device_f32");
   m.def("load_f64", &build_from_spec<double>, nb::arg("spec"), nb::arg("format"),
         nb::arg("device"), nb::arg("options"), nb::rv_policy::take_ownership);
   m.def("load_f32", &build_from_spec<float>, nb::arg("spec"), nb::arg("format"),

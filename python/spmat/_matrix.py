@@ -167,6 +167,13 @@ class Matrix:
             on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
             device = "cuda" if gpu_input or on_gpu else "cpu"
         _check_device(device)
+        if device == "cuda" and format == "tune":
+            # The timed planner crashes the Python process when it runs on the GPU from this
+            # module (not from C++); refused until that is understood, never a crash.
+            raise _spmat.UnsupportedError(
+                "format='tune' is not available from Python on the GPU yet: use "
+                "format='auto' (the same model without the timing), or tune with the command "
+                "line (`spmat plan MATRIX --backend cuda --tune`) and pass the format it names")
         opts = _options_text(options)
         if isinstance(a, (Matrix, TransposedMatrix)):
             a = a.to_scipy()

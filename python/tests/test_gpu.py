@@ -18,7 +18,8 @@ from conftest import MATRICES, REPO
 pytestmark = pytest.mark.skipif(not spmat.cuda_available(), reason=spmat.cuda_status())
 
 TOL = 1e-12
-GPU_FORMATS = spmat.formats("cuda") if spmat.cuda_compiled() else []
+# "tune" is refused from Python on the GPU (test_tune_refused_on_gpu).
+GPU_FORMATS = [f for f in spmat.formats("cuda") if f != "tune"] if spmat.cuda_compiled() else []
 
 
 def rel_err(y, ref):
@@ -436,3 +437,8 @@ def test_sparse_input_errors():
         spmat.Matrix(t3)
     with pytest.raises(TypeError, match="sparse matrix"):
         spmat.Matrix(torch.ones((3, 3), device="cuda"))
+
+
+def test_tune_refused_on_gpu():
+    with pytest.raises(spmat.UnsupportedError, match="tune"):
+        spmat.Matrix(MATRICES["nnc1374"], format="tune", device="cuda")

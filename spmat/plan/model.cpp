@@ -33,8 +33,8 @@ struct Kernel {
 };
 
 // GPU kernels, fitted by bench/planner_fit.py (defaults) to the sweeps on an H100 committed
-// under bench/results/2026-11-25-h100/ (planner/calibration_formats.json, then
-// formats-real/all_formats.json and planner/planner.json, whose timings of a sample as
+// under bench/results/2026-11-25-h100/planner/ (calibration_formats.json, then
+// calibration_formats_real.json and calibration_planner_csr.json, whose timings of a sample as
 // back-to-back calls take precedence): fixed costs are the 75th percentile over the matrices of
 // a class that fit in L2, efficiencies the median over those of over 25 MB; a class without
 // large matrices takes the smaller of the stencil and irregular efficiencies. ELL-family formats

@@ -227,6 +227,49 @@ TEST(CsrCudaPlan, RegularMatricesKeepTheUnbinnedAutoKernel) {
   EXPECT_EQ(auto_plan(regular[2].second).kernel, CsrKernel::automatic);
 }
 
+TEST(CsrCudaPlan, LanesPerRowHalveFromEightUpWhenTheRowsFillTheGpuTwice) {
+  using csr_plan::threads_per_row;
+  // The largest power of two <= the mean while the matrix is small ...
+  EXPECT_EQ(threads_per_row(1000, 17000), 16);
+  EXPECT_EQ(threads_per_row(1000, 9000), 8);
+  EXPECT_EQ(threads_per_row(1000, 5000), 4);
+  EXPECT_EQ(threads_per_row(1000, 100000), 32);
+  // ... halved once rows x the halved lanes reach kManyThreads ...
+  EXPECT_EQ(threads_per_row(1000000, 17000000), 8);   // banded, 17 per row
+  EXPECT_EQ(threads_per_row(2000000, 18000000), 4);   // 9 per row
+  EXPECT_EQ(threads_per_row(100000, 5000000), 16);    // 50 per row: 32 -> 16
+  const std::int64_t rows = csr_plan::kManyThreads / 8;  // exactly enough rows at 8 lanes
+  EXPECT_EQ(threads_per_row(rows, 17 * rows), 8);
+  EXPECT_EQ(threads_per_row(rows - 1, 17 * (rows - 1)), 16);
+  // ... but never below 4 from the halving (short rows keep their 2 or 4 lanes).
+  EXPECT_EQ(threads_per_row(4000000, 20000000), 4);  // lap2d-like, mean 5
+  EXPECT_EQ(threads_per_row(4000000, 12000000), 2);
+}
+
+TEST(CsrCudaPlan, LongRowChunksShrinkWhileTheLongRowsAreFew) {
+  // One long row of 20,000 entries among short ones: 5 chunks of 4096 would leave the GPU
+  // idle, so the chunks shrink to the smallest size.
+  std::vector<std::int64_t> lens(3000, 4);
+  lens[17] = 20000;
+  const Csr64 few = random_csr(3000, 30000, lens, 5);
+  const auto p = auto_plan(few);
+  ASSERT_EQ(p.long_rows.size(), 1u);
+  EXPECT_EQ(p.chunk, csr_plan::kMinChunk);
+  EXPECT_EQ(static_cast<std::int64_t>(p.chunk_row.size()), (20000 + p.chunk - 1) / p.chunk);
+  expect_rows_partitioned(few, p);
+  // Long rows that make kTargetChunks chunks of kChunk keep kChunk (row offsets only: a
+  // million one-entry rows, then 32 rows of 64 chunks each).
+  const std::int64_t per_row = 64 * csr_plan::kChunk, n_long = csr_plan::kTargetChunks / 64;
+  const std::int64_t n_short = 1000000, rows = n_short + n_long;
+  std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(rows) + 1);
+  for (std::int64_t r = 1; r <= rows; ++r)
+    row_ptr[static_cast<std::size_t>(r)] = row_ptr[static_cast<std::size_t>(r - 1)] + (r <= n_short ? 1 : per_row);
+  const auto q = csr_plan::plan_rows(rows, row_ptr.data(), CsrKernel::automatic, 0, CsrBins::off);
+  EXPECT_EQ(static_cast<std::int64_t>(q.long_rows.size()), n_long);
+  EXPECT_EQ(q.chunk, csr_plan::kChunk);
+  EXPECT_EQ(static_cast<std::int64_t>(q.chunk_row.size()), csr_plan::kTargetChunks);
+}
+
 TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
   for (const char* name : {"rmat_scale14_ef16", "powerlaw_20000_mean16",
                            "every_row_length_class_3000x9000", "empty_stretches_6000x500",

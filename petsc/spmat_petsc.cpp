@@ -62,6 +62,11 @@ constexpr const char* kDataKey = "SpmatPetscData";
 struct Block {
   std::optional<spmat::Matrix<double>> m;
   PetscInt rows = 0, cols = 0, nnz = 0;
+  // The off-diagonal block has entries in few rows (those coupled to other ranks: a surface of
+  // a volume). It is stored with only those rows, row_map naming each one's local row, like
+  // PETSc's compressed-row AIJ; otherwise every product would read and write all of y for it.
+  std::vector<PetscInt> row_map;  // empty: all rows stored
+  mutable std::vector<double> work;  // the compressed rows' part of y (or of x for Aᵀ)
   PetscObjectState nonzero_state = -1;
   std::string spmv_format = "none", spmv_t_format = "none";
 
@@ -169,7 +174,7 @@ PetscErrorCode read_options_database(Mat A, Data* d) {
 
 // Reads a SeqAIJ block into `b`: values only (update_values) when its nonzero structure is the
 // one `b` was built from and the format takes new values in place, else a full build.
-PetscErrorCode refresh_block(Mat A, Mat M, Data* d, Block& b) {
+PetscErrorCode refresh_block(Mat A, Mat M, Data* d, Block& b, bool compress_rows) {
   PetscInt m = 0, n = 0, rows = 0;
   const PetscInt *ia = nullptr, *ja = nullptr;
   const PetscScalar* values = nullptr;
@@ -200,11 +205,27 @@ PetscErrorCode refresh_block(Mat A, Mat M, Data* d, Block& b) {
     b.cols = n;
     b.nnz = nnz;
     b.nonzero_state = nz_state;
+    b.row_map.clear();
     if (m > 0 && n > 0 && nnz > 0) {
       spmat::Csr<double, Index> csr;
-      csr.rows = static_cast<Index>(m);
+      PetscInt nonempty = 0;
+      for (PetscInt i = 0; i < m; ++i) nonempty += ia[i + 1] > ia[i];
+      // PETSc's own threshold for compressed rows (MatCheckCompressedRow's ratio 0.6).
+      if (compress_rows && nonempty < 0.6 * m) {
+        b.row_map.reserve(nonempty);
+        csr.row_ptr.reserve(nonempty + 1);
+        for (PetscInt i = 0; i < m; ++i)
+          if (ia[i + 1] > ia[i]) {
+            b.row_map.push_back(i);
+            csr.row_ptr.push_back(static_cast<Index>(ia[i + 1]));
+          }
+        b.work.assign(nonempty, 0.0);
+        csr.rows = static_cast<Index>(nonempty);
+      } else {
+        csr.rows = static_cast<Index>(m);
+        csr.row_ptr.assign(ia, ia + m + 1);
+      }
       csr.cols = static_cast<Index>(n);
-      csr.row_ptr.assign(ia, ia + m + 1);
       csr.col_idx.assign(ja, ja + nnz);
       csr.values.assign(values, values + nnz);
       b.m = spmat::Matrix<double>::build(csr, d->format, spmat::Backend::cpu,
@@ -253,8 +274,8 @@ PetscErrorCode refresh(Mat A, Data* d, bool collective) {
   PetscFunctionBegin;
   PetscCall(read_options_database(A, d));
   PetscCall(local_blocks(A, &Ad, &Ao, &garray));
-  ierr = refresh_block(A, Ad, d, d->diag);
-  if (!ierr && Ao) ierr = refresh_block(A, Ao, d, d->offdiag);
+  ierr = refresh_block(A, Ad, d, d->diag, false);
+  if (!ierr && Ao) ierr = refresh_block(A, Ao, d, d->offdiag, true);
   if (collective) {
     PetscMPIInt failed_here = ierr ? 1 : 0, failed_any = 0;
     PetscCallMPI(MPI_Allreduce(&failed_here, &failed_any, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
@@ -328,6 +349,52 @@ PetscErrorCode diag_product(Mat A, const Block& b, Vec x, Vec y, double beta, bo
   PetscFunctionReturn(0);
 }
 
+// y += Ao g (g: the ghost values), through the compressed rows where Ao has them.
+PetscErrorCode offdiag_product(Mat A, const Block& b, Vec ghosts, Vec y) {
+  const PetscScalar* g = nullptr;
+  PetscScalar* ya = nullptr;
+  PetscInt ng, ny;
+  PetscFunctionBegin;
+  if (b.row_map.empty()) {
+    PetscCall(diag_product(A, b, ghosts, y, 1.0, false));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetLocalSize(ghosts, &ng));
+  PetscCall(VecGetLocalSize(y, &ny));
+  PetscCall(VecGetArrayRead(ghosts, &g));
+  PetscCall(VecGetArray(y, &ya));
+  SPMAT_TRY
+  b.m->spmv(std::span<const double>(g, static_cast<std::size_t>(ng)), b.work);
+  for (std::size_t i = 0; i < b.row_map.size(); ++i) ya[b.row_map[i]] += b.work[i];
+  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(VecRestoreArrayRead(ghosts, &g));
+  PetscFunctionReturn(0);
+}
+
+// ghosts = Aoᵀ x
+PetscErrorCode offdiag_product_t(Mat A, const Block& b, Vec x, Vec ghosts) {
+  const PetscScalar* xa = nullptr;
+  PetscScalar* g = nullptr;
+  PetscInt nx, ng;
+  PetscFunctionBegin;
+  if (b.row_map.empty()) {
+    PetscCall(diag_product(A, b, x, ghosts, 0.0, true));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(ghosts, &ng));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArrayWrite(ghosts, &g));
+  SPMAT_TRY
+  for (std::size_t i = 0; i < b.row_map.size(); ++i) b.work[i] = xa[b.row_map[i]];
+  b.m->spmv_t(b.work, std::span<double>(g, static_cast<std::size_t>(ng)));
+  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  PetscCall(VecRestoreArrayWrite(ghosts, &g));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
 // y = A x + beta y (beta is 0 or 1): the ghost scatter runs while the diagonal block multiplies.
 PetscErrorCode mult(Mat A, Vec x, Vec y, double beta) {
   Data* d = nullptr;
@@ -342,7 +409,7 @@ PetscErrorCode mult(Mat A, Vec x, Vec y, double beta) {
   PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(diag_product(A, d->diag, x, y, beta, false));
   PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  if (d->offdiag.m) PetscCall(diag_product(A, d->offdiag, d->ghosts, y, 1.0, false));
+  if (d->offdiag.m) PetscCall(offdiag_product(A, d->offdiag, d->ghosts, y));
   PetscFunctionReturn(0);
 }
 
@@ -358,7 +425,7 @@ PetscErrorCode mult_transpose(Mat A, Vec x, Vec y, double beta) {
     PetscCall(diag_product(A, d->diag, x, y, beta, true));
     PetscFunctionReturn(0);
   }
-  if (d->offdiag.m) PetscCall(diag_product(A, d->offdiag, x, d->ghosts, 0.0, true));
+  if (d->offdiag.m) PetscCall(offdiag_product_t(A, d->offdiag, x, d->ghosts));
   else PetscCall(VecZeroEntries(d->ghosts));
   PetscCall(diag_product(A, d->diag, x, y, beta, true));
   PetscCall(VecScatterBegin(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
@@ -433,11 +500,14 @@ PetscErrorCode MatView_Spmat(Mat A, PetscViewer viewer) {
       PetscCall(PetscViewerASCIIPushSynchronized(viewer));
       auto line = [&](const char* what, const Block& b) -> PetscErrorCode {
         PetscFunctionBegin;
+        char stored[64] = "";
+        if (!b.row_map.empty())
+          PetscCall(PetscSNPrintf(stored, sizeof(stored), " (stored as its %zu nonempty rows)", b.row_map.size()));
         PetscCall(PetscViewerASCIISynchronizedPrintf(
             viewer,
             "  [%d] %s %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT
-            " nonzeros: Ax %s, A^T x %s\n",
-            rank, what, b.rows, b.cols, b.nnz, b.spmv_format.c_str(), b.spmv_t_format.c_str()));
+            " nonzeros%s: Ax %s, A^T x %s\n",
+            rank, what, b.rows, b.cols, b.nnz, stored, b.spmv_format.c_str(), b.spmv_t_format.c_str()));
         PetscFunctionReturn(0);
       };
       PetscCall(line(mpi ? "diagonal block" : "matrix", d->diag));

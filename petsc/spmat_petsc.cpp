@@ -139,15 +139,16 @@ PetscErrorCode is_parallel(Mat A, PetscBool* mpi) {
 }
 
 // spmat reports everything it refuses as an exception; PETSc callers expect an error code with a
-// message, never an exception through their C frames.
+// message, never an exception through their C frames. The error is this rank's own (another rank
+// may have built its block fine), hence PETSC_COMM_SELF: PETSc prints it from this rank.
 #define SPMAT_TRY try {
-#define SPMAT_CATCH(comm)                                                                   \
+#define SPMAT_CATCH                                                                         \
   }                                                                                         \
   catch (const std::exception& e) {                                                         \
-    SETERRQ(comm, PETSC_ERR_LIB, "spmat: %s", e.what());                                    \
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "spmat: %s", e.what());                         \
   }                                                                                         \
   catch (...) {                                                                             \
-    SETERRQ(comm, PETSC_ERR_LIB, "spmat: unknown exception");                              \
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "spmat: unknown exception");                   \
   }
 
 // The options database's -mat_spmat_format / -mat_spmat_options, unless given through the API.
@@ -190,52 +191,63 @@ PetscErrorCode refresh_block(Mat A, Mat M, Data* d, Block& b, bool compress_rows
   PetscCall(MatSeqAIJGetArrayRead(M, &values));
   const PetscInt nnz = ia[m];
   bool updated = false;
-  SPMAT_TRY
-  if (b.m && !d->rebuild && nz_state == b.nonzero_state && b.rows == m && b.cols == n && b.nnz == nnz) {
-    try {
-      b.m->update_values(std::span<const double>(values, static_cast<std::size_t>(nnz)));
-      updated = true;
-    } catch (const spmat::UnsupportedError&) {
-      // The format cannot take new values in place: rebuilt below.
-    }
-  }
-  if (!updated) {
-    b.m.reset();
-    b.rows = m;
-    b.cols = n;
-    b.nnz = nnz;
-    b.nonzero_state = nz_state;
-    b.row_map.clear();
-    if (m > 0 && n > 0 && nnz > 0) {
-      spmat::Csr<double, Index> csr;
-      PetscInt nonempty = 0;
-      for (PetscInt i = 0; i < m; ++i) nonempty += ia[i + 1] > ia[i];
-      // PETSc's own threshold for compressed rows (MatCheckCompressedRow's ratio 0.6).
-      if (compress_rows && nonempty < 0.6 * m) {
-        b.row_map.reserve(nonempty);
-        csr.row_ptr.reserve(nonempty + 1);
-        for (PetscInt i = 0; i < m; ++i)
-          if (ia[i + 1] > ia[i]) {
-            b.row_map.push_back(i);
-            csr.row_ptr.push_back(static_cast<Index>(ia[i + 1]));
-          }
-        b.work.assign(nonempty, 0.0);
-        csr.rows = static_cast<Index>(nonempty);
-      } else {
-        csr.rows = static_cast<Index>(m);
-        csr.row_ptr.assign(ia, ia + m + 1);
+  std::string error;  // reported after the arrays are given back
+  try {
+    if (b.m && !d->rebuild && nz_state == b.nonzero_state && b.rows == m && b.cols == n &&
+        b.nnz == nnz) {
+      try {
+        b.m->update_values(std::span<const double>(values, static_cast<std::size_t>(nnz)));
+        updated = true;
+      } catch (const spmat::UnsupportedError&) {
+        // The format cannot take new values in place: rebuilt below.
       }
-      csr.cols = static_cast<Index>(n);
-      csr.col_idx.assign(ja, ja + nnz);
-      csr.values.assign(values, values + nnz);
-      b.m = spmat::Matrix<double>::build(csr, d->format, spmat::Backend::cpu,
-                                         spmat::FormatOptions::parse(d->options));
     }
-    b.describe_formats();
+    if (!updated) {
+      b.m.reset();
+      b.rows = m;
+      b.cols = n;
+      b.nnz = nnz;
+      b.nonzero_state = nz_state;
+      b.row_map.clear();
+      if (m > 0 && n > 0 && nnz > 0) {
+        spmat::Csr<double, Index> csr;
+        PetscInt nonempty = 0;
+        for (PetscInt i = 0; i < m; ++i) nonempty += ia[i + 1] > ia[i];
+        // PETSc's own threshold for compressed rows (MatCheckCompressedRow's ratio 0.6).
+        if (compress_rows && nonempty < 0.6 * m) {
+          b.row_map.reserve(nonempty);
+          csr.row_ptr.reserve(nonempty + 1);
+          for (PetscInt i = 0; i < m; ++i)
+            if (ia[i + 1] > ia[i]) {
+              b.row_map.push_back(i);
+              csr.row_ptr.push_back(static_cast<Index>(ia[i + 1]));
+            }
+          b.work.assign(nonempty, 0.0);
+          csr.rows = static_cast<Index>(nonempty);
+        } else {
+          csr.rows = static_cast<Index>(m);
+          csr.row_ptr.assign(ia, ia + m + 1);
+        }
+        csr.cols = static_cast<Index>(n);
+        csr.col_idx.assign(ja, ja + nnz);
+        csr.values.assign(values, values + nnz);
+        b.m = spmat::Matrix<double>::build(csr, d->format, spmat::Backend::cpu,
+                                           spmat::FormatOptions::parse(d->options));
+      }
+      b.describe_formats();
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    b.m.reset();  // never multiply a block half replaced
+    b.nonzero_state = -1;
+  } catch (...) {
+    error = "unknown exception";
+    b.m.reset();
+    b.nonzero_state = -1;
   }
-  SPMAT_CATCH(comm)
   PetscCall(MatSeqAIJRestoreArrayRead(M, &values));
   PetscCall(MatRestoreRowIJ(M, 0, PETSC_FALSE, PETSC_FALSE, &rows, &ia, &ja, &done));
+  PetscCheck(error.empty(), PETSC_COMM_SELF, PETSC_ERR_LIB, "spmat: %s", error.c_str());
   PetscFunctionReturn(0);
 }
 
@@ -325,7 +337,7 @@ PetscErrorCode ensure_current(Mat A, Data** data) {
 }
 
 // y = Ad x + beta y over the local rows (the diagonal block; zero when it has no entries).
-PetscErrorCode diag_product(Mat A, const Block& b, Vec x, Vec y, double beta, bool transpose) {
+PetscErrorCode diag_product(const Block& b, Vec x, Vec y, double beta, bool transpose) {
   const PetscScalar* xa = nullptr;
   PetscScalar* ya = nullptr;
   PetscInt nx, ny;
@@ -343,20 +355,20 @@ PetscErrorCode diag_product(Mat A, const Block& b, Vec x, Vec y, double beta, bo
   } else if (beta == 0.0) {
     std::fill(ya, ya + ny, 0.0);
   }
-  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  SPMAT_CATCH
   PetscCall(VecRestoreArray(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
 }
 
 // y += Ao g (g: the ghost values), through the compressed rows where Ao has them.
-PetscErrorCode offdiag_product(Mat A, const Block& b, Vec ghosts, Vec y) {
+PetscErrorCode offdiag_product(const Block& b, Vec ghosts, Vec y) {
   const PetscScalar* g = nullptr;
   PetscScalar* ya = nullptr;
   PetscInt ng, ny;
   PetscFunctionBegin;
   if (b.row_map.empty()) {
-    PetscCall(diag_product(A, b, ghosts, y, 1.0, false));
+    PetscCall(diag_product(b, ghosts, y, 1.0, false));
     PetscFunctionReturn(0);
   }
   PetscCall(VecGetLocalSize(ghosts, &ng));
@@ -366,20 +378,20 @@ PetscErrorCode offdiag_product(Mat A, const Block& b, Vec ghosts, Vec y) {
   SPMAT_TRY
   b.m->spmv(std::span<const double>(g, static_cast<std::size_t>(ng)), b.work);
   for (std::size_t i = 0; i < b.row_map.size(); ++i) ya[b.row_map[i]] += b.work[i];
-  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  SPMAT_CATCH
   PetscCall(VecRestoreArray(y, &ya));
   PetscCall(VecRestoreArrayRead(ghosts, &g));
   PetscFunctionReturn(0);
 }
 
 // ghosts = Aoᵀ x
-PetscErrorCode offdiag_product_t(Mat A, const Block& b, Vec x, Vec ghosts) {
+PetscErrorCode offdiag_product_t(const Block& b, Vec x, Vec ghosts) {
   const PetscScalar* xa = nullptr;
   PetscScalar* g = nullptr;
   PetscInt nx, ng;
   PetscFunctionBegin;
   if (b.row_map.empty()) {
-    PetscCall(diag_product(A, b, x, ghosts, 0.0, true));
+    PetscCall(diag_product(b, x, ghosts, 0.0, true));
     PetscFunctionReturn(0);
   }
   PetscCall(VecGetLocalSize(x, &nx));
@@ -389,7 +401,7 @@ PetscErrorCode offdiag_product_t(Mat A, const Block& b, Vec x, Vec ghosts) {
   SPMAT_TRY
   for (std::size_t i = 0; i < b.row_map.size(); ++i) b.work[i] = xa[b.row_map[i]];
   b.m->spmv_t(b.work, std::span<double>(g, static_cast<std::size_t>(ng)));
-  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  SPMAT_CATCH
   PetscCall(VecRestoreArrayWrite(ghosts, &g));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
@@ -403,13 +415,13 @@ PetscErrorCode mult(Mat A, Vec x, Vec y, double beta) {
   PetscCall(ensure_current(A, &d));
   PetscCall(is_parallel(A, &mpi));
   if (!mpi) {
-    PetscCall(diag_product(A, d->diag, x, y, beta, false));
+    PetscCall(diag_product(d->diag, x, y, beta, false));
     PetscFunctionReturn(0);
   }
   PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(diag_product(A, d->diag, x, y, beta, false));
+  PetscCall(diag_product(d->diag, x, y, beta, false));
   PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  if (d->offdiag.m) PetscCall(offdiag_product(A, d->offdiag, d->ghosts, y));
+  if (d->offdiag.m) PetscCall(offdiag_product(d->offdiag, d->ghosts, y));
   PetscFunctionReturn(0);
 }
 
@@ -422,12 +434,12 @@ PetscErrorCode mult_transpose(Mat A, Vec x, Vec y, double beta) {
   PetscCall(ensure_current(A, &d));
   PetscCall(is_parallel(A, &mpi));
   if (!mpi) {
-    PetscCall(diag_product(A, d->diag, x, y, beta, true));
+    PetscCall(diag_product(d->diag, x, y, beta, true));
     PetscFunctionReturn(0);
   }
-  if (d->offdiag.m) PetscCall(offdiag_product_t(A, d->offdiag, x, d->ghosts));
+  if (d->offdiag.m) PetscCall(offdiag_product_t(d->offdiag, x, d->ghosts));
   else PetscCall(VecZeroEntries(d->ghosts));
-  PetscCall(diag_product(A, d->diag, x, y, beta, true));
+  PetscCall(diag_product(d->diag, x, y, beta, true));
   PetscCall(VecScatterBegin(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscCall(VecScatterEnd(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscFunctionReturn(0);
@@ -696,7 +708,7 @@ PetscErrorCode MatSpmatSetOptions(Mat A, const char options[]) {
   PetscCall(get_data(A, &d));
   SPMAT_TRY
   (void)spmat::FormatOptions::parse(options ? options : "");
-  SPMAT_CATCH(PetscObjectComm((PetscObject)A))
+  SPMAT_CATCH
   d->options = options ? options : "";
   d->options_given = true;
   d->rebuild = true;

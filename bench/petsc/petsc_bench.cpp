@@ -2,15 +2,16 @@
 // SPDX-License-Identifier: MIT
 //
 //   mpiexec -n 2 petsc_bench MATRIX [--formats auto,csr] [--reps 100] [--ksp cg|gmres|none]
-//                            [--rtol 1e-6] [--max-it 10000] [--json FILE]
+//                            [--rtol 1e-6] [--max-it 10000] [--ksp-solves 3] [--json FILE]
 //
 // MATRIX is anything spmat::io::load_matrix reads ("gen:lap2d:2000", a .mtx.gz). Every rank
 // loads it and inserts its own rows (not timed). For each matrix type (AIJ, then spmat with each
 // format) it times MatMult in batches of `reps` products, AIJ and spmat batches interleaved so
 // that a slow spell of a shared machine hits both: the result is the median over 7 batches of
 // the slowest rank's time per product. Then KSPSolve with Jacobi from x = 0 (b = A·1), after a
-// KSPSetUp outside the timing. One JSON object per type and format is appended to FILE (one per
-// line) and a table row printed.
+// KSPSetUp outside the timing, `ksp-solves` times per type, the types again interleaved: the
+// median solve counts. One JSON object per type and format is appended to FILE (one per line,
+// with the load average before and after the run) and a table row printed.
 #include <petscksp.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ struct Args {
   std::string ksp = "cg";
   double rtol = 1e-6;
   int max_it = 10000;
+  int ksp_solves = 3;
   std::string json;
 };
 
@@ -95,6 +97,7 @@ struct Result {
   double assembly_s = 0;
   std::vector<double> batches;
   PetscInt its = 0;
+  std::vector<double> ksp_solves;
   double ksp_s = 0, rnorm = 0;
   int reason = 0;
 };
@@ -140,7 +143,9 @@ PetscErrorCode solve(Mat A, const Args& args, Result* res) {
   const double t0 = MPI_Wtime();
   PetscCall(KSPSolve(ksp, b, x));
   double t = MPI_Wtime() - t0;
-  PetscCallMPI(MPI_Allreduce(&t, &res->ksp_s, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  double slowest = 0;
+  PetscCallMPI(MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  res->ksp_solves.push_back(slowest);
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetResidualNorm(ksp, &rnorm));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
@@ -151,6 +156,21 @@ PetscErrorCode solve(Mat A, const Args& args, Result* res) {
   PetscCall(VecDestroy(&b));
   PetscCall(VecDestroy(&ones));
   PetscFunctionReturn(0);
+}
+
+std::string loadavg() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  char buf[64] = "";
+  if (f) {
+    if (!std::fgets(buf, sizeof(buf), f)) buf[0] = 0;
+    std::fclose(f);
+  }
+  std::string s(buf);
+  // "1.25 2.35 1.88 2/300 1234": the three averages
+  std::size_t cut = 0;
+  for (int spaces = 0; cut < s.size() && spaces < 3; ++cut)
+    if (s[cut] == ' ') ++spaces;
+  return s.substr(0, cut ? cut - 1 : 0);
 }
 
 double median(std::vector<double> v) {
@@ -183,6 +203,7 @@ int main(int argc, char** argv) {
     else if (a == "--ksp") args.ksp = value();
     else if (a == "--rtol") args.rtol = std::atof(value().c_str());
     else if (a == "--max-it") args.max_it = std::atoi(value().c_str());
+    else if (a == "--ksp-solves") args.ksp_solves = std::max(1, std::atoi(value().c_str()));
     else if (a == "--json") args.json = value();
     else if (i == 1 && a[0] != '-') args.matrix = a;
     // Anything else is PETSc's (-log_view, -ksp_monitor, ...): PetscInitialize read it.
@@ -192,6 +213,7 @@ int main(int argc, char** argv) {
     PetscCall(PetscFinalize());
     return 2;
   }
+  const std::string load_start = loadavg();
   Csr a;
   try {
     a = spmat::io::load_matrix<double, std::int32_t>(args.matrix);
@@ -232,13 +254,16 @@ int main(int argc, char** argv) {
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   if (args.ksp != "none" && a.rows == a.cols)
-    for (std::size_t k = 0; k < mats.size(); ++k) PetscCall(solve(mats[k], args, &results[k]));
+    for (int solve_pass = 0; solve_pass < args.ksp_solves; ++solve_pass)
+      for (std::size_t k = 0; k < mats.size(); ++k) PetscCall(solve(mats[k], args, &results[k]));
+  for (auto& r : results) r.ksp_s = median(r.ksp_solves);
+  const std::string load_end = loadavg();
 
   if (rank == 0) {
     const double aij_ms = median(results[0].batches) * 1e3;
-    std::printf("%s: %d x %d, %lld nonzeros, %d rank%s, OMP_NUM_THREADS=%s\n", args.matrix.c_str(),
+    std::printf("%s: %d x %d, %lld nonzeros, %d rank%s, OMP_NUM_THREADS=%s, load average %s -> %s\n", args.matrix.c_str(),
                 static_cast<int>(a.rows), static_cast<int>(a.cols), static_cast<long long>(a.nnz()), size,
-                size == 1 ? "" : "s", omp ? std::to_string(omp).c_str() : "unset");
+                size == 1 ? "" : "s", omp ? std::to_string(omp).c_str() : "unset", load_start.c_str(), load_end.c_str());
     std::printf("%-6s %-6s %11s %8s %9s %7s %10s %9s  %s\n", "type", "format", "MatMult ms", "GFLOP/s",
                 "vs AIJ", "its", "KSP s", "assembly", "local formats (diagonal/off-diagonal per rank)");
     FILE* out = args.json.empty() ? nullptr : std::fopen(args.json.c_str(), "a");
@@ -250,18 +275,21 @@ int main(int argc, char** argv) {
       if (out) {
         std::string batches;
         for (double t : r.batches) batches += (batches.empty() ? "" : ", ") + std::to_string(t * 1e3);
+        std::string solves;
+        for (double t : r.ksp_solves) solves += (solves.empty() ? "" : ", ") + std::to_string(t);
         std::fprintf(out,
                      "{\"matrix\": \"%s\", \"name\": \"%s\", \"rows\": %d, \"cols\": %d, \"nnz\": %lld, "
                      "\"ranks\": %d, \"omp_threads\": %d, \"type\": \"%s\", \"format\": \"%s\", "
                      "\"local_formats\": \"%s\", \"assembly_end_s\": %.6f, \"matmult_ms\": %.6f, "
                      "\"matmult_batches_ms\": [%s], \"reps_per_batch\": %d, \"gflops\": %.4f, "
                      "\"speedup_vs_aij\": %.4f, \"ksp\": \"%s\", \"pc\": \"jacobi\", \"rtol\": %g, "
-                     "\"ksp_its\": %d, \"ksp_s\": %.6f, \"ksp_rnorm\": %.6e, \"ksp_reason\": %d}\n",
+                     "\"ksp_its\": %d, \"ksp_s\": %.6f, \"ksp_solves_s\": [%s], \"ksp_rnorm\": %.6e, "
+                     "\"ksp_reason\": %d, \"loadavg_start\": \"%s\", \"loadavg_end\": \"%s\"}\n",
                      args.matrix.c_str(), spmat::io::matrix_name(args.matrix).c_str(), static_cast<int>(a.rows),
                      static_cast<int>(a.cols), static_cast<long long>(a.nnz()), size, omp, r.type.c_str(),
                      r.format.c_str(), r.local_formats.c_str(), r.assembly_s, ms, batches.c_str(), args.reps,
-                     gflops, aij_ms / ms, args.ksp.c_str(), args.rtol, static_cast<int>(r.its), r.ksp_s, r.rnorm,
-                     r.reason);
+                     gflops, aij_ms / ms, args.ksp.c_str(), args.rtol, static_cast<int>(r.its), r.ksp_s,
+                     solves.c_str(), r.rnorm, r.reason, load_start.c_str(), load_end.c_str());
       }
     }
     if (out) std::fclose(out);

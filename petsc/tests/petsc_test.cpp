@@ -249,6 +249,21 @@ void mult_against_aij(const std::string& what, const Csr& a, const std::vector<s
 void group_mult_laplacian() {
   const Csr a = spmat::io::load_matrix<double, std::int32_t>("gen:lap2d:40");
   mult_against_aij("MatMult* 2-D Laplacian 40x40", a, cpu_formats());
+  // Degenerate layouts: no ghost columns at all (diagonal), a rank without rows or columns.
+  Csr diag;
+  diag.rows = diag.cols = 100;
+  for (int i = 0; i < 100; ++i) {
+    diag.col_idx.push_back(i);
+    diag.values.push_back(1.0 + i);
+    diag.row_ptr.push_back(i + 1);
+  }
+  mult_against_aij("MatMult* diagonal 100x100", diag, {"auto", "csr"});
+  Csr one;
+  one.rows = one.cols = 1;
+  one.row_ptr = {0, 1};
+  one.col_idx = {0};
+  one.values = {3.0};
+  mult_against_aij("MatMult* 1x1", one, {"auto", "csr"});
   // Rectangular, irregular: every product's ghost exchange differs from the square case.
   const Csr r = spmat::io::load_matrix<double, std::int32_t>("gen:random_k:700x300:6");
   mult_against_aij("MatMult* random 700x300", r, {"auto", "csr", "coo", "sell"});
@@ -473,8 +488,8 @@ PetscErrorCode solve(Mat A, const char* ksp_type, const char* pc_type, Vec b, So
 
 // The same solve with a spmat matrix and with AIJ: same iteration count, residuals and
 // solutions that agree to the solver's tolerance. `its_slack`: an ill-conditioned solve may
-// cross its tolerance one iteration apart when the products differ in the last bit (a different
-// summation order), so its counts may differ by that much and its residuals by 10 %.
+// cross its tolerance a few iterations apart when the products differ in the last bit (a
+// different summation order), so its counts may differ by that much and its residuals by 10 %.
 void compare_solves(const std::string& name, const Csr& a, const char* ksp_type, const char* pc_type,
                     const char* format = "auto", double rtol = 1e-8, int its_slack = 0) {
   Mat R, S;
@@ -523,7 +538,9 @@ void group_ksp() {
     skip("KSP LSQR, Maragal_6", "Maragal_6.mtx.gz not found; set SPMAT_MATRIX_DIR to run it");
   } else {
     const Csr a = spmat::io::load_matrix<double, std::int32_t>(path2);
-    compare_solves("KSP LSQR (A^T), Maragal_6 (21255x10152)", a, KSPLSQR, PCNONE, "auto", 1e-4);
+    // Ill-conditioned too: equal at 1 and 2 ranks, 3 iterations apart (of 224) at 3 ranks.
+    compare_solves("KSP LSQR (A^T), Maragal_6 (21255x10152, iterations within 2 %)", a, KSPLSQR,
+                   PCNONE, "auto", 1e-4, 5);
   }
 }
 

@@ -7,8 +7,8 @@
 // Every check runs on all ranks and counts as passed only where it passed on every rank. The
 // last line is "N passed, M failed, K skipped"; the exit status is 1 on any failure, 77 (ctest's
 // skip code here) when everything was skipped, else 0. Real matrices are read from
-// $SPMAT_MATRIX_DIR, else the source tree's data/ (git-ignored) or a matrices/ folder in a
-// sibling shared/ folder; checks that need one are skipped with a message when it is absent.
+// $SPMAT_MATRIX_DIR, else the source tree's data/ or data/real/ (git-ignored); checks that
+// need one are skipped with a message when it is absent.
 #include <petscksp.h>
 
 #include <cmath>
@@ -63,7 +63,6 @@ std::string matrix_path(const std::string& file) {
   if (const char* env = std::getenv("SPMAT_MATRIX_DIR"); env && *env) dirs.push_back(env);
   dirs.push_back(SPMAT_SOURCE_DIR "/data");
   dirs.push_back(SPMAT_SOURCE_DIR "/data/real");
-  dirs.push_back(SPMAT_SOURCE_DIR "/../shared/matrices");
   for (const auto& d : dirs)
     if (std::filesystem::exists(d + "/" + file)) return d + "/" + file;
   return "";

@@ -131,6 +131,27 @@ TEST(Hostile, IntegerValuesBeyondTwoToThe53AreRefusedStrictlyAndRoundedLeniently
                   "int_big_array.mtx:3:1: ");
 }
 
+TEST(Hostile, ValuesBeyondTheStoredTypeAreRefusedStrictlyAndInfiniteLeniently) {
+  const std::string big = write_text("real_big.mtx", std::string(kGeneral) + "1 2 2\n1 1 1e400\n1 2 2\n");
+  const std::string msg = error_of([&] { (void)spmat::io::read_matrix_market<double, std::int32_t>(big); });
+  EXPECT_CONTAINS(msg, "real_big.mtx:3:5: ");
+  EXPECT_CONTAINS(msg, "range of a double");
+  EXPECT_CONTAINS(msg, "lenient");
+  const auto inf = spmat::io::read_matrix_market<double, std::int32_t>(big, lenient());
+  EXPECT_TRUE(std::isinf(inf.values.at(0)) && inf.values[0] > 0);
+  // Underflow rounds to the nearest double, as the text means: accepted.
+  const std::string tiny = write_text("real_tiny.mtx", std::string(kGeneral) + "1 1 1\n1 1 1e-400\n");
+  EXPECT_EQ((spmat::io::read_matrix_market<double, std::int32_t>(tiny).values), std::vector<double>{0.0});
+  // fp32: a value past its range is refused there and read as is in fp64.
+  const std::string f32 = write_text("real_f32.mtx", std::string(kGeneral) + "1 1 1\n1 1  -1e39\n");
+  const std::string m32 = error_of([&] { (void)spmat::io::read_matrix_market<float, std::int32_t>(f32); });
+  EXPECT_CONTAINS(m32, "real_f32.mtx:3:6: ");
+  EXPECT_CONTAINS(m32, "fp32");
+  EXPECT_EQ((spmat::io::read_matrix_market<double, std::int32_t>(f32).values), std::vector<double>{-1e39});
+  const auto f = spmat::io::read_matrix_market<float, std::int32_t>(f32, lenient());
+  EXPECT_TRUE(std::isinf(f.values.at(0)) && f.values[0] < 0);
+}
+
 TEST(Hostile, AnIndexOutOfRangeNamesItsColumn) {
   const std::string path = write_text("col_range.mtx", std::string(kGeneral) + "2 2 1\n1  7 1.0\n");
   EXPECT_CONTAINS(error_of([&] { (void)spmat::io::load_matrix<double, std::int32_t>(path); }),

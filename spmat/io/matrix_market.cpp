@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "spmat/io/file_io.hpp"
@@ -245,6 +246,12 @@ struct Parser {
     if (r.ec != std::errc() || !is_sep(*r.ptr)) [[unlikely]] {
       if (r.ec != std::errc::result_out_of_range || !is_sep(*r.ptr)) bad_value(s, expected);
       v = std::strtod(std::string(s, r.ptr).c_str(), nullptr);  // over/underflow: ±HUGE_VAL or 0
+      // Underflow rounds to the nearest double (zero or subnormal), which is what the text
+      // means; overflow would turn a number into infinity without a word.
+      if (std::isinf(v) && !lenient)
+        fail_col(s, "the value " + std::string(s, r.ptr) +
+                        " is beyond the range of a double (about 1.8e308); expected a finite "
+                        "value (lenient reading makes it infinite)");
     }
     p = r.ptr;
     return v;
@@ -430,12 +437,26 @@ Csr<Value, Index> read_body(Parser& ps, const MatrixMarketHeader& h, const ReadO
             std::to_string(k + 1) + " of the " + declared +
             ", found end of file: the file is truncated");
   };
-  auto value = [&]() -> double {
+  auto parsed_value = [&]() -> double {
     switch (h.field) {
       case MmField::real: return ps.parse_real("a real number value");
       case MmField::integer: return ps.parse_integer_value("an integer value");
       default: return 1.0;
     }
+  };
+  auto value = [&]() -> double {
+    const char* at = ps.p;
+    const double v = parsed_value();
+    // fp32 storage: a finite value past its range would become infinity on conversion.
+    if constexpr (std::is_same_v<Value, float>)
+      if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max() && !ps.lenient)
+        [[unlikely]] {
+        while (is_blank(*at)) ++at;
+        ps.fail_col(at, "the value " + num(v) +
+                            " is beyond the range of fp32 (about 3.4e38); expected a smaller "
+                            "value, or read the matrix as fp64 (lenient reading makes it infinite)");
+      }
+    return v;
   };
   const std::uint64_t rows = static_cast<std::uint64_t>(h.rows), cols = static_cast<std::uint64_t>(h.cols);
   const std::string row_expect = "a row index (an integer from 1 to " + std::to_string(rows) + ")";

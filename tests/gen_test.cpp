@@ -358,6 +358,16 @@ TEST(Gen, SizesBeyondTheIndexTypeAreRefusedBeforeAllocating) {
   }
 }
 
+TEST(Gen, RequestsBeyondTheHostMemoryAreRefusedBeforeTheRowsAreDrawn) {
+  // Each fits int64 indices but not any host: refused at once, naming what it needs (drawing
+  // 10^13 cells of random_p, or 10^13 row lengths of powerlaw, would take hours first).
+  for (const char* spec : {"gen:random_p:10x4000000000000:0.5", "gen:powerlaw:10000000000000:16",
+                           "gen:random_k:10000000000000:2"}) {
+    const std::string e = error_of<OutOfMemoryError>([&] { generate<double, std::int64_t>(spec); });
+    EXPECT_TRUE(contains(e, spec) && contains(e, "GiB of host memory")) << spec << ": " << e;
+  }
+}
+
 TEST(Gen, DescribeListsEveryGeneratorAndTheDocsPageRepeatsIt) {
   const std::string text = gen::describe();
   for (const char* name : {"gen:random_p:", "gen:random_k:", "gen:ideal", "gen:lap2d:",

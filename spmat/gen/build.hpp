@@ -5,25 +5,50 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
+#include "spmat/core/error.hpp"
 #include "spmat/gen/spec.hpp"
+#include "spmat/io/file_io.hpp"
 
 namespace spmat::gen::detail {
+
+/// Throws OutOfMemoryError when a rows-row CSR of `nnz` nonzeros (an expected count before
+/// the rows are drawn, the exact one after) needs more host memory than is available now.
+/// Checked before the work, not only at the allocation: drawing the rows of an impossible
+/// request can take hours, and an allocation the kernel overcommits fails only when touched.
+template <class Value, class Index>
+void check_host_memory(std::string_view what, std::int64_t rows, double nnz) {
+  const std::uint64_t avail = io::available_memory_bytes();  // 0: unknown, no check
+  const double need = (static_cast<double>(rows) + 1) * sizeof(Index) +
+                      nnz * static_cast<double>(sizeof(Index) + sizeof(Value));
+  if (avail == 0 || need <= static_cast<double>(avail)) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": about %.3g nonzeros need %.3g GiB of host memory with ", nnz,
+                need / double(1 << 30));
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " values, and %.3g GiB are available", double(avail) / double(1 << 30));
+  throw OutOfMemoryError(std::string(what) + buf + std::string(index_name<Index>()) +
+                         " indices and " + std::string(precision_name<Value>()) + tail);
+}
 
 /// Builds a rows×cols CSR row by row, in parallel, independent of the thread count.
 /// `len(i, scratch)` returns the length of row i; `fill(i, len, cols, vals, scratch)` writes
 /// row i's `len` columns (strictly increasing) and values. Both must be pure functions of i
 /// (each row draws from its own stream), so the result is the same with any schedule.
 /// Sizes are checked against Index before anything large is allocated: rows/cols first, then
-/// nnz once the row lengths are known (IndexOverflowError naming `what`).
+/// nnz once the row lengths are known (IndexOverflowError naming `what`), and the host memory
+/// the nonzeros need (OutOfMemoryError).
 /// Work: one len() and one fill() call per row; memory: the result only.
 template <class Value, class Index, class Len, class Fill>
 Csr<Value, Index> build_rows(std::string_view what, std::int64_t rows, std::int64_t cols,
                              Len&& len, Fill&& fill) {
   check_index_range<Index>(rows, cols, 0, what);
+  check_host_memory<Value, Index>(what, rows, 0.0);  // the row offsets, before the lengths
   Csr<Value, Index> a;
   a.rows = static_cast<Index>(rows);
   a.cols = static_cast<Index>(cols);
@@ -42,6 +67,7 @@ Csr<Value, Index> build_rows(std::string_view what, std::int64_t rows, std::int6
     }
   }
   check_index_range<Index>(rows, cols, total, what);
+  check_host_memory<Value, Index>(what, rows, static_cast<double>(total));
   for (std::int64_t i = 0; i < rows; ++i) a.row_ptr[i + 1] += a.row_ptr[i];
   a.col_idx.resize(static_cast<std::size_t>(total));
   a.values.resize(static_cast<std::size_t>(total));

@@ -1,5 +1,6 @@
 // spmat/gen/random.cpp — the uniform random generators: random_p, random_k and powerlaw.
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -48,6 +49,7 @@ Csr<Value, Index> gen_random_p(const Args& a) {
                              " nonzeros expected, which does not fit the " +
                              std::string(index_name<Index>()) + " index type (limit " +
                              std::to_string(index_max<Index>()) + "); use int64 indices");
+  check_host_memory<Value, Index>(a.text(), d.rows, std::max(0.0, mean - 8.0 * std::sqrt(mean)));
   // Above this density one draw per cell beats a log per entry. Measured single-threaded on
   // the 2-core dev VM (8192², CPU time): log path p=0.09 0.25 s; per-cell p=0.1 0.36 s,
   // p=0.5 0.90 s, i.e. ~41 ns per entry against ~0.3 s fixed: break-even near p = 0.15.
@@ -145,6 +147,9 @@ Csr<Value, Index> gen_powerlaw(const Args& a) {
   const std::uint64_t seed = a.seed(), salt = name_salt("powerlaw");
   const ValueKind kind = a.values();
   check_index_range<Index>(n, n, 0, a.text());
+  // The row lengths are independent heavy-tailed draws: half the mean is a safe lower bound
+  // for large n, and enough to refuse an impossible request before drawing n lengths.
+  check_host_memory<Value, Index>(a.text(), n, 0.5 * static_cast<double>(n) * mean_k);
   const double s = alpha - 1.0;
   double lo = 0.0, hi = static_cast<double>(n);
   for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {

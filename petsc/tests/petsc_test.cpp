@@ -7,8 +7,9 @@
 // Every check runs on all ranks and counts as passed only where it passed on every rank. The
 // last line is "N passed, M failed, K skipped"; the exit status is 1 on any failure, 77 (ctest's
 // skip code here) when everything was skipped, else 0. Real matrices are read from
-// $SPMAT_MATRIX_DIR, else the source tree's data/ or data/real/ (git-ignored); checks that
-// need one are skipped with a message when it is absent.
+// $SPMAT_MATRIX_DIR, else the source tree's data/ or data/real/ (git-ignored) or bench/matrices/
+// (the small ones the repository carries); checks that need one are skipped with a message
+// when it is absent.
 #include <petscksp.h>
 
 #include <cmath>
@@ -63,6 +64,7 @@ std::string matrix_path(const std::string& file) {
   if (const char* env = std::getenv("SPMAT_MATRIX_DIR"); env && *env) dirs.push_back(env);
   dirs.push_back(SPMAT_SOURCE_DIR "/data");
   dirs.push_back(SPMAT_SOURCE_DIR "/data/real");
+  dirs.push_back(SPMAT_SOURCE_DIR "/bench/matrices");  // the small real matrices in the tree
   for (const auto& d : dirs)
     if (std::filesystem::exists(d + "/" + file)) return d + "/" + file;
   return "";
@@ -269,7 +271,9 @@ void group_mult_laplacian() {
 }
 
 void group_mult_real() {
-  for (const char* file : {"bcsstk16.mtx.gz", "Maragal_6.mtx.gz"}) {
+  // Two small real matrices that the repository carries (a symmetric and a nonsymmetric one),
+  // then two larger ones where a matrix folder has them.
+  for (const char* file : {"1138_bus.mtx.gz", "nnc1374.mtx.gz", "bcsstk16.mtx.gz", "Maragal_6.mtx.gz"}) {
     const std::string path = matrix_path(file);
     const std::string what = std::string("MatMult* ") + file;
     if (path.empty()) {

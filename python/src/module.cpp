@@ -128,20 +128,26 @@ std::vector<T> copy_of(const In1<T>& a) {
   return std::vector<T>(a.data(), a.data() + a.shape(0));
 }
 
+/// The shape of CSR arrays for a rows x cols matrix, host or device: a ValueError otherwise.
+void check_csr_shape(std::int64_t rows, std::int64_t cols, std::size_t indptr_len,
+                     std::size_t indices_len, std::size_t data_len) {
+  if (rows < 0 || cols < 0)
+    throw nb::value_error(("negative shape (" + std::to_string(rows) + ", " +
+                           std::to_string(cols) + ")").c_str());
+  if (indptr_len != static_cast<std::size_t>(rows) + 1)
+    throw nb::value_error(("indptr has " + std::to_string(indptr_len) +
+                           " entries, expected rows + 1 = " + std::to_string(rows + 1)).c_str());
+  if (indices_len != data_len)
+    throw nb::value_error(("indices has " + std::to_string(indices_len) + " entries but data has " +
+                           std::to_string(data_len)).c_str());
+}
+
 template <class Value, class Index>
 spmat::Csr<Value, Index> csr_from_arrays(std::int64_t rows, std::int64_t cols,
                                          const In1<Index>& indptr, const In1<Index>& indices,
                                          const In1<Value>& data) {
   spmat::check_index_range<Index>(rows, cols, static_cast<std::int64_t>(indices.shape(0)));
-  if (rows < 0 || cols < 0)
-    throw nb::value_error(("negative shape (" + std::to_string(rows) + ", " +
-                           std::to_string(cols) + ")").c_str());
-  if (indptr.shape(0) != static_cast<std::size_t>(rows) + 1)
-    throw nb::value_error(("indptr has " + std::to_string(indptr.shape(0)) +
-                           " entries, expected rows + 1 = " + std::to_string(rows + 1)).c_str());
-  if (indices.shape(0) != data.shape(0))
-    throw nb::value_error(("indices has " + std::to_string(indices.shape(0)) +
-                           " entries but data has " + std::to_string(data.shape(0))).c_str());
+  check_csr_shape(rows, cols, indptr.shape(0), indices.shape(0), data.shape(0));
   spmat::Csr<Value, Index> a;
   a.rows = static_cast<Index>(rows);
   a.cols = static_cast<Index>(cols);
@@ -214,15 +220,7 @@ Handle<Value>* build_from_device(std::int64_t rows, std::int64_t cols, const Dev
                                  const DevIn1<Index>& indices, const DevIn1<Value>& data,
                                  const std::string& format, const std::string& options,
                                  nb::object keep, std::uintptr_t stream) {
-  if (rows < 0 || cols < 0)
-    throw nb::value_error(("negative shape (" + std::to_string(rows) + ", " +
-                           std::to_string(cols) + ")").c_str());
-  if (indptr.shape(0) != static_cast<std::size_t>(rows) + 1)
-    throw nb::value_error(("indptr has " + std::to_string(indptr.shape(0)) +
-                           " entries, expected rows + 1 = " + std::to_string(rows + 1)).c_str());
-  if (indices.shape(0) != data.shape(0))
-    throw nb::value_error(("indices has " + std::to_string(indices.shape(0)) +
-                           " entries but data has " + std::to_string(data.shape(0))).c_str());
+  check_csr_shape(rows, cols, indptr.shape(0), indices.shape(0), data.shape(0));
   const auto opts = spmat::FormatOptions::parse(options);
 #if SPMAT_WITH_CUDA
   int dev = 0;

@@ -218,6 +218,7 @@ class Matrix:
         self._shape = (h.rows, h.cols)
         self._dtype = np.dtype(h.dtype)
         self._device = h.device
+        self._device_id = h.device_id  # the CUDA device holding the storage; -1 on the CPU
 
     # --- what it is ------------------------------------------------------------------------
     @property
@@ -309,6 +310,13 @@ class Matrix:
         """
         rows, cols = self._shape
         n_in, n_out = (rows, cols) if transpose else (cols, rows)
+        if self._device_id >= 0 and type(x) is not np.ndarray and (out is not None or beta == 0):
+            fast = _device.device_vector_ptrs(x, out, self._dtype, n_in, n_out, self._device_id)
+            if fast is not None:
+                out, x_ptr, out_ptr, stream = fast
+                self._h.spmv_device_ptrs(x_ptr, out_ptr, float(alpha), float(beta), transpose,
+                                         stream)
+                return out
         kind = check_operand(x, "x", self._dtype, n_in, self._device)
         out_shape = (n_out,) if x.ndim == 1 else (n_out, x.shape[1])
         if out is None:

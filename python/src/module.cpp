@@ -460,6 +460,36 @@ void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value
   }
 }
 
+/// spmv on raw device addresses: the Python layer's fast path for CuPy and PyTorch vectors,
+/// taken only after it has checked kind, dtype, length, contiguity and device (see
+/// spmat/_device.py: device_vector_ptrs). The general `spmv` checks all that itself through
+/// the array protocols, which costs several microseconds a call on the GPU.
+template <class Value>
+void spmv_device_ptrs(Handle<Value>& h, std::uintptr_t x, std::uintptr_t y, Value alpha,
+                      Value beta, bool transpose, std::uintptr_t stream) {
+#if SPMAT_WITH_CUDA
+  if (h.mat.backend() != spmat::Backend::cuda)
+    throw nb::value_error("device vectors need a matrix on the GPU (device='cuda')");
+  const auto nx = static_cast<std::size_t>(transpose ? h.mat.rows() : h.mat.cols());
+  const auto ny = static_cast<std::size_t>(transpose ? h.mat.cols() : h.mat.rows());
+  if (nx && ny && x < y + ny * sizeof(Value) && y < x + nx * sizeof(Value))
+    throw nb::value_error("out overlaps x in memory; the product needs a separate output array");
+  nb::gil_scoped_release unlocked;
+  std::lock_guard<std::mutex> lock(h.mutex);
+  StreamOrder order(stream, true);
+  std::span<const Value> xs(reinterpret_cast<const Value*>(x), nx);
+  std::span<Value> ys(reinterpret_cast<Value*>(y), ny);
+  if (transpose)
+    h.mat.spmv_t(xs, ys, alpha, beta);
+  else
+    h.mat.spmv(xs, ys, alpha, beta);
+  order.done();
+#else
+  (void)h, (void)x, (void)y, (void)alpha, (void)beta, (void)transpose, (void)stream;
+  throw spmat::UnsupportedError("this spmat module was built without CUDA");
+#endif
+}
+
 /// Seconds per call of `calls` back-to-back spmv calls made from C++ on the caller's arrays
 /// (in the matrix's memory), wall clock; on the GPU from a synchronised device to the end of
 /// the last kernel. The reference against which bench/python_gpu.py measures what a call from
@@ -542,6 +572,9 @@ void bind_handle(nb::module_& m, const char* name, const char* dtype) {
       })
       .def("spmv", &spmv<Value>, nb::arg("x").noconvert(), nb::arg("y").noconvert(),
            nb::arg("alpha"), nb::arg("beta"), nb::arg("transpose"), nb::arg("stream") = 0)
+      .def("spmv_device_ptrs", &spmv_device_ptrs<Value>, nb::arg("x"), nb::arg("y"),
+           nb::arg("alpha"), nb::arg("beta"), nb::arg("transpose"), nb::arg("stream"))
+      .def_prop_ro("device_id", [](const H& h) { return h.device; })
       .def("spmm", &spmm<Value>, nb::arg("b").noconvert(), nb::arg("c").noconvert(),
            nb::arg("alpha"), nb::arg("beta"), nb::arg("stream") = 0)
       .def("cpp_spmv_seconds", &cpp_spmv_seconds<Value>, nb::arg("x").noconvert(),

@@ -108,6 +108,40 @@ def test_gpu_formats_on_shared_real_matrices(fmt, path):
 _SHARED_CACHE = {}
 
 
+def test_device_vector_fast_path_matches_and_refuses_like_the_general_path():
+    # CuPy / torch vectors take a shorter route to the kernels (raw addresses after checks in
+    # Python); the results and the refusals must be those of the general route.
+    cupy = _cupy()
+    S = MATRICES["nnc1374"]
+    A = spmat.Matrix(S, device="cuda")
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, S.shape[1])
+    y = rng.uniform(-1, 1, S.shape[0])
+    dx, dy = cupy.asarray(x), cupy.asarray(y)
+    out = cupy.asarray(y)
+    A.spmv(dx, out=out, alpha=0.5, beta=-2.0)
+    assert rel_err(cupy.asnumpy(out), 0.5 * (S @ x) - 2 * y) <= TOL
+    assert rel_err(cupy.asnumpy(A.T @ dy), S.T @ y) <= TOL
+    assert rel_err(cupy.asnumpy(A.spmv(dy, transpose=True)), S.T @ y) <= TOL
+    with pytest.raises(ValueError, match="overlap"):
+        A.spmv(dx, out=dx[: S.shape[0]])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        A @ cupy.asarray(np.repeat(x, 2))[::2]
+    with pytest.raises(TypeError, match="dtype"):
+        A @ dx.astype(cupy.float32)
+    with pytest.raises(ValueError, match="beta"):
+        A.spmv(dx, beta=1.0)
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        tx = torch.as_tensor(x, device="cuda")
+        assert rel_err((A @ tx).cpu().numpy(), S @ x) <= TOL
+        tout = torch.as_tensor(y, device="cuda")
+        A.spmv(tx, out=tout, alpha=2.0, beta=1.0)
+        assert rel_err(tout.cpu().numpy(), 2 * (S @ x) + y) <= TOL
+        with pytest.raises(ValueError, match="requires grad"):
+            A @ tx.clone().requires_grad_(True)
+
+
 def test_cupy_vectors_in_place():
     cupy = _cupy()
     S = MATRICES["nnc1374"]

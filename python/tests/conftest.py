@@ -2,9 +2,10 @@
 """Shared fixtures: the repository's bundled real matrices and a few generated ones."""
 import os
 import pathlib
+import shutil
+import tempfile
 
 import numpy as np
-import pytest
 import scipy.io
 import scipy.sparse as sp
 
@@ -13,10 +14,14 @@ BUNDLED = sorted((REPO / "bench" / "matrices").glob("*.mtx.gz"))
 MTX_DATA = sorted((REPO / "tests" / "data" / "mtx").glob("*.mtx*"))
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _plan_cache_in_tmp(tmp_path_factory):
+def pytest_configure(config):
     # Format "tune" caches its decisions on disk; keep that out of the user's home.
-    os.environ["SPMAT_CACHE_DIR"] = str(tmp_path_factory.mktemp("plan-cache"))
+    config._spmat_cache_dir = tempfile.mkdtemp(prefix="spmat-plan-cache-")
+    os.environ["SPMAT_CACHE_DIR"] = config._spmat_cache_dir
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(getattr(config, "_spmat_cache_dir", ""), ignore_errors=True)
 
 
 def _generated():

@@ -5,7 +5,7 @@
 //
 // A format's _cuda.cu defines a device struct `Dev` with
 //   static Dev upload(const HostFmt&);
-// and free functions (ADL) launching on the default stream:
+// and free functions (ADL) launching on cuda::stream(), the caller's spmat::current_stream():
 //   void spmv  (const Dev&, const Value* x, Value* y, Value alpha, Value beta);  // optional
 //   void spmv_t(const Dev&, const Value* x, Value* y, Value alpha, Value beta);  // optional
 //   void spmm  (const Dev&, const Value* b, Value* c, std::int64_t k, DenseLayout,

@@ -527,9 +527,10 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
       (void)raised;
     }
     gcsb_dense_kernel<Value, Index, Transposed>
-        <<<d.dense_parts, kDenseThreads, smem>>>(v, d.block_lanes_log2, x, d.dense_partial.data());
+        <<<d.dense_parts, kDenseThreads, smem, cuda::stream()>>>(v, d.block_lanes_log2, x,
+            d.dense_partial.data());
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_kernel");
-    gcsb_dense_reduce_kernel<Value><<<cuda::grid_cover(n_out, 32), 256>>>(
+    gcsb_dense_reduce_kernel<Value><<<cuda::grid_cover(n_out, 32), 256, 0, cuda::stream()>>>(
         n_out, d.dense_parts, d.dense_partial.data(), y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_reduce_kernel");
     return;
@@ -559,15 +560,16 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
     const unsigned grid = cuda::grid_cover(warps_needed, warps);
     if (det)
-      gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem>>>(
-          v, pv, x, y, alpha, beta, false, plan.partial.data());
+      gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem,
+          cuda::stream()>>>(v, pv, x, y, alpha, beta, false, plan.partial.data());
     else
-      gcsb_window_kernel<Value, Index, Transposed, false><<<grid, warps * 32, smem>>>(
-          v, pv, x, y, alpha, beta, prescaled, nullptr);
+      gcsb_window_kernel<Value, Index, Transposed, false><<<grid, warps * 32, smem,
+          cuda::stream()>>>(v, pv, x, y, alpha, beta, prescaled, nullptr);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_window_kernel");
     if (det && plan.split) {
-      gcsb_det_reduce_kernel<Value, Index><<<cuda::grid_cover(n_out, 256), 256>>>(
-          n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y, alpha, beta);
+      gcsb_det_reduce_kernel<Value, Index><<<cuda::grid_cover(n_out, 256), 256, 0,
+          cuda::stream()>>>(n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y,
+          alpha, beta);
       SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_reduce_kernel");
     }
     return;
@@ -578,13 +580,13 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
   if ((d.kernel == GcsbKernel::atomic || d.kernel == GcsbKernel::fast) && threads >= 32) {
     const std::size_t smem = static_cast<std::size_t>(threads) * bsz * sizeof(Value);
     gcsb_atomic_kernel<Value, Index, Transposed>
-        <<<cuda::grid_cover(d.n_sorted, threads), threads, smem>>>(v, x, y, alpha);
+        <<<cuda::grid_cover(d.n_sorted, threads), threads, smem, cuda::stream()>>>(v, x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_atomic_kernel");
     return;
   }
   // kernel=thesis, or a β too large for any shared-memory tile.
   gcsb_thesis_kernel<Value, Index, Transposed>
-      <<<cuda::grid_cover(d.n_sorted, 256), 256>>>(v, x, y, alpha);
+      <<<cuda::grid_cover(d.n_sorted, 256), 256, 0, cuda::stream()>>>(v, x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
 }
 

@@ -571,13 +571,13 @@ void launch_long_reduce(const TiledDevice<Value, Index>& d, Value* c, std::int64
     const std::int64_t nt = std::min(kMaxGrid, tiles - t0);
     const dim3 grid(static_cast<unsigned>(d.long_rows), static_cast<unsigned>(nt));
     if (vec) {
-      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
-                                                               d.long_ptr.data(), d.partial.data(), c,
-                                                               row_major, alpha, beta);
+      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
+          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
+          beta);
     } else {
-      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
-                                                               d.long_ptr.data(), d.partial.data(), c,
-                                                               row_major, alpha, beta);
+      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
+          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
+          beta);
     }
     SPMAT_CUDA_CHECK_LAUNCH("tiled_long_reduce_kernel");
   }
@@ -595,11 +595,11 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(d.panels), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_spmm_kernel<R, Value, Index><<<grid, static_cast<unsigned>(d.panel_rows), smem>>>(
-        d.work_rows, d.rows, d.cols, k, t0, d.stage_cap, static_cast<int>(d.panel_rows / 32),
-        d.panel_stage_ptr.data(), d.stage_map_ptr.data(), d.map.data(), d.slab_ptr.data(),
-        d.ell_idx.data(), d.ell_val.data(), d.out_row.data(), b, c, row_major, store,
-        d.partial.data(), alpha, beta);
+    tiled_spmm_kernel<R, Value, Index><<<grid, static_cast<unsigned>(d.panel_rows), smem,
+        cuda::stream()>>>(d.work_rows, d.rows, d.cols, k, t0, d.stage_cap,
+        static_cast<int>(d.panel_rows / 32), d.panel_stage_ptr.data(), d.stage_map_ptr.data(),
+        d.map.data(), d.slab_ptr.data(), d.ell_idx.data(), d.ell_val.data(), d.out_row.data(), b, c,
+        row_major, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_spmm_kernel");
   }
 }
@@ -712,9 +712,10 @@ void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
         d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
-        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
+        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
+        beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
   }
 }
@@ -763,9 +764,10 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
-        d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
-        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta, d.stream);
+    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0,
+        cuda::stream()>>>(d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(),
+        d.col_idx.data(), d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
+        beta, d.stream);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
   }
 }
@@ -778,7 +780,7 @@ void launch_rows_col(const TiledDevice<Value, Index>& d, const Value* b, Value* 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+    tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
         d.work_rows, d.rows, d.cols, k, t0, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
         d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_col_kernel");
@@ -890,8 +892,8 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
   }
   }
   if (d.segmented) {
-    tiled_reduce_kernel<<<cuda::grid_for(d.rows * k, 256), 256>>>(
-        d.rows, k, d.seg_ptr.data(), d.seg_list.data(), d.partial.data(), c, row_major, alpha, beta);
+    tiled_reduce_kernel<<<cuda::grid_for(d.rows * k, 256), 256, 0, cuda::stream()>>>(d.rows, k,
+        d.seg_ptr.data(), d.seg_list.data(), d.partial.data(), c, row_major, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_reduce_kernel");
   }
 }

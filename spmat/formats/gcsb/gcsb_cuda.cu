@@ -499,6 +499,21 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
+/// Lets the dense-output kernel of this instantiation use up to kDenseMaxBytes of dynamic shared
+/// memory when `smem` bytes exceed the default 48 KiB (the build caps smem there): a function
+/// attribute, set once per process. prepare sets it, so that a prepared product only launches.
+template <bool Transposed, class Value, class Index>
+void allow_dense_smem(std::size_t smem) {
+  if (smem <= 48 * 1024) return;
+  static const bool raised = [] {
+    SPMAT_CUDA_CHECK(cudaFuncSetAttribute(gcsb_dense_kernel<Value, Index, Transposed>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(Gcsb<Value, Index>::kDenseMaxBytes)));
+    return true;
+  }();
+  (void)raised;
+}
+
 template <bool Transposed, class Value, class Index>
 void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   const std::int64_t n_out = Transposed ? d.cols : d.rows;
@@ -517,15 +532,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
   if (n_out == 0) return;
   if (Transposed ? d.dense_t : d.dense_n) {
     const std::size_t smem = static_cast<std::size_t>(n_out) * sizeof(Value);
-    if (smem > 48 * 1024) {  // once per instantiation (the build caps smem at kDenseMaxBytes)
-      static const bool raised = [] {
-        SPMAT_CUDA_CHECK(cudaFuncSetAttribute(gcsb_dense_kernel<Value, Index, Transposed>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(Gcsb<Value, Index>::kDenseMaxBytes)));
-        return true;
-      }();
-      (void)raised;
-    }
+    allow_dense_smem<Transposed, Value, Index>(smem);
     gcsb_dense_kernel<Value, Index, Transposed>
         <<<d.dense_parts, kDenseThreads, smem, cuda::stream()>>>(v, d.block_lanes_log2, x,
             d.dense_partial.data());
@@ -602,6 +609,15 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
 template <class Value, class Index>
 void spmv(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   launch<false>(d, x, y, alpha, beta);
+}
+/// Matrix::prepare: the dense-output kernel's shared-memory limit (the work buffers are
+/// allocated by upload).
+template <class Value, class Index>
+void prepare(const GcsbDevice<Value, Index>& d, Op op, std::int64_t, DenseLayout) {
+  if (op == Op::spmv && d.dense_n)
+    allow_dense_smem<false, Value, Index>(static_cast<std::size_t>(d.rows) * sizeof(Value));
+  if (op == Op::spmv_t && d.dense_t)
+    allow_dense_smem<true, Value, Index>(static_cast<std::size_t>(d.cols) * sizeof(Value));
 }
 template <class Value, class Index>
 void spmv_t(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {

@@ -65,7 +65,9 @@ struct TiledDevice {
   model::ReuseProfile reuse;
   cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
   cuda::DeviceBuffer<Value> values;
-  mutable cuda::DeviceBuffer<Value> partial;  ///< partial sums (segmented only), grown on use
+  /// Partial sums of split rows: long_slots·k (kernel=rows) or work_rows·k (sell, segmented).
+  /// Sized for k by prepare (reserve_partial), else grown by the first product that needs more.
+  mutable cuda::DeviceBuffer<Value> partial;
   // kernel=rows output map (empty for the identity order): dest[w] >= 0 is the C row of work row
   // w (a whole row); dest[w] < 0 is partial slot -(dest[w]+1) (one segment of a split row). The
   // split rows long_row[r] own slots [long_ptr[r], long_ptr[r+1]), their segments in column order.
@@ -848,6 +850,22 @@ void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std
   return dispatch_rows<1>(d, b, c, k, kt, store, alpha, beta);
 }
 
+/// The partial sums a product of k dense columns needs: grown (never shrunk) to that size. The
+/// only allocation of a product, so prepare makes it ahead of time.
+template <class Value, class Index>
+void reserve_partial(const TiledDevice<Value, Index>& d, std::int64_t k) {
+  const std::int64_t rows = d.sell ? (d.segmented ? d.work_rows : 0) : d.long_slots;
+  const std::size_t need = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
+  if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
+}
+
+/// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns.
+template <class Value, class Index>
+void prepare(const TiledDevice<Value, Index>& d, Op op, std::int64_t k, DenseLayout) {
+  if (op == Op::spmv) reserve_partial(d, 1);
+  if (op == Op::spmm) reserve_partial(d, k);
+}
+
 /// C = alpha·A·B + beta·C. The register tile is min(r, the power of two >= k), so small k (spmv)
 /// does not stage 16 columns of which one is used. Deterministic.
 template <class Value, class Index>
@@ -855,12 +873,11 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
           DenseLayout layout, Value alpha, Value beta) {
   if (d.rows == 0 || k == 0 || d.work_rows == 0) return;
   const bool row_major = layout == DenseLayout::row_major;
+  reserve_partial(d, k);  // nothing to do once prepared for k (or more)
   if (!d.sell) {
     // Whole rows straight to C (through dest when the order is not the identity); segments of
     // split rows to their partial slots, then one block per split row sums them.
     const int store = d.mapped ? tiled_gpu::mapped : tiled_gpu::direct;
-    const std::size_t need = static_cast<std::size_t>(d.long_slots) * static_cast<std::size_t>(k);
-    if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
     // Panel kernel (row-major only): always with kernel=panel; with kernel=auto (arrays built,
     // reuse >= panel_reuse) when a B row slice is >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
     const bool panel = row_major && d.panel_r > 0 && d.pn_panels > 0 &&
@@ -874,11 +891,7 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     return;
   }
   int store = d.permuted ? tiled_gpu::permuted : tiled_gpu::direct;
-  if (d.segmented) {
-    store = tiled_gpu::partial;
-    const std::size_t need = static_cast<std::size_t>(d.work_rows) * static_cast<std::size_t>(k);
-    if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
-  }
+  if (d.segmented) store = tiled_gpu::partial;
   {
   int re = 1;
   while (re < d.r && re < k) re *= 2;

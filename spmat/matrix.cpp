@@ -32,6 +32,18 @@ void check_no_overlap(const char* op, std::span<const Value> in, std::span<Value
                                  ": the output overlaps the input; expected separate arrays (the "
                                  "result would be wrong)");
 }
+
+// Builds, add, prepare and updates from host memory queue GPU work on the current stream
+// (kernels, memsets) that nothing else waits for; waiting here completes the matrix, so that
+// it may be used on any stream afterwards and a later graph capture finds nothing pending
+// (spmat/stream.hpp). Products do not come here: they stay asynchronous.
+void finish_gpu_work(Backend backend) {
+#if SPMAT_WITH_CUDA
+  if (backend == Backend::cuda) cuda::synchronize_stream();
+#else
+  (void)backend;
+#endif
+}
 }  // namespace
 
 template <class Value>
@@ -69,6 +81,7 @@ Matrix<Value> Matrix<Value>::build(const Csr<Value, Index>& a, std::string_view 
   a.validate();
   check_index_range<Index>(a.rows, a.cols, a.nnz(), "format '" + e.name + "'");
   auto impl = e.factory<Value, Index>()(a, options, backend);
+  finish_gpu_work(backend);
   return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
 }
 
@@ -94,6 +107,7 @@ Matrix<Value> Matrix<Value>::build(DeviceCsr<Value, Index> a, std::string_view f
     // No device builder: the host builder on a downloaded copy, then the usual upload.
     impl = e.factory<Value, Index>()(cuda::download(a.view()), options, Backend::cuda);
   }
+  finish_gpu_work(Backend::cuda);
   return Matrix(&e, std::shared_ptr<MatrixImpl<Value>>(std::move(impl)));
 #else
   throw UnsupportedError("format '" + e.name +
@@ -104,6 +118,7 @@ Matrix<Value> Matrix<Value>::build(DeviceCsr<Value, Index> a, std::string_view f
 template <class Value>
 void Matrix<Value>::update_values(std::span<const Value> values, Memory where) {
   check_size("update_values: values", values.size(), nnz());
+  const bool from_host = where == Memory::host;
   const Value* p = values.data();
   std::vector<Value> host;
   if (where == Memory::device && backend() == Backend::cpu) {
@@ -121,6 +136,8 @@ void Matrix<Value>::update_values(std::span<const Value> values, Memory where) {
     throw UnsupportedError("format '" + entry_->name + "' on " + std::string(to_string(backend())) +
                            ": " + err.what());
   }
+  // The caller may reuse a host array at once; device values stay ordered on the stream.
+  if (from_host) finish_gpu_work(backend());
 }
 
 template <class Value>
@@ -135,6 +152,7 @@ template <class Value>
 void Matrix<Value>::prepare(Op op, std::int64_t k, DenseLayout layout) const {
   require(op);
   impl_->prepare(op, k, layout);
+  finish_gpu_work(backend());
 }
 
 template <class Value>
@@ -179,7 +197,9 @@ Matrix<Value> Matrix<Value>::add(const Matrix& b, Value alpha, Value beta) const
     throw DimensionMismatchError("add: shapes differ (" + std::to_string(rows()) + "x" +
                                  std::to_string(cols()) + " vs " + std::to_string(b.rows()) +
                                  "x" + std::to_string(b.cols()) + ")");
-  return Matrix(entry_, std::shared_ptr<MatrixImpl<Value>>(impl_->add(*b.impl_, alpha, beta)));
+  auto sum = std::shared_ptr<MatrixImpl<Value>>(impl_->add(*b.impl_, alpha, beta));
+  finish_gpu_work(backend());
+  return Matrix(entry_, std::move(sum));
 }
 
 template class Matrix<float>;

@@ -15,6 +15,11 @@
 //   auto B = spmat::Matrix<float>::build(spmat::DeviceCsrView<float, std::int32_t>{
 //                rows, cols, nnz, d_row_ptr, d_col_idx, d_values}, "csr");
 //   B.update_values(new_values_on_device);   // same structure, new values, no rebuild
+//
+// GPU work goes to the calling thread's current stream, the legacy default stream unless a
+// spmat::StreamScope names another (spmat/stream.hpp, which also says what is asynchronous,
+// what can be captured into a CUDA graph, and the rule: one matrix, one stream at a time):
+//   { spmat::StreamScope on(my_stream); B.prepare(spmat::Op::spmv); B.spmv(dx, dy); }
 #pragma once
 #include <memory>
 #include <span>
@@ -26,6 +31,7 @@
 #include "spmat/matrix_impl.hpp"
 #include "spmat/plan/plan.hpp"
 #include "spmat/registry.hpp"
+#include "spmat/stream.hpp"
 
 namespace spmat {
 
@@ -70,7 +76,10 @@ class Matrix {
   /// plan with it: read it after the operations you use have run or been prepared.
   const FormatPlan* plan() const { return impl_->plan(); }
 
-  /// Per-operation setup (analysis, buffers) ahead of time; optional.
+  /// Per-operation setup (analysis, buffers) ahead of time; optional, except before capturing
+  /// the operation into a CUDA graph: once prepared, the products of `op` (with this k and
+  /// layout) neither allocate nor synchronize. Returns when the setup is complete on the
+  /// current stream.
   void prepare(Op op, std::int64_t k = 1, DenseLayout layout = DenseLayout::row_major) const;
   /// An output overlapping its input throws DimensionMismatchError (spmv, spmv_t, spmm).
   /// y = alpha*A*x + beta*y   (x: cols, y: rows). beta == 0: y is not read.
@@ -90,7 +99,8 @@ class Matrix {
   /// device memory, whatever the backend). Copies of this Matrix share the storage and see the
   /// new values too. Throws DimensionMismatchError for a wrong count, UnsupportedError (naming
   /// the format and why) where the storage cannot take new values in place (docs/device-input.md
-  /// lists the formats).
+  /// lists the formats). On the CUDA backend, host values are copied before it returns; device
+  /// values are read in the current stream's order (spmat/stream.hpp).
   void update_values(std::span<const Value> values, Memory where);
   /// The same with `values` in the backend's memory (like the vectors of spmv).
   void update_values(std::span<const Value> values) {

@@ -1,6 +1,10 @@
 // spmat/bench/timer_cuda.cpp — GPU side of the benchmark: device memory, CUDA-event timing,
 // L2 flushing, the device-to-device copy-bandwidth probe and the device description.
 // SPDX-License-Identifier: MIT
+//
+// Everything runs on cuda::stream(), the stream the timed operations go to (the legacy default
+// stream unless the caller set one, e.g. a "tune" build inside a spmat::StreamScope), so that
+// the events bracket exactly the timed work.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,15 +18,15 @@ namespace spmat::bench::gpu {
 void* alloc(std::size_t bytes, const char* what) { return cuda::device_alloc(bytes, what); }
 void free(void* p, std::size_t bytes) noexcept { cuda::device_free(p, bytes); }
 void upload(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) SPMAT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  cuda::copy_to_device(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src),
+                       bytes);
 }
 void download(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) SPMAT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  cuda::copy_to_host(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src),
+                     bytes);
 }
-void fill_bytes(void* p, int byte, std::size_t bytes) {
-  if (bytes) SPMAT_CUDA_CHECK(cudaMemset(p, byte, bytes));
-}
-void synchronize() { cuda::synchronize(); }
+void fill_bytes(void* p, int byte, std::size_t bytes) { cuda::fill_bytes_async(p, byte, bytes); }
+void synchronize() { cuda::synchronize_stream(); }
 
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
                               bool flush_l2, double min_warmup_ms, double min_sample_ms,
@@ -38,14 +42,14 @@ std::vector<double> time_runs(const std::function<void()>& run, int warmup, int 
   int done = 0;
   for (; done < kMaxWarmupRuns; ++done) {
     if (done >= warmup && (done % 8 == 0)) {
-      cuda::synchronize();
+      cuda::synchronize_stream();
       if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() >=
           min_warmup_ms)
         break;
     }
     run();
   }
-  cuda::synchronize();
+  cuda::synchronize_stream();
   const double warm_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   // Calls per sample from the warm-up's wall time per call (an upper bound of the GPU time per
@@ -64,12 +68,11 @@ std::vector<double> time_runs(const std::function<void()>& run, int warmup, int 
   std::vector<double> t;
   t.reserve(static_cast<std::size_t>(reps));
   for (int i = 0; i < reps; ++i) {
-    // The flush runs on the default stream before `start`, so it is outside the timed interval.
-    if (flush_l2 && flush.size())
-      SPMAT_CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes(), nullptr));
-    start.record(nullptr);
+    // The flush runs on the stream before `start`, so it is outside the timed interval.
+    if (flush_l2 && flush.size()) cuda::fill_bytes_async(flush.data(), i & 0xFF, flush.bytes());
+    start.record(cuda::stream());
     for (int c = 0; c < calls; ++c) run();
-    stop.record(nullptr);
+    stop.record(cuda::stream());
     stop.synchronize();
     t.push_back(static_cast<double>(cuda::Event::elapsed_ms(start, stop)) / calls);
   }
@@ -82,7 +85,7 @@ double copy_bandwidth_gbs() {
   a.fill_bytes(1);
   b.fill_bytes(0);
   auto copy = [&] {
-    SPMAT_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, nullptr));
+    cuda::copy_device(b.data(), a.data(), bytes);
   };
   const auto t = time_runs(copy, 2, 20, false);
   const double ms = summarize(t).median_ms;

@@ -76,4 +76,6 @@ DeviceInfo device_info() {
 
 void synchronize() { SPMAT_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+void synchronize_stream() { SPMAT_CUDA_CHECK(cudaStreamSynchronize(stream())); }
+
 }  // namespace spmat::cuda

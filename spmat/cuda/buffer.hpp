@@ -1,5 +1,12 @@
-// spmat/cuda/buffer.hpp — RAII device memory, events and streams.
+// spmat/cuda/buffer.hpp — RAII device memory, events and streams; the stream spmat's work goes
+// to and the copies on it.
 // SPDX-License-Identifier: MIT
+//
+// Every CUDA call of the library that queues work names cuda::stream(), the calling thread's
+// spmat::current_stream() (spmat/stream.hpp): kernel launches <<<grid, block, smem,
+// cuda::stream()>>>, CUB and cuSPARSE calls, and the copies below. Where the host needs the
+// result (a download, a host array read by an upload) the copy waits for the stream, not for
+// the device, so that other streams, and a graph capture on one of them, go on undisturbed.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -11,8 +18,42 @@
 
 #include "spmat/core/device_memory.hpp"
 #include "spmat/cuda/check.hpp"
+#include "spmat/stream.hpp"
 
 namespace spmat::cuda {
+
+/// The stream this thread's spmat work goes to (spmat::current_stream(); null: the legacy
+/// default stream).
+inline cudaStream_t stream() { return current_stream(); }
+/// Waits until the work queued on stream() is done: before the host reads what it produced, or
+/// frees device temporaries that queued work still reads.
+void synchronize_stream();
+
+/// dst[0..n) = src[0..n), host to device on stream(), complete on return: `src` may be freed or
+/// changed at once, whatever memory it is in (pageable or pinned).
+template <class T>
+void copy_to_device(T* dst, const T* src, std::size_t n) {
+  if (n == 0) return;
+  SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyHostToDevice, stream()));
+  synchronize_stream();
+}
+/// dst[0..n) = src[0..n), device to host on stream(), complete on return.
+template <class T>
+void copy_to_host(T* dst, const T* src, std::size_t n) {
+  if (n == 0) return;
+  SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, stream()));
+  synchronize_stream();
+}
+/// dst[0..n) = src[0..n), device to device, queued on stream() (asynchronous).
+template <class T>
+void copy_device(T* dst, const T* src, std::size_t n) {
+  if (n == 0) return;
+  SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToDevice, stream()));
+}
+/// Sets `bytes` bytes at device address `p` to `byte`, queued on stream() (asynchronous).
+inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
+  if (bytes) SPMAT_CUDA_CHECK(cudaMemsetAsync(p, byte, bytes, stream()));
+}
 
 /// Allocates `bytes` of device memory for `what` (named in errors); throws OutOfMemoryError
 /// naming the size, what for, spmat's usage and the device's free memory when the device is
@@ -34,10 +75,10 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t n, const char* what = "device buffer")
       : p_(static_cast<T*>(n ? device_alloc(n * sizeof(T), what) : nullptr)), n_(n) {}
-  /// Allocates and copies `host` to the device.
+  /// Allocates and copies `host` to the device (on stream(); complete on return).
   explicit DeviceBuffer(std::span<const T> host, const char* what = "device buffer")
       : DeviceBuffer(host.size(), what) {
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    copy_to_device(p_, host.data(), n_);
   }
   explicit DeviceBuffer(const std::vector<T>& host, const char* what = "device buffer")
       : DeviceBuffer(std::span<const T>(host), what) {}
@@ -66,17 +107,17 @@ class DeviceBuffer {
     if (host.size() != n_)
       throw DimensionMismatchError("DeviceBuffer::upload: " + std::to_string(host.size()) +
                                    " values into a buffer of " + std::to_string(n_));
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    copy_to_device(p_, host.data(), n_);
   }
+  /// The contents, after the work queued on stream() before it.
   std::vector<T> download() const {
     std::vector<T> h(n_);
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    copy_to_host(h.data(), p_, n_);
     return h;
   }
-  /// Fills every byte with `byte` (0xFF on floating point gives NaN: the poison value).
-  void fill_bytes(int byte) {
-    if (n_) SPMAT_CUDA_CHECK(cudaMemset(p_, byte, bytes()));
-  }
+  /// Fills every byte with `byte` (0xFF on floating point gives NaN: the poison value), queued
+  /// on stream().
+  void fill_bytes(int byte) { fill_bytes_async(p_, byte, bytes()); }
 
  private:
   T* p_ = nullptr;
@@ -125,6 +166,8 @@ struct DeviceInfo {
 };
 DeviceInfo device_info();
 
+/// Waits for all work of the device, on every stream (tests and benchmarks; the library itself
+/// waits for its stream only: synchronize_stream).
 void synchronize();
 
 }  // namespace spmat::cuda

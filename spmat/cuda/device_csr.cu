@@ -59,7 +59,7 @@ __global__ void validate_csr_kernel(std::int64_t rows, std::int64_t cols, std::i
 template <class T>
 T element(const T* p, std::int64_t i) {
   T v{};
-  SPMAT_CUDA_CHECK(cudaMemcpy(&v, p + i, sizeof(T), cudaMemcpyDeviceToHost));
+  copy_to_host(&v, p + i, 1);
   return v;
 }
 
@@ -139,24 +139,26 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
   if (n <= 0) return;
   constexpr int kBlock = 256;
   DeviceBuffer<Index> iota(static_cast<std::size_t>(n), "sort positions");
-  iota_kernel<<<grid_for(n, kBlock), kBlock>>>(n, iota.data());
+  iota_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, iota.data());
   SPMAT_CUDA_CHECK_LAUNCH("iota_kernel");
   int end_bit = 1;  // the bits that distinguish keys in [0, key_bound): fewer radix passes
   while (end_bit < static_cast<int>(8 * sizeof(Index)) - 1 && (std::int64_t{1} << end_bit) < key_bound)
     ++end_bit;
   std::size_t bytes = 0;
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys_sorted, iota.data(),
-                                                   positions, n, 0, end_bit));
+                                                   positions, n, 0, end_bit, stream()));
   DeviceBuffer<std::byte> tmp(bytes, "radix sort workspace");
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys, keys_sorted,
-                                                   iota.data(), positions, n, 0, end_bit));
-  synchronize();  // before the workspace and the positions are freed
+                                                   iota.data(), positions, n, 0, end_bit,
+                                                   stream()));
+  synchronize_stream();  // before the workspace and the positions are freed
 }
 
 template <class Index>
 void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segments, Index* ptr) {
   constexpr int kBlock = 256;
-  compress_rows_kernel<<<grid_for(segments + 1, kBlock), kBlock>>>(sorted_keys, n, segments, ptr);
+  compress_rows_kernel<<<grid_for(segments + 1, kBlock), kBlock, 0, stream()>>>(sorted_keys, n,
+                                                                             segments, ptr);
   SPMAT_CUDA_CHECK_LAUNCH("compress_rows_kernel");
 }
 
@@ -164,7 +166,7 @@ template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
   if (nnz <= 0) return;
   constexpr int kBlock = 256;
-  expand_rows_kernel<<<grid_for(nnz, kBlock), kBlock>>>(row_ptr, rows, nnz, row_of);
+  expand_rows_kernel<<<grid_for(nnz, kBlock), kBlock, 0, stream()>>>(row_ptr, rows, nnz, row_of);
   SPMAT_CUDA_CHECK_LAUNCH("expand_rows_kernel");
 }
 
@@ -172,7 +174,7 @@ template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
   constexpr int kBlock = 256;
-  gather_values_kernel<<<grid_for(n, kBlock), kBlock>>>(n, map, src, dst);
+  gather_values_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, map, src, dst);
   SPMAT_CUDA_CHECK_LAUNCH("gather_values_kernel");
 }
 
@@ -189,8 +191,9 @@ void validate(const DeviceCsrView<Value, Index>& a, std::string_view what) {
   first.fill_bytes(0xFF);  // kNone in every slot
   constexpr int kBlock = 256;
   const std::int64_t n = std::max<std::int64_t>(a.rows + 1, a.nnz);
-  validate_csr_kernel<<<grid_for(n, kBlock), kBlock>>>(a.rows, a.cols, a.nnz, a.row_ptr, a.col_idx,
-                                                       first.data());
+  validate_csr_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(a.rows, a.cols, a.nnz,
+                                                                    a.row_ptr, a.col_idx,
+                                                                    first.data());
   SPMAT_CUDA_CHECK_LAUNCH("validate_csr_kernel");
   const std::vector<unsigned long long> f = first.download();  // synchronizes
 
@@ -232,14 +235,9 @@ Csr<Value, Index> download(const DeviceCsrView<Value, Index>& a) {
   h.row_ptr.resize(static_cast<std::size_t>(a.rows) + 1);
   h.col_idx.resize(static_cast<std::size_t>(a.nnz));
   h.values.resize(static_cast<std::size_t>(a.nnz));
-  SPMAT_CUDA_CHECK(cudaMemcpy(h.row_ptr.data(), a.row_ptr, h.row_ptr.size() * sizeof(Index),
-                              cudaMemcpyDeviceToHost));
-  if (a.nnz > 0) {
-    SPMAT_CUDA_CHECK(cudaMemcpy(h.col_idx.data(), a.col_idx, h.col_idx.size() * sizeof(Index),
-                                cudaMemcpyDeviceToHost));
-    SPMAT_CUDA_CHECK(cudaMemcpy(h.values.data(), a.values, h.values.size() * sizeof(Value),
-                                cudaMemcpyDeviceToHost));
-  }
+  copy_to_host(h.row_ptr.data(), a.row_ptr, h.row_ptr.size());
+  copy_to_host(h.col_idx.data(), a.col_idx, h.col_idx.size());
+  copy_to_host(h.values.data(), a.values, h.values.size());
   return h;
 }
 
@@ -247,7 +245,7 @@ template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
   constexpr int kBlock = 256;
-  scatter_values_kernel<<<grid_for(n, kBlock), kBlock>>>(n, map, src, dst);
+  scatter_values_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, map, src, dst);
   SPMAT_CUDA_CHECK_LAUNCH("scatter_values_kernel");
 }
 

@@ -102,7 +102,7 @@ class DeviceArray {
   }
   std::vector<T> download() const {
     std::vector<T> h(n_);
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    copy_to_host(h.data(), p_, n_);
     return h;
   }
 
@@ -115,13 +115,14 @@ class DeviceArray {
 };
 
 /// `values` (n entries in `where`) as a device pointer: itself when already on the device,
-/// else uploaded into `staging`.
+/// else uploaded into `staging` (complete on return). The caller waits for the stream
+/// (synchronize_stream) before `staging` is freed.
 template <class Value>
 const Value* device_values(const Value* values, std::size_t n, Memory where,
                            DeviceBuffer<Value>& staging) {
   if (where == Memory::device) return values;
   staging = DeviceBuffer<Value>(n, "update_values staging");
-  if (n) SPMAT_CUDA_CHECK(cudaMemcpy(staging.data(), values, n * sizeof(Value), cudaMemcpyHostToDevice));
+  copy_to_device(staging.data(), values, n);
   return staging.data();
 }
 
@@ -130,24 +131,28 @@ template <class Value>
 std::vector<Value> host_values(const Value* values, std::size_t n, Memory where) {
   if (where == Memory::host) return std::vector<Value>(values, values + n);
   std::vector<Value> h(n);
-  if (n) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), values, n * sizeof(Value), cudaMemcpyDeviceToHost));
+  copy_to_host(h.data(), values, n);
   return h;
 }
 
-/// dst[i] = src[i] for i < n (device to device, default stream, asynchronous).
-template <class T>
-void copy_device(T* dst, const T* src, std::size_t n) {
-  if (n) SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToDevice));
+/// dst[0..n) = values[0..n) in `where`: from the host, complete on return; from the device,
+/// queued on stream() (products queued after it see the new values).
+template <class Value>
+void copy_values(Value* dst, const Value* values, std::size_t n, Memory where) {
+  if (where == Memory::host)
+    copy_to_device(dst, values, n);
+  else
+    copy_device(dst, values, n);
 }
 
-/// row_of[k] = the row of nonzero k (rows+1 offsets `row_ptr`, nnz nonzeros; default stream):
+/// row_of[k] = the row of nonzero k (rows+1 offsets `row_ptr`, nnz nonzeros; on stream()):
 /// CSR's row_ptr expanded to COO row indices, by a binary search per nonzero so that no row,
 /// however long, serializes a thread.
 template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of);
 
 /// positions = 0..n-1 stably sorted by `keys` (each in [0, key_bound)), keys_sorted = the keys
-/// in that order (CUB radix sort over the bits key_bound needs; default stream).
+/// in that order (CUB radix sort over the bits key_bound needs; on stream(), complete on return).
 template <class Index>
 void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
                       Index* keys_sorted, Index* positions);
@@ -157,11 +162,11 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
 template <class Index>
 void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segments, Index* ptr);
 
-/// dst[map[k]] = src[k] for k < n, on the default stream: the value update of storages whose
+/// dst[map[k]] = src[k] for k < n, on stream(): the value update of storages whose
 /// values array is a permutation (with padding) of the CSR values. map entries are distinct.
 template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n);
-/// dst[k] = src[map[k]] for k < n, on the default stream (the inverse direction).
+/// dst[k] = src[map[k]] for k < n, on stream() (the inverse direction).
 template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n);
 
@@ -169,7 +174,7 @@ void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n)
 template <class T>
 StoredArray stored(std::string name, const T* p, std::size_t n) {
   StoredArray a{std::move(name), std::vector<std::byte>(n * sizeof(T))};
-  if (n) SPMAT_CUDA_CHECK(cudaMemcpy(a.bytes.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  copy_to_host(a.bytes.data(), reinterpret_cast<const std::byte*>(p), n * sizeof(T));
   return a;
 }
 

@@ -5,14 +5,19 @@
 //
 // A format's _cuda.cu defines a device struct `Dev` with
 //   static Dev upload(const HostFmt&);
-// and free functions (ADL) launching on the default stream:
+// and free functions (ADL) launching on cuda::stream(), the caller's spmat::current_stream():
 //   void spmv  (const Dev&, const Value* x, Value* y, Value alpha, Value beta);  // optional
 //   void spmv_t(const Dev&, const Value* x, Value* y, Value alpha, Value beta);  // optional
 //   void spmm  (const Dev&, const Value* b, Value* c, std::int64_t k, DenseLayout,
 //               Value alpha, Value beta);                                        // optional
 // then returns std::make_unique<cuda::DeviceImpl<HostFmt, Dev>>(std::move(host)) from its
 // make_cuda_impl. The host copy serves to_csr and storage_bytes (same arrays as on device).
-// Optional hooks:
+// A product must not allocate, free or synchronize once its operation was prepared (it may then
+// be captured into a CUDA graph): a Dev whose products need scratch that upload does not size
+// (it depends on k, say) gives the hook
+//   void prepare(const Dev&, Op, std::int64_t k, DenseLayout);   // size the scratch (mutable)
+// which Matrix::prepare reaches; an unprepared product still sizes it on first use.
+// Other optional hooks:
 //   void upload_values(Dev&, const HostFmt&);      // refresh the device values from the host
 //                                                  // copy (with the host format's update_values)
 //   std::vector<StoredArray> stored_arrays(const Dev&);  // the device arrays, downloaded
@@ -47,6 +52,12 @@ template <class D, class V>
 concept HasDeviceUpdateValues = requires(D& d, const V* v, Memory m) { update_values(d, v, m); };
 template <class D, class V>
 void do_device_update_values(D& d, const V* v, Memory m) { update_values(d, v, m); }
+template <class D>
+concept HasDevicePrepare = requires(const D& d, Op op, std::int64_t k, DenseLayout l) {
+  prepare(d, op, k, l);
+};
+template <class D>
+void do_device_prepare(const D& d, Op op, std::int64_t k, DenseLayout l) { prepare(d, op, k, l); }
 }  // namespace adl
 
 namespace cuda {
@@ -67,6 +78,9 @@ class DeviceImpl final : public MatrixImpl<typename HostFmt::value_type> {
   }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(host_.to_csr());
+  }
+  void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
+    if constexpr (adl::HasDevicePrepare<Dev>) adl::do_device_prepare(dev_, op, k, layout);
   }
   void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
     if constexpr (adl::HasSpmv<Dev, Value>)
@@ -128,6 +142,9 @@ class DeviceOnlyImpl final : public MatrixImpl<typename HostFmt::value_type> {
   }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(dev_.download().to_csr());
+  }
+  void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
+    if constexpr (adl::HasDevicePrepare<Dev>) adl::do_device_prepare(dev_, op, k, layout);
   }
   void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
     if constexpr (adl::HasSpmv<Dev, Value>)

@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: MIT
 //
 // Every format's .cu includes this instead of rewriting the same pieces:
-//   * launch policy: cached device attributes (SM count), the two grid sizes (grid_for for
-//     loops that want a few waves of the device, grid_cover for one thread per item), and the
-//     grid-stride indices;
+//   * launch policy: the stream (every launch is <<<grid, block, smem, cuda::stream()>>>, the
+//     caller's spmat::current_stream(), spmat/cuda/buffer.hpp), cached device attributes (SM
+//     count), the two grid sizes (grid_for for loops that want a few waves of the device,
+//     grid_cover for one thread per item), and the grid-stride indices;
 //   * epilogues: y = alpha*s + beta*y (axpby_store) and y = beta*y (scale_store, scale_async),
 //     both never reading y when beta == 0;
 //   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
@@ -22,6 +23,7 @@
 #include <cub/warp/warp_scan.cuh>
 #include <type_traits>
 
+#include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/check.hpp"
 
 namespace spmat::cuda {
@@ -30,12 +32,13 @@ namespace spmat::cuda {
 // Launch policy
 // ---------------------------------------------------------------------------------------------
 
-/// Attribute `Attr` of the current device, queried once per process and device id (the query
+/// Attribute `Attr` of the current device, queried once per thread and device id (the query
 /// costs ~µs; launch helpers call this on every launch). Values <= 0 come back as `fallback`.
 template <cudaDeviceAttr Attr>
 int device_attribute(int fallback) {
-  static int cached_device = -1;
-  static int cached_value = 0;
+  // Per thread: host threads each driving their own stream would race on shared statics.
+  thread_local int cached_device = -1;
+  thread_local int cached_value = 0;
   int dev = 0;
   SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev != cached_device) {
@@ -110,13 +113,13 @@ __global__ void scale_kernel(std::int64_t n, Value* __restrict__ y, Value beta) 
 }
 }  // namespace detail
 
-/// y[0..n) = beta*y on `stream` (beta == 0 writes zeros and never reads y; beta == 1 is a no-op):
-/// the pre-scaling of every kernel that accumulates into y with atomics.
+/// y[0..n) = beta*y on stream() (beta == 0 writes zeros and never reads y; beta == 1 is a
+/// no-op): the pre-scaling of every kernel that accumulates into y with atomics.
 template <class Value>
-void scale_async(Value* y, std::int64_t n, Value beta, cudaStream_t stream = nullptr) {
+void scale_async(Value* y, std::int64_t n, Value beta) {
   if (n <= 0 || beta == Value(1)) return;
   constexpr int kBlock = 256;
-  detail::scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream>>>(n, y, beta);
+  detail::scale_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, y, beta);
   SPMAT_CUDA_CHECK_LAUNCH("scale_kernel");
 }
 

@@ -853,22 +853,22 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
       auto* kernel = threads <= 128
                          ? bccoo_gpu_stream_kernel<Value, 128>
                          : bccoo_gpu_stream_kernel<Value, bccoo_gpu::kStreamMaxThreads>;
-      kernel<<<d.stream_grid, threads>>>(
-          d.nb, d.desc.data(), d.data.data(), d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(),
-          d.tail.data(), d.tail_row.data());
+      kernel<<<d.stream_grid, threads, 0, cuda::stream()>>>(d.nb, d.desc.data(), d.data.data(),
+          d.lut.data(), d.lut_used, d.prefetch, x, y, alpha, beta, d.head.data(), d.tail.data(),
+          d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_stream_kernel");
     } else {
       auto* kernel = threads <= 128
                          ? bccoo_gpu_block_kernel<Value, 128>
                          : bccoo_gpu_block_kernel<Value, bccoo_gpu::kStreamMaxThreads>;
-      kernel<<<static_cast<unsigned>(d.nb), threads>>>(
+      kernel<<<static_cast<unsigned>(d.nb), threads, 0, cuda::stream()>>>(
           d.desc.data(), d.data.data(), d.lut.data(), d.lut_used, x, y, alpha, beta, d.head.data(),
           d.tail.data(), d.tail_row.data());
       SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_block_kernel");
     }
     constexpr int kFixBlock = 128;  // one chunk per thread
     const std::int64_t fix_blocks = (d.nb + kFixBlock - 1) / kFixBlock;
-    bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock>>>(
+    bccoo_gpu_fixup_kernel<<<static_cast<unsigned>(fix_blocks), kFixBlock, 0, cuda::stream()>>>(
         d.nb, d.rows, d.row.data(), d.head.data(), d.tail.data(), d.tail_row.data(), y, alpha,
         beta);
     SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_fixup_kernel");
@@ -876,7 +876,7 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
   }
   cuda::scale_async(y, d.rows, beta);
   if (d.nb == 0) return;
-  bccoo_gpu_spmv_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock>>>(
+  bccoo_gpu_spmv_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
       d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
       d.data.data(), d.lut.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_spmv_kernel");
@@ -888,7 +888,7 @@ void spmv_t(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Val
             Value beta) {
   cuda::scale_async(y, d.cols, beta);
   if (d.nb == 0) return;
-  bccoo_gpu_spmv_t_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock>>>(
+  bccoo_gpu_spmv_t_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
       d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
       d.data.data(), d.lut.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_spmv_t_kernel");

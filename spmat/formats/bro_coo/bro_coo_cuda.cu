@@ -65,9 +65,9 @@ template <class Sym, class Value, class Index>
 void launch(const BroCooDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
             Value alpha, bool transpose) {
   const unsigned grid = cuda::grid_for(d.intervals * 32, kBlock);
-  bro_coo_kernel<Sym><<<grid, kBlock>>>(d.intervals, d.nnz, d.interval, d.base_row.data(),
-                                        d.widths.data(), d.sym_off.data(), syms,
-                                        d.col_idx.data(), d.values.data(), x, y, alpha, transpose);
+  bro_coo_kernel<Sym><<<grid, kBlock, 0, cuda::stream()>>>(d.intervals, d.nnz, d.interval,
+      d.base_row.data(), d.widths.data(), d.sym_off.data(), syms, d.col_idx.data(), d.values.data(),
+      x, y, alpha, transpose);
   SPMAT_CUDA_CHECK_LAUNCH("bro_coo_kernel");
 }
 

@@ -97,11 +97,11 @@ void launch_w(const BroCsrDevice<Value, Index>& d, const Value* x, Value* y, Val
               Value beta) {
   const unsigned grid = cuda::grid_for(d.groups * 32, kBlock);
   if (d.sym_len == 32)
-    bro_csr_kernel<W, Transpose><<<grid, kBlock>>>(
+    bro_csr_kernel<W, Transpose><<<grid, kBlock, 0, cuda::stream()>>>(
         d.groups, d.rows, d.row_ptr.data(), d.base.data(), d.width_off.data(), d.widths.data(),
         d.sym_off.data(), d.sym32.data(), d.values.data(), x, y, alpha, beta);
   else
-    bro_csr_kernel<W, Transpose><<<grid, kBlock>>>(
+    bro_csr_kernel<W, Transpose><<<grid, kBlock, 0, cuda::stream()>>>(
         d.groups, d.rows, d.row_ptr.data(), d.base.data(), d.width_off.data(), d.widths.data(),
         d.sym_off.data(), d.sym64.data(), d.values.data(), x, y, alpha, beta);
   if constexpr (Transpose)

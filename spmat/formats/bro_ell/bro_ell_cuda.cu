@@ -231,7 +231,7 @@ void launch_fit(const BroEllDevice<Value, Index>& d, const Sym* syms, const Valu
                 Value alpha, Value beta) {
   const std::int64_t warps = d.slices * (d.h / 32);
   const std::int64_t blocks = (warps * 32 + kFitBlock - 1) / kFitBlock;
-  bro_ell_spmv_fit_kernel<W, Sym><<<static_cast<unsigned>(blocks), kFitBlock>>>(
+  bro_ell_spmv_fit_kernel<W, Sym><<<static_cast<unsigned>(blocks), kFitBlock, 0, cuda::stream()>>>(
       warps, d.rows, d.h, d.width_off.data(), d.widths.data(), d.sym_off.data(), syms,
       d.values.data(), d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_fit_kernel");
@@ -241,7 +241,7 @@ template <int U, class Sym, class Value, class Index>
 void launch_batched(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x, Value* y,
                     Value alpha, Value beta) {
   const unsigned grid = cuda::grid_for(d.slices * d.h, kBatchedBlock);
-  bro_ell_spmv_batched_kernel<U, Sym><<<grid, kBatchedBlock>>>(
+  bro_ell_spmv_batched_kernel<U, Sym><<<grid, kBatchedBlock, 0, cuda::stream()>>>(
       d.slices, d.rows, d.h, d.width_off.data(), d.widths.data(), d.sym_off.data(), syms,
       d.values.data(), d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_batched_kernel");
@@ -254,16 +254,14 @@ void launch(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x
   const std::int64_t spb = block / d.h;
   const unsigned grid = cuda::grid_for((d.slices + spb - 1) / spb * block, block);
   if (!transpose) {
-    bro_ell_spmv_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
-                                              d.widths.data(), d.sym_off.data(), syms,
-                                              d.values.data(), d.row_id.data(),
-                                              d.col_base.data(), x, y, alpha, beta);
+    bro_ell_spmv_kernel<Sym><<<grid, block, 0, cuda::stream()>>>(d.slices, d.rows, d.h,
+        d.width_off.data(), d.widths.data(), d.sym_off.data(), syms, d.values.data(),
+        d.row_id.data(), d.col_base.data(), x, y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_kernel");
   } else {
-    bro_ell_spmv_t_kernel<Sym><<<grid, block>>>(d.slices, d.rows, d.h, d.width_off.data(),
-                                                d.widths.data(), d.sym_off.data(), syms,
-                                                d.values.data(), d.row_id.data(),
-                                                d.col_base.data(), x, y, alpha);
+    bro_ell_spmv_t_kernel<Sym><<<grid, block, 0, cuda::stream()>>>(d.slices, d.rows, d.h,
+        d.width_off.data(), d.widths.data(), d.sym_off.data(), syms, d.values.data(),
+        d.row_id.data(), d.col_base.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("bro_ell_spmv_t_kernel");
   }
 }

@@ -142,24 +142,25 @@ template <class Value, class Index>
 void spmv(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows == 0) return;
   if (d.nnz == 0) {
-    coo_empty_rows_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(d.rows, y, alpha, beta);
+    coo_empty_rows_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(d.rows, y,
+        alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("coo_empty_rows_kernel");
     return;
   }
   if (d.kernel == CooKernel::atomic) {
     cuda::scale_async(y, d.rows, beta);
-    coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock>>>(
+    coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock, 0, cuda::stream()>>>(
         d.nnz, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel");
     return;
   }
   const std::int64_t intervals = (d.nnz + kSegInterval - 1) / kSegInterval;
-  coo_segmented_kernel<<<cuda::grid_for(intervals * cuda::kWarpSize, kBlock), kBlock>>>(
-      d.nnz, intervals, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y,
+  coo_segmented_kernel<<<cuda::grid_for(intervals * cuda::kWarpSize, kBlock), kBlock, 0,
+      cuda::stream()>>>(d.nnz, intervals, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y,
       d.head.data(), d.tail.data(), alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("coo_segmented_kernel");
   const std::int64_t fix_threads = intervals > d.rows ? intervals : d.rows;
-  coo_segmented_fixup_kernel<<<cuda::grid_for(fix_threads, kBlock), kBlock>>>(
+  coo_segmented_fixup_kernel<<<cuda::grid_for(fix_threads, kBlock), kBlock, 0, cuda::stream()>>>(
       d.rows, d.nnz, intervals, d.row_idx.data(), y, d.head.data(), d.tail.data(), alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("coo_segmented_fixup_kernel");
 }
@@ -172,7 +173,7 @@ void spmv_t(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.cols == 0) return;
   cuda::scale_async(y, d.cols, beta);
   if (d.nnz == 0) return;
-  coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock>>>(
+  coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock, 0, cuda::stream()>>>(
       d.nnz, d.col_idx.data(), d.row_idx.data(), d.values.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel (transpose)");
 }

@@ -38,9 +38,7 @@ std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Coo
 template <class Value, class Index>
 void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where) {
   if (d.nnz == 0) return;
-  SPMAT_CUDA_CHECK(cudaMemcpyAsync(d.values.data(), values, d.values.bytes(),
-                                   where == Memory::host ? cudaMemcpyHostToDevice
-                                                         : cudaMemcpyDeviceToDevice));
+  cuda::copy_values(d.values.data(), values, d.values.size(), where);
 }
 
 template <class Value, class Index>

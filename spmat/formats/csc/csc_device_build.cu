@@ -30,7 +30,7 @@ CscDevice<Value, Index> CscDevice<Value, Index>::from_csr(const DeviceCsrView<Va
     cuda::compress_rows(cols_sorted.data(), a.nnz, a.cols, d.col_ptr.data());
     cuda::gather_values(d.row_idx.data(), perm.data(), row_of.data(), a.nnz);
     cuda::gather_values(d.values.data(), perm.data(), a.values, a.nnz);
-    cuda::synchronize();  // the temporaries are freed at the end of this scope
+    cuda::synchronize_stream();  // the temporaries are freed at the end of this scope
   }
   return d;
 }
@@ -51,13 +51,13 @@ void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where
     cuda::DeviceBuffer<Index> map(static_cast<std::size_t>(d.nnz), "csc value map");
     cuda::DeviceBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
     cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), map.data());
-    cuda::synchronize();
+    cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
   cuda::DeviceBuffer<Value> staging;
   const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
   cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize();  // staging is freed on return
+  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
 template <class Value, class Index>

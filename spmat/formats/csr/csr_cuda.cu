@@ -513,9 +513,9 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 template <int W, class Value, class Index>
 void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     Value beta, std::int64_t skip_above) {
-  csr_subwarp_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock>>>(
-      d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta,
-      skip_above);
+  csr_subwarp_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
+      cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha,
+      beta, skip_above);
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_kernel");
 }
 
@@ -533,8 +533,9 @@ void dispatch_subwarp(int w, const CsrDevice<Value, Index>& d, const Value* x, V
 
 template <int W, class Value, class Index>
 void launch_subwarp_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha) {
-  csr_subwarp_t_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock>>>(
-      d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, d.short_max);
+  csr_subwarp_t_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
+      cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha,
+      d.short_max);
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_t_kernel");
 }
 
@@ -545,7 +546,7 @@ void launch_auto_fused_w(const CsrDevice<Value, Index>& d, const Value* x, Value
   const std::int64_t nb_medium =
       d.n_medium > 0 ? cuda::grid_for(d.n_medium * 32, csr_plan::kBlock) : 0;
   const std::int64_t grid = d.n_chunks + nb_medium + nb_short;
-  csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock>>>(
+  csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock, 0, cuda::stream()>>>(
       d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta, d.short_max,
       nb_short, d.n_medium, d.medium_rows.data(), nb_medium, d.n_chunks, d.chunk_row.data(),
       d.chunk_begin.data(), d.chunk_long.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(),
@@ -572,17 +573,17 @@ template <class Value, class Index>
 void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                   Value beta) {
   constexpr int kB = csr_plan::kMergeBlock;
-  csr_merge_tile_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB>>>(
+  csr_merge_tile_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
       d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), d.col_idx.data(),
       d.values.data(), x, y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
   SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_kernel");
   if (d.n_tiles > 1) {
-    csr_merge_fixup_kernel<<<cuda::grid_for(d.n_tiles - 1, 256), 256>>>(
+    csr_merge_fixup_kernel<<<cuda::grid_for(d.n_tiles - 1, 256), 256, 0, cuda::stream()>>>(
         d.n_tiles, d.tile_row.data(), d.tile_carry.data(), d.tile_head.data(), y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("csr_merge_fixup_kernel");
   }
   if (d.n_long_fix > 0) {
-    csr_merge_wide_fixup_kernel<<<cuda::grid_for(d.n_long_fix * 32, 256), 256>>>(
+    csr_merge_wide_fixup_kernel<<<cuda::grid_for(d.n_long_fix * 32, 256), 256, 0, cuda::stream()>>>(
         d.n_long_fix, d.fix_tile.data(), d.fix_first.data(), d.tile_row.data(),
         d.tile_carry.data(), d.tile_head.data(), y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("csr_merge_wide_fixup_kernel");
@@ -682,8 +683,9 @@ void spmv(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   if (d.rows == 0) return;
   switch (d.kernel) {
     case CsrKernel::scalar:
-      csr_scalar_kernel<<<cuda::grid_for(d.rows, csr_plan::kBlock), csr_plan::kBlock>>>(
-          d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta);
+      csr_scalar_kernel<<<cuda::grid_for(d.rows, csr_plan::kBlock), csr_plan::kBlock, 0,
+          cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y,
+          alpha, beta);
       SPMAT_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
       return;
     case CsrKernel::vector:
@@ -708,7 +710,7 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.rows == 0 || d.cols == 0 || d.nnz == 0) return;
   if (d.kernel == CsrKernel::merge) {
     constexpr int kB = csr_plan::kMergeBlock;
-    csr_merge_tile_t_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB>>>(
+    csr_merge_tile_t_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
         d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), d.col_idx.data(),
         d.values.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_t_kernel");
@@ -723,16 +725,14 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
   }
   if (d.n_medium > 0) {
     csr_row_list_warp_t_kernel<<<cuda::grid_for(d.n_medium * 32, csr_plan::kBlock),
-                                 csr_plan::kBlock>>>(d.n_medium, d.medium_rows.data(),
-                                                     d.row_ptr.data(), d.col_idx.data(),
-                                                     d.values.data(), x, y, alpha);
+        csr_plan::kBlock, 0, cuda::stream()>>>(d.n_medium, d.medium_rows.data(), d.row_ptr.data(),
+        d.col_idx.data(), d.values.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("csr_row_list_warp_t_kernel");
   }
   if (d.n_long > 0) {
     csr_long_chunk_t_kernel<<<cuda::grid_for(d.n_chunks * csr_plan::kBlock, csr_plan::kBlock),
-                              csr_plan::kBlock>>>(d.n_chunks, d.chunk_row.data(),
-                                                 d.chunk_begin.data(), d.row_ptr.data(),
-                                                 d.col_idx.data(), d.values.data(), x, y, alpha);
+        csr_plan::kBlock, 0, cuda::stream()>>>(d.n_chunks, d.chunk_row.data(), d.chunk_begin.data(),
+        d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("csr_long_chunk_t_kernel");
   }
 }
@@ -748,8 +748,9 @@ void spmm(const CsrDevice<Value, Index>& d, const Value* b, Value* c, std::int64
     for (std::int64_t j = 0; j < k; ++j) spmv(d, b + j * d.cols, c + j * d.rows, alpha, beta);
     return;
   }
-  csr_spmm_row_major_kernel<<<cuda::grid_for(d.rows * 32, csr_plan::kBlock), csr_plan::kBlock>>>(
-      d.rows, k, d.row_ptr.data(), d.col_idx.data(), d.values.data(), b, c, alpha, beta);
+  csr_spmm_row_major_kernel<<<cuda::grid_for(d.rows * 32, csr_plan::kBlock), csr_plan::kBlock, 0,
+      cuda::stream()>>>(d.rows, k, d.row_ptr.data(), d.col_idx.data(), d.values.data(), b, c, alpha,
+      beta);
   SPMAT_CUDA_CHECK_LAUNCH("csr_spmm_row_major_kernel");
 }
 

@@ -44,10 +44,7 @@ template <class Value, class Index>
 void update_values(CsrDevice<Value, Index>& d, const Value* values, Memory where) {
   const std::size_t n = d.values.size();
   if (n == 0) return;
-  Value* dst = d.values.overwrite("csr values (updated)");
-  SPMAT_CUDA_CHECK(cudaMemcpyAsync(dst, values, n * sizeof(Value),
-                                   where == Memory::host ? cudaMemcpyHostToDevice
-                                                         : cudaMemcpyDeviceToDevice));
+  cuda::copy_values(d.values.overwrite("csr values (updated)"), values, n, where);
 }
 
 template <class Value, class Index>

@@ -80,7 +80,8 @@ __global__ void ell_map_kernel(const Index* __restrict__ len, const std::int64_t
 template <class Index>
 void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
   if (rows <= 0) return;
-  csr_row_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(row_ptr, rows, len);
+  csr_row_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(row_ptr, rows,
+      len);
   SPMAT_CUDA_CHECK_LAUNCH("csr_row_lengths_kernel");
 }
 
@@ -90,22 +91,24 @@ std::int64_t max_of(const Index* v, std::int64_t n) {
   if (n <= 0) return 0;
   cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
   std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, v, out.data(), n));
+  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, v, out.data(), n, cuda::stream()));
   cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: reduction workspace");
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(tmp.data(), bytes, v, out.data(), n));
+  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(tmp.data(), bytes, v, out.data(), n, cuda::stream()));
   return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
 }
 
 /// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan.
 template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
-  SPMAT_CUDA_CHECK(cudaMemsetAsync(ptr, 0, sizeof(std::int64_t)));
+  cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
   if (rows <= 0) return;
   std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, len, ptr + 1, rows));
+  SPMAT_CUDA_CHECK(
+      cub::DeviceScan::InclusiveSum(nullptr, bytes, len, ptr + 1, rows, cuda::stream()));
   cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: scan workspace");
-  SPMAT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(tmp.data(), bytes, len, ptr + 1, rows));
-  cuda::synchronize();  // before the workspace is freed
+  SPMAT_CUDA_CHECK(
+      cub::DeviceScan::InclusiveSum(tmp.data(), bytes, len, ptr + 1, rows, cuda::stream()));
+  cuda::synchronize_stream();  // before the workspace is freed
 }
 
 /// Fills width*pitch slots from the CSR arrays.
@@ -114,8 +117,8 @@ void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t
           Index* ell_col, Value* ell_val) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(a.row_ptr, a.col_idx, a.values, a.rows,
-                                                         width, pitch, ell_col, ell_val);
+  fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(a.row_ptr, a.col_idx,
+      a.values, a.rows, width, pitch, ell_col, ell_val);
   SPMAT_CUDA_CHECK_LAUNCH("ell fill_kernel");
 }
 
@@ -126,7 +129,8 @@ void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::
              std::int64_t pitch, std::int64_t* map) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(len, ptr, rows, width, pitch, map);
+  ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(len, ptr, rows,
+      width, pitch, map);
   SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
 }
 
@@ -135,7 +139,8 @@ template <class Index>
 void stored_lengths(const Index* ell_col, std::int64_t rows, std::int64_t width,
                     std::int64_t pitch, Index* len) {
   if (rows <= 0) return;
-  stored_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(ell_col, rows, width, pitch, len);
+  stored_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(ell_col, rows,
+      width, pitch, len);
   SPMAT_CUDA_CHECK_LAUNCH("stored_lengths_kernel");
 }
 

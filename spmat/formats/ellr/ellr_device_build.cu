@@ -42,13 +42,13 @@ void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory wher
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "ellr value map");
     ell_build::offsets(d.row_len.data(), d.rows, ptr.data());
     ell_build::ell_map(d.row_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
-    cuda::synchronize();
+    cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
   cuda::DeviceBuffer<Value> staging;
   const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
   cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize();  // staging is freed on return
+  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
 template <class Value, class Index>

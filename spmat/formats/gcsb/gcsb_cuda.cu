@@ -499,6 +499,21 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- dispatch -----------------------------------------------------------------------------------
+/// Lets the dense-output kernel of this instantiation use up to kDenseMaxBytes of dynamic shared
+/// memory when `smem` bytes exceed the default 48 KiB (the build caps smem there): a function
+/// attribute, set once per process. prepare sets it, so that a prepared product only launches.
+template <bool Transposed, class Value, class Index>
+void allow_dense_smem(std::size_t smem) {
+  if (smem <= 48 * 1024) return;
+  static const bool raised = [] {
+    SPMAT_CUDA_CHECK(cudaFuncSetAttribute(gcsb_dense_kernel<Value, Index, Transposed>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(Gcsb<Value, Index>::kDenseMaxBytes)));
+    return true;
+  }();
+  (void)raised;
+}
+
 template <bool Transposed, class Value, class Index>
 void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   const std::int64_t n_out = Transposed ? d.cols : d.rows;
@@ -517,19 +532,12 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
   if (n_out == 0) return;
   if (Transposed ? d.dense_t : d.dense_n) {
     const std::size_t smem = static_cast<std::size_t>(n_out) * sizeof(Value);
-    if (smem > 48 * 1024) {  // once per instantiation (the build caps smem at kDenseMaxBytes)
-      static const bool raised = [] {
-        SPMAT_CUDA_CHECK(cudaFuncSetAttribute(gcsb_dense_kernel<Value, Index, Transposed>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(Gcsb<Value, Index>::kDenseMaxBytes)));
-        return true;
-      }();
-      (void)raised;
-    }
+    allow_dense_smem<Transposed, Value, Index>(smem);
     gcsb_dense_kernel<Value, Index, Transposed>
-        <<<d.dense_parts, kDenseThreads, smem>>>(v, d.block_lanes_log2, x, d.dense_partial.data());
+        <<<d.dense_parts, kDenseThreads, smem, cuda::stream()>>>(v, d.block_lanes_log2, x,
+            d.dense_partial.data());
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_kernel");
-    gcsb_dense_reduce_kernel<Value><<<cuda::grid_cover(n_out, 32), 256>>>(
+    gcsb_dense_reduce_kernel<Value><<<cuda::grid_cover(n_out, 32), 256, 0, cuda::stream()>>>(
         n_out, d.dense_parts, d.dense_partial.data(), y, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_dense_reduce_kernel");
     return;
@@ -559,15 +567,16 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     const std::size_t smem = static_cast<std::size_t>(warps) * 32 * bsz * sizeof(Value);
     const unsigned grid = cuda::grid_cover(warps_needed, warps);
     if (det)
-      gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem>>>(
-          v, pv, x, y, alpha, beta, false, plan.partial.data());
+      gcsb_window_kernel<Value, Index, Transposed, true><<<grid, warps * 32, smem,
+          cuda::stream()>>>(v, pv, x, y, alpha, beta, false, plan.partial.data());
     else
-      gcsb_window_kernel<Value, Index, Transposed, false><<<grid, warps * 32, smem>>>(
-          v, pv, x, y, alpha, beta, prescaled, nullptr);
+      gcsb_window_kernel<Value, Index, Transposed, false><<<grid, warps * 32, smem,
+          cuda::stream()>>>(v, pv, x, y, alpha, beta, prescaled, nullptr);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_window_kernel");
     if (det && plan.split) {
-      gcsb_det_reduce_kernel<Value, Index><<<cuda::grid_cover(n_out, 256), 256>>>(
-          n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y, alpha, beta);
+      gcsb_det_reduce_kernel<Value, Index><<<cuda::grid_cover(n_out, 256), 256, 0,
+          cuda::stream()>>>(n_out, d.beta_log2, plan.window_item_ptr.data(), plan.partial.data(), y,
+          alpha, beta);
       SPMAT_CUDA_CHECK_LAUNCH("gcsb_det_reduce_kernel");
     }
     return;
@@ -578,13 +587,13 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
   if ((d.kernel == GcsbKernel::atomic || d.kernel == GcsbKernel::fast) && threads >= 32) {
     const std::size_t smem = static_cast<std::size_t>(threads) * bsz * sizeof(Value);
     gcsb_atomic_kernel<Value, Index, Transposed>
-        <<<cuda::grid_cover(d.n_sorted, threads), threads, smem>>>(v, x, y, alpha);
+        <<<cuda::grid_cover(d.n_sorted, threads), threads, smem, cuda::stream()>>>(v, x, y, alpha);
     SPMAT_CUDA_CHECK_LAUNCH("gcsb_atomic_kernel");
     return;
   }
   // kernel=thesis, or a β too large for any shared-memory tile.
   gcsb_thesis_kernel<Value, Index, Transposed>
-      <<<cuda::grid_cover(d.n_sorted, 256), 256>>>(v, x, y, alpha);
+      <<<cuda::grid_cover(d.n_sorted, 256), 256, 0, cuda::stream()>>>(v, x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
 }
 
@@ -600,6 +609,15 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
 template <class Value, class Index>
 void spmv(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   launch<false>(d, x, y, alpha, beta);
+}
+/// Matrix::prepare: the dense-output kernel's shared-memory limit (the work buffers are
+/// allocated by upload).
+template <class Value, class Index>
+void prepare(const GcsbDevice<Value, Index>& d, Op op, std::int64_t, DenseLayout) {
+  if (op == Op::spmv && d.dense_n)
+    allow_dense_smem<false, Value, Index>(static_cast<std::size_t>(d.rows) * sizeof(Value));
+  if (op == Op::spmv_t && d.dense_t)
+    allow_dense_smem<true, Value, Index>(static_cast<std::size_t>(d.cols) * sizeof(Value));
 }
 template <class Value, class Index>
 void spmv_t(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {

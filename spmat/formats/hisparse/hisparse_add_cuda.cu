@@ -27,8 +27,8 @@
 // Host syncs: one 8-byte read-back per level (E; M is known on the host: every operand entry of
 // the level is a candidate exactly once) + one per level in the serializer.
 // Work arrays (queues, keys, heads, CUB temporaries, serializer sizes) come from a stream-ordered
-// memory pool private to this file (cudaMallocFromPoolAsync / cudaFreeAsync on the legacy
-// stream, release threshold = max), so neither the levels nor repeated adds pay cudaMalloc or
+// memory pool private to this file (cudaMallocFromPoolAsync / cudaFreeAsync on cuda::stream(),
+// release threshold = max), so neither the levels nor repeated adds pay cudaMalloc or
 // the implicit synchronization of cudaFree; the pool keeps the peak work memory of the largest
 // add cached for the process. The arrays that become the result (the sum's proto
 // levels and values, its pool) come from the same pool (PoolBuffer), so the timed add and the
@@ -87,7 +87,7 @@ void* pool_alloc(std::size_t bytes, const char* what, bool* pooled) {
   const cudaMemPool_t pool = work_pool();
   ::spmat::detail::reserve_device_memory(bytes, what, &cuda::device_free_bytes);
   void* p = nullptr;
-  const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy)
+  const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cuda::stream())
                                : cudaMalloc(&p, bytes);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
@@ -102,7 +102,7 @@ void* pool_alloc(std::size_t bytes, const char* what, bool* pooled) {
 
 void pool_free(void* p, std::size_t bytes, bool pooled) noexcept {
   if (!p) return;
-  if (pooled) (void)cudaFreeAsync(p, cudaStreamLegacy);
+  if (pooled) (void)cudaFreeAsync(p, cuda::stream());
   else (void)cudaFree(p);
   ::spmat::detail::release_device_memory(bytes);
 }
@@ -122,7 +122,7 @@ template <class T>
 using Work = PoolBuffer<T>;
 
 /// Per-phase GPU times of one add / serialize (env SPMAT_HISPARSE_PROFILE=1, off otherwise):
-/// cudaEvents recorded on the legacy stream between the phases; the destructor waits for the
+/// cudaEvents recorded on cuda::stream() between the phases; the destructor waits for the
 /// last one and prints one line to stderr: each phase's event-to-event milliseconds (GPU time
 /// including any idle gap while the host waited on a read-back), their sum, and the host wall
 /// time of the whole call. Costs nothing when off.
@@ -136,7 +136,7 @@ class Profile {
   void mark(const std::string& name) {
     if (!on_) return;
     cudaEvent_t e = nullptr;
-    if (cudaEventCreate(&e) != cudaSuccess || cudaEventRecord(e, cudaStreamLegacy) != cudaSuccess) {
+    if (cudaEventCreate(&e) != cudaSuccess || cudaEventRecord(e, cuda::stream()) != cudaSuccess) {
       (void)cudaGetLastError();
       return;
     }
@@ -184,7 +184,7 @@ class Profile {
 template <class T>
 T read_at(const T* p) {
   T v;
-  SPMAT_CUDA_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost));
+  cuda::copy_to_host(&v, p, 1);
   return v;
 }
 
@@ -192,9 +192,9 @@ T read_at(const T* p) {
 template <class T>
 void exclusive_scan(const T* in, T* out, std::int64_t n) {
   std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n));
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, cuda::stream()));
   Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n));
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n, cuda::stream()));
 }
 
 #define SPMAT_GRID_LOOP(i, n)                                                           \
@@ -272,17 +272,17 @@ void transposed_sort(const DevLevel& lv, std::int64_t* perm) {
   Work<Key> k(static_cast<std::size_t>(e), "the transposed keys"),
       k2(static_cast<std::size_t>(e), "the transposed keys");
   Work<std::int64_t> v(static_cast<std::size_t>(e), "the transposed order");
-  tkey_kernel<Key><<<cuda::grid_for(e, kBlock), kBlock>>>(lv.begin.data(), lv.node.data(),
-                                                          lv.nodes, lv.lr.data(), lv.lc.data(), e,
-                                                          k.data(), v.data());
+  tkey_kernel<Key><<<cuda::grid_for(e, kBlock), kBlock, 0, cuda::stream()>>>(
+      lv.begin.data(), lv.node.data(), lv.nodes, lv.lr.data(), lv.lc.data(), e, k.data(),
+      v.data());
   SPMAT_CUDA_CHECK_LAUNCH("hisparse add tkey_kernel");
   std::size_t bytes = 0;
   const int end_bit = st::tkey_bits(lv.nodes);
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k.data(), k2.data(), v.data(),
-                                                   perm, e, 0, end_bit));
+                                                   perm, e, 0, end_bit, cuda::stream()));
   Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
   SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, k.data(), k2.data(),
-                                                   v.data(), perm, e, 0, end_bit));
+                                                   v.data(), perm, e, 0, end_bit, cuda::stream()));
 }
 
 /// add=merge_ct: the sorted view of a transposed operand's level without a sort. One warp per
@@ -355,8 +355,8 @@ Work<std::int64_t> transposed_order(const DevLevel& lv, int log2d, bool tcount) 
   if (e == 0) return perm;
   if (tcount && log2d <= 7) {
     const unsigned grid = cuda::grid_cover(lv.nodes, kTorderWarps);
-    torder_kernel<<<grid, kTorderWarps * 32>>>(lv.begin.data(), lv.nodes, lv.lr.data(),
-                                               lv.lc.data(), log2d, perm.data());
+    torder_kernel<<<grid, kTorderWarps * 32, 0, cuda::stream()>>>(lv.begin.data(), lv.nodes,
+        lv.lr.data(), lv.lc.data(), log2d, perm.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add torder_kernel");
     return perm;
   }
@@ -588,8 +588,8 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
   W64 qa(1, "the queue"), qb(1, "the queue");
   I64 qbr(1, "hisparse add queue"), qbc(1, "hisparse add queue");
   // The root queue element by a kernel: a cudaMemcpy from the host would synchronize.
-  queue_init_kernel<<<1, 1>>>(qa.data(), qb.data(), qbr.data(), qbc.data(), ea ? -1 : 0,
-                              eb ? -1 : 0);
+  queue_init_kernel<<<1, 1, 0, cuda::stream()>>>(qa.data(), qb.data(), qbr.data(), qbc.data(),
+      ea ? -1 : 0, eb ? -1 : 0);
   SPMAT_CUDA_CHECK_LAUNCH("hisparse add queue_init_kernel");
   std::int64_t n = 1;
   prof.mark("init");
@@ -600,7 +600,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
     const DevLevel* lb = eb ? nullptr : &B.levels[l];
     W64 cnt(static_cast<std::size_t>(n + 1), "the counts");
     W64 off(static_cast<std::size_t>(n + 1), "the offsets");
-    count_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
+    count_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock, 0, cuda::stream()>>>(
         qa.data(), qb.data(), la ? la->begin.data() : nullptr, lb ? lb->begin.data() : nullptr, n,
         cnt.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add count_kernel");
@@ -615,14 +615,14 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       // keys2/idx2 = the candidates in key order, placed by merge path (no sort of M).
       W64 inv_a(la ? static_cast<std::size_t>(la->nodes) : 0, "the node map");
       W64 inv_b(lb ? static_cast<std::size_t>(lb->nodes) : 0, "the node map");
-      inv_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(qa.data(), qb.data(), n, inv_a.data(),
-                                                        inv_b.data());
+      inv_kernel<<<cuda::grid_for(n, kBlock), kBlock, 0, cuda::stream()>>>(qa.data(), qb.data(), n,
+          inv_a.data(), inv_b.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add inv_kernel");
       W64 pa, pb;
       if (la && ta) pa = transposed_order(*la, C.log2d, tcount);
       if (lb && tb) pb = transposed_order(*lb, C.log2d, tcount);
       prof.mark(L + "tsort");
-      merge_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
+      merge_kernel<<<cuda::grid_for(m, kBlock), kBlock, 0, cuda::stream()>>>(
           m, la ? la->entries : 0, off.data(), qa.data(), qb.data(), inv_a.data(), inv_b.data(),
           la ? la->nodes : 0, lb ? lb->nodes : 0, la ? la->begin.data() : nullptr,
           la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, pa.data(), ta,
@@ -635,7 +635,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       // add=sort: expand all candidates, radix sort them by key.
       Work<std::uint64_t> keys(static_cast<std::size_t>(m), "the keys");
       W64 idx(static_cast<std::size_t>(m), "the indices");
-      expand_kernel<<<cuda::grid_for(m, kBlock), kBlock>>>(
+      expand_kernel<<<cuda::grid_for(m, kBlock), kBlock, 0, cuda::stream()>>>(
           off.data(), n, qa.data(), qb.data(), la ? la->begin.data() : nullptr,
           la ? la->lr.data() : nullptr, la ? la->lc.data() : nullptr, ta,
           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
@@ -644,11 +644,12 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       std::size_t bytes = 0;
       const int end_bit = hisparse::steps::key_bits(n);
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys2.data(),
-                                                       idx.data(), idx2.data(), m, 0, end_bit));
+                                                       idx.data(), idx2.data(), m, 0, end_bit,
+                                                       cuda::stream()));
       Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
                                                        keys2.data(), idx.data(), idx2.data(), m,
-                                                       0, end_bit));
+                                                       0, end_bit, cuda::stream()));
       prof.mark(L + "sort");
     }
     W64 pos(static_cast<std::size_t>(m + 1), "the positions");
@@ -656,9 +657,11 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
                                                          HeadFlag{keys2.data(), m});
       std::size_t bytes = 0;
-      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags, pos.data(), m + 1));
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags, pos.data(), m + 1,
+                                                     cuda::stream()));
       Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
-      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, flags, pos.data(), m + 1));
+      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, flags, pos.data(), m + 1,
+                                                     cuda::stream()));
     }
     const std::int64_t e = read_at(pos.data() + m);
     prof.mark(L + "head+E");
@@ -670,8 +673,8 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
     out.lc = PoolBuffer<std::uint8_t>(static_cast<std::size_t>(e), "hisparse proto lc");
     if (n < INT32_MAX)
       out.node = PoolBuffer<std::int32_t>(static_cast<std::size_t>(e), "hisparse proto node");
-    begin_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(off.data(), pos.data(), n,
-                                                            out.begin.data());
+    begin_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock, 0, cuda::stream()>>>(off.data(),
+        pos.data(), n, out.begin.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add begin_kernel");
     W64 nqa, nqb;
     I64 nbr, nbc;
@@ -683,7 +686,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
       nbr = I64(static_cast<std::size_t>(e), "hisparse add queue");
       nbc = I64(static_cast<std::size_t>(e), "hisparse add queue");
     }
-    fill_kernel<Value><<<cuda::grid_for(m, kBlock), kBlock>>>(
+    fill_kernel<Value><<<cuda::grid_for(m, kBlock), kBlock, 0, cuda::stream()>>>(
         keys2.data(), idx2.data(), nullptr, pos.data(), m, qbr.data(), qbc.data(), C.log2d,
         out.lr.data(), out.lc.data(), leaf, ea ? nullptr : A.values.data(),
         eb ? nullptr : B.values.data(), ca, cb, leaf ? C.values.data() : nullptr, nqa.data(),
@@ -711,9 +714,9 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
   const std::size_t nl = t.levels.size();
   std::vector<Work<std::uint32_t>> ptrs(nl);
   Work<unsigned long long> stats(12 * (nl > 0 ? nl : 1), "hisparse stats");
-  SPMAT_CUDA_CHECK(cudaMemset(stats.data(), 0, stats.bytes()));
+  cuda::fill_bytes_async(stats.data(), 0, stats.bytes());
   Work<std::uint64_t> bases(nl + 1, "the level offsets"), total(2, "the pool total");
-  level_base_kernel<<<1, 1>>>(bases.data(), -1, nullptr, hisparse::kHeaderBytes);
+  level_base_kernel<<<1, 1, 0, cuda::stream()>>>(bases.data(), -1, nullptr, hisparse::kHeaderBytes);
   SPMAT_CUDA_CHECK_LAUNCH("hisparse level_base_kernel");
   for (std::size_t l = 0; l < nl; ++l) {
     const DevLevel& lv = t.levels[l];
@@ -722,38 +725,38 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
     Work<std::uint64_t> sz(static_cast<std::size_t>(n + 1), "the node sizes");
     Work<std::uint64_t> noff(static_cast<std::size_t>(n + 1), "the node offsets");
     Work<std::uint8_t> type(static_cast<std::size_t>(n), "the node types");
-    size_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock>>>(
+    size_kernel<<<cuda::grid_for(n + 1, kBlock), kBlock, 0, cuda::stream()>>>(
         lv.begin.data(), lv.brow.data(), lv.bcol.data(), n, leaf, t.rows, t.cols, t.log2d,
         leaf ? sizeof(Value) : 4, allow_dense, sz.data(), type.data(), stats.data() + 12 * l);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse size_kernel");
     exclusive_scan(sz.data(), noff.data(), n + 1);
     ptrs[l] = Work<std::uint32_t>(static_cast<std::size_t>(n), "the node pointers");
-    ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock>>>(noff.data(), type.data(), bases.data() + l,
-                                                      n, ptrs[l].data());
+    ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock, 0, cuda::stream()>>>(noff.data(), type.data(),
+        bases.data() + l, n, ptrs[l].data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse ptr_kernel");
-    level_base_kernel<<<1, 1>>>(bases.data(), static_cast<std::int64_t>(l), noff.data() + n,
-                                hisparse::kHeaderBytes);
+    level_base_kernel<<<1, 1, 0, cuda::stream()>>>(bases.data(), static_cast<std::int64_t>(l),
+        noff.data() + n, hisparse::kHeaderBytes);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse level_base_kernel");
     prof.mark("L" + std::to_string(l) + ".size");
   }
   // One read-back for all levels: pool bytes and root. (A pool past 16 GiB has wrapped pointers
   // in ptrs, which are never used: the check throws first.)
-  pool_total_kernel<<<1, 1>>>(bases.data() + nl, nl > 0 ? ptrs[0].data() : nullptr,
-                                hisparse::kNull, total.data());
+  pool_total_kernel<<<1, 1, 0, cuda::stream()>>>(bases.data() + nl,
+      nl > 0 ? ptrs[0].data() : nullptr, hisparse::kNull, total.data());
   SPMAT_CUDA_CHECK_LAUNCH("hisparse pool_total_kernel");
   std::uint64_t tot[2] = {0, 0};
-  SPMAT_CUDA_CHECK(cudaMemcpy(tot, total.data(), sizeof tot, cudaMemcpyDeviceToHost));
+  cuda::copy_to_host(tot, total.data(), 2);
   const std::uint64_t base = tot[0];
   if (base >= hisparse::kMaxPoolBytes)
     throw UnsupportedError("hisparse: the node pool would exceed the 16 GiB that 32-bit node "
                            "pointers address; use a larger d or split the matrix");
   prof.mark("sizes read back");
   out.pool = PoolBuffer<hisparse::Chunk>(base / sizeof(hisparse::Chunk), "hisparse pool");
-  SPMAT_CUDA_CHECK(cudaMemsetAsync(out.pool.data(), 0, out.pool.bytes(), cudaStreamLegacy));
+  cuda::fill_bytes_async(out.pool.data(), 0, out.pool.bytes());
   auto* bytes = reinterpret_cast<std::uint8_t*>(out.pool.data());
   out.root = nl > 0 ? static_cast<std::uint32_t>(tot[1]) : hisparse::kNull;
   // The header by a kernel: a cudaMemcpy from the host would synchronize.
-  header_kernel<<<1, 1>>>(bytes, out.root, static_cast<unsigned>(t.depth),
+  header_kernel<<<1, 1, 0, cuda::stream()>>>(bytes, out.root, static_cast<unsigned>(t.depth),
                           static_cast<unsigned>(t.log2d), static_cast<unsigned>(sizeof(Value)),
                           static_cast<std::uint64_t>(out.nnz));
   SPMAT_CUDA_CHECK_LAUNCH("hisparse header_kernel");
@@ -761,7 +764,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
   for (std::size_t l = 0; l < nl; ++l) {
     const DevLevel& lv = t.levels[l];
     const bool leaf = l + 1 == nl;
-    pool_fill_kernel<Value><<<cuda::grid_for(lv.entries, kBlock), kBlock>>>(
+    pool_fill_kernel<Value><<<cuda::grid_for(lv.entries, kBlock), kBlock, 0, cuda::stream()>>>(
         lv.begin.data(), lv.node.data(), lv.lr.data(), lv.lc.data(), lv.nodes, lv.entries,
         ptrs[l].data(),
         leaf ? nullptr : ptrs[l + 1].data(), leaf ? t.values.data() : nullptr, leaf, t.log2d,

@@ -40,16 +40,16 @@ constexpr int kBlock = 256;
 template <class T>
 T read_back(const T* p) {
   T v;
-  SPMAT_CUDA_CHECK(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost));
+  cuda::copy_to_host(&v, p, 1);
   return v;
 }
 
 template <class T>
 void scan_exclusive(const T* in, T* out, std::int64_t n) {
   std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n));
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, cuda::stream()));
   cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse scan temp");
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n));
+  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n, cuda::stream()));
 }
 
 template <class Index>
@@ -158,24 +158,25 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
     I64 idx(static_cast<std::size_t>(nnz), "hisparse build idx");
     I64 perm(static_cast<std::size_t>(nnz), "hisparse build idx");
     const unsigned grid = cuda::grid_for(nnz + 1, kBlock);
-    key_kernel<Index><<<grid, kBlock>>>(row_ptr.data(), a.rows, col_idx.data(), nnz, log2d,
-                                        depth, keys.data(), idx.data());
+    key_kernel<Index><<<grid, kBlock, 0, cuda::stream()>>>(row_ptr.data(), a.rows, col_idx.data(),
+        nnz, log2d, depth, keys.data(), idx.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse build key_kernel");
     {
       std::size_t bytes = 0;
       const int end_bit = 2 * log2d * depth;
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), skeys.data(),
-                                                       idx.data(), perm.data(), nnz, 0, end_bit));
+                                                       idx.data(), perm.data(), nnz, 0, end_bit,
+                                                       cuda::stream()));
       cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse sort temp");
       SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
                                                        skeys.data(), idx.data(), perm.data(),
-                                                       nnz, 0, end_bit));
+                                                       nnz, 0, end_bit, cuda::stream()));
     }
     I64 r(static_cast<std::size_t>(nnz), "hisparse build rows");
     I64 c(static_cast<std::size_t>(nnz), "hisparse build cols");
     cuda::DeviceBuffer<Value> v(static_cast<std::size_t>(nnz), "hisparse build values");
-    gather_kernel<Value, Index><<<grid, kBlock>>>(perm.data(), skeys.data(), values.data(), nnz,
-                                                  log2d, depth, r.data(), c.data(), v.data());
+    gather_kernel<Value, Index><<<grid, kBlock, 0, cuda::stream()>>>(perm.data(), skeys.data(),
+        values.data(), nnz, log2d, depth, r.data(), c.data(), v.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse build gather_kernel");
     I64 nh(static_cast<std::size_t>(nnz + 1), "hisparse build heads");
     I64 eh(static_cast<std::size_t>(nnz + 1), "hisparse build heads");
@@ -184,8 +185,8 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
     for (int l = 0; l < depth; ++l) {
       const bool leaf = l + 1 == depth;
       const int node_shift = log2d * (depth - l), entry_shift = log2d * (depth - 1 - l);
-      heads_kernel<<<grid, kBlock>>>(r.data(), c.data(), nnz, node_shift, entry_shift,
-                                     nh.data(), eh.data());
+      heads_kernel<<<grid, kBlock, 0, cuda::stream()>>>(r.data(), c.data(), nnz, node_shift,
+          entry_shift, nh.data(), eh.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse build heads_kernel");
       scan_exclusive(nh.data(), npos.data(), nnz + 1);
       scan_exclusive(eh.data(), epos.data(), nnz + 1);
@@ -199,9 +200,8 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
       lv.lc = hisparse_gpu::PoolBuffer<std::uint8_t>(static_cast<std::size_t>(lv.entries), "hisparse proto lc");
       if (leaf) t.values = hisparse_gpu::PoolBuffer<Value>(static_cast<std::size_t>(lv.entries), "hisparse proto values");
       // begin[nodes] = entries
-      SPMAT_CUDA_CHECK(cudaMemcpy(lv.begin.data() + lv.nodes, &lv.entries, sizeof(std::int64_t),
-                                  cudaMemcpyHostToDevice));
-      level_fill_kernel<Value><<<grid, kBlock>>>(
+      cuda::copy_to_device(lv.begin.data() + lv.nodes, &lv.entries, 1);
+      level_fill_kernel<Value><<<grid, kBlock, 0, cuda::stream()>>>(
           r.data(), c.data(), v.data(), nnz, nh.data(), npos.data(), eh.data(), epos.data(),
           log2d, node_shift, entry_shift, lv.begin.data(), lv.brow.data(), lv.bcol.data(),
           lv.lr.data(), lv.lc.data(), leaf ? t.values.data() : nullptr);

@@ -631,23 +631,23 @@ void run_plan(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, 
     const long long n_items = static_cast<long long>(p.items.size());
     const long long grid = (n_items + hisparse_gpu::kWarpPlanWarps - 1) / hisparse_gpu::kWarpPlanWarps;
     if (dv.plan_tlanes && by_col)
-      plan_warp_kernel<Value, 4, true><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
-          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
-          dv.log2d, dv.rows, dv.cols);
+      plan_warp_kernel<Value, 4, true><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock,
+          0, cuda::stream()>>>(pool, p.leaves.data(), p.items.data(), n_items, x, y,
+          alpha * dv.scale, beta, by_col, dv.log2d, dv.rows, dv.cols);
     else if (dv.plan_occ6)
-      plan_warp_kernel<Value, 6><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
-          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
-          dv.log2d, dv.rows, dv.cols);
+      plan_warp_kernel<Value, 6><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock, 0,
+          cuda::stream()>>>(pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale,
+          beta, by_col, dv.log2d, dv.rows, dv.cols);
     else
-      plan_warp_kernel<Value, 4><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock>>>(
-          pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale, beta, by_col,
-          dv.log2d, dv.rows, dv.cols);
+      plan_warp_kernel<Value, 4><<<static_cast<unsigned>(grid), hisparse_gpu::kWarpPlanBlock, 0,
+          cuda::stream()>>>(pool, p.leaves.data(), p.items.data(), n_items, x, y, alpha * dv.scale,
+          beta, by_col, dv.log2d, dv.rows, dv.cols);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse plan_warp_kernel");
     return;
   }
-  plan_kernel<Value><<<static_cast<unsigned>(p.items.size()), hisparse_gpu::kPlanBlock>>>(
-      pool, p.leaves.data(), p.items.data(), x, y, alpha * dv.scale, beta, by_col, dv.log2d,
-      dv.rows, dv.cols);
+  plan_kernel<Value><<<static_cast<unsigned>(p.items.size()), hisparse_gpu::kPlanBlock, 0,
+      cuda::stream()>>>(pool, p.leaves.data(), p.items.data(), x, y, alpha * dv.scale, beta, by_col,
+      dv.log2d, dv.rows, dv.cols);
   SPMAT_CUDA_CHECK_LAUNCH("hisparse plan_kernel");
 }
 
@@ -663,16 +663,16 @@ void run(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Value
   LeafQueues lq{{dv.leaf_q[0].data(), dv.leaf_q[1].data(), dv.leaf_q[2].data(),
                  dv.leaf_q[3].data()}};
   if (dv.depth > 1)
-    SPMAT_CUDA_CHECK(cudaMemsetAsync(dv.counters.data(), 0, dv.counters.bytes()));
+    cuda::fill_bytes_async(dv.counters.data(), 0, dv.counters.bytes());
   for (int l = 0; l + 1 < dv.depth; ++l) {
     const long long n = dv.inner_count[l];  // > 0: every inner level of a non-empty tree
     const unsigned grid = cuda::grid_for(n * 32, hisparse_gpu::kInnerBlock);
     unsigned long long* cnt = dv.counters.data() + 4 * l;
     if (l + 2 == dv.depth) {
-      inner_kernel<true><<<grid, hisparse_gpu::kInnerBlock>>>(pool, dv.inner_q[l].data(), n,
-                                                              nullptr, lq, cnt, dv.log2d);
+      inner_kernel<true><<<grid, hisparse_gpu::kInnerBlock, 0, cuda::stream()>>>(pool,
+          dv.inner_q[l].data(), n, nullptr, lq, cnt, dv.log2d);
     } else {
-      inner_kernel<false><<<grid, hisparse_gpu::kInnerBlock>>>(
+      inner_kernel<false><<<grid, hisparse_gpu::kInnerBlock, 0, cuda::stream()>>>(
           pool, dv.inner_q[l].data(), n, dv.inner_q[l + 1].data(), lq, cnt, dv.log2d);
     }
     SPMAT_CUDA_CHECK_LAUNCH("hisparse inner_kernel");
@@ -680,24 +680,24 @@ void run(const HiSparseDevice<Value, Index>& dv, const Value* x, Value* y, Value
   const std::int64_t* lc = dv.leaf_count.data();
   constexpr int B = hisparse_gpu::kLeafBlock;
   if (lc[hisparse::cls_one] > 0) {
-    coo_leaf_kernel<1, Value><<<cuda::grid_for(lc[1], B), B>>>(pool, lq.q[1], lc[1], x, y, alpha,
-                                                               by_col, dv.log2d);
+    coo_leaf_kernel<1, Value><<<cuda::grid_for(lc[1], B), B, 0, cuda::stream()>>>(pool, lq.q[1],
+        lc[1], x, y, alpha, by_col, dv.log2d);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse coo_leaf_kernel<1>");
   }
   if (lc[hisparse::cls_warp] > 0) {
-    coo_leaf_kernel<32, Value><<<cuda::grid_for(lc[2] * 32, B), B>>>(pool, lq.q[2], lc[2], x, y,
-                                                                     alpha, by_col, dv.log2d);
+    coo_leaf_kernel<32, Value><<<cuda::grid_for(lc[2] * 32, B), B, 0, cuda::stream()>>>(pool,
+        lq.q[2], lc[2], x, y, alpha, by_col, dv.log2d);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse coo_leaf_kernel<32>");
   }
   if (lc[hisparse::cls_block] > 0) {
-    coo_leaf_kernel<B, Value><<<cuda::grid_for(lc[3] * B, B), B>>>(pool, lq.q[3], lc[3], x, y,
-                                                                   alpha, by_col, dv.log2d);
+    coo_leaf_kernel<B, Value><<<cuda::grid_for(lc[3] * B, B), B, 0, cuda::stream()>>>(pool, lq.q[3],
+        lc[3], x, y, alpha, by_col, dv.log2d);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse coo_leaf_kernel<block>");
   }
   if (lc[hisparse::cls_dense] > 0) {
     const int threads = (1 << dv.log2d) < 32 ? 32 : (1 << dv.log2d);
-    dense_leaf_kernel<Value><<<cuda::grid_for(lc[0] * threads, threads), threads>>>(
-        pool, lq.q[0], lc[0], x, y, alpha, by_col, dv.log2d, dv.rows, dv.cols);
+    dense_leaf_kernel<Value><<<cuda::grid_for(lc[0] * threads, threads), threads, 0,
+        cuda::stream()>>>(pool, lq.q[0], lc[0], x, y, alpha, by_col, dv.log2d, dv.rows, dv.cols);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse dense_leaf_kernel");
   }
 }

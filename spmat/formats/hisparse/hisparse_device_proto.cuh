@@ -21,19 +21,20 @@ namespace spmat::hisparse_gpu {
 /// serializer and the GPU build allocate from (hisparse_add_cuda.cu; release threshold = max,
 /// so freed memory stays cached for the next add). nullptr where memory pools are unsupported.
 cudaMemPool_t work_pool();
-/// Allocates `bytes` from work_pool() ordered on the legacy default stream (cudaMalloc where
-/// pools are unsupported); throws OutOfMemoryError naming `what`. *pooled says which. Counted
-/// in spmat's device-memory accounting like cuda::device_alloc (core/device_memory.hpp).
+/// Allocates `bytes` from work_pool() ordered on cuda::stream() (cudaMalloc where pools are
+/// unsupported); throws OutOfMemoryError naming `what`. *pooled says which. Counted in spmat's
+/// device-memory accounting like cuda::device_alloc (core/device_memory.hpp).
 void* pool_alloc(std::size_t bytes, const char* what, bool* pooled);
-/// Frees stream-ordered on the legacy stream (or cudaFree) what pool_alloc(bytes, ...)
-/// returned. Never throws.
+/// Frees stream-ordered on cuda::stream() (or cudaFree) what pool_alloc(bytes, ...) returned.
+/// Never throws.
 void pool_free(void* p, std::size_t bytes, bool pooled) noexcept;
 
 /// Like cuda::DeviceBuffer (the subset the hisparse GPU code uses), but from work_pool(): the
 /// proto and pool of an add result are allocated and freed every timed add, and cudaMalloc /
 /// cudaFree (which synchronizes the device) would dominate small adds. Every user of this memory
-/// works on the legacy default stream (kernels, cudaMemcpy, CUB), which orders it with the
-/// stream-ordered allocation. Move-only, uninitialised.
+/// works on cuda::stream() (kernels, copies, CUB), which orders it with the stream-ordered
+/// allocation; the add, the build and the serializer that fill it finish before they return,
+/// so a buffer freed later on another stream is no longer in use. Move-only, uninitialised.
 template <class T>
 class PoolBuffer {
  public:
@@ -43,7 +44,7 @@ class PoolBuffer {
   }
   explicit PoolBuffer(const std::vector<T>& host, const char* what = "hisparse work memory")
       : PoolBuffer(host.size(), what) {
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(p_, host.data(), bytes(), cudaMemcpyHostToDevice));
+    cuda::copy_to_device(p_, host.data(), n_);
   }
   PoolBuffer(PoolBuffer&& o) noexcept
       : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), pooled_(o.pooled_) {}
@@ -65,7 +66,7 @@ class PoolBuffer {
   std::size_t bytes() const { return n_ * sizeof(T); }
   std::vector<T> download() const {
     std::vector<T> h(n_);
-    if (n_) SPMAT_CUDA_CHECK(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(h.data(), p_, n_);
     return h;
   }
 

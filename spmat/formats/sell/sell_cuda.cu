@@ -66,9 +66,9 @@ __global__ void sell_spmv_t_kernel(std::int64_t rows, std::int64_t C,
 template <class Value, class Index>
 void spmv(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows <= 0) return;
-  sell_spmv_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
-      d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
-      d.values.data(), x, y, alpha, beta);
+  sell_spmv_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock, 0,
+      cuda::stream()>>>(d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(),
+      d.col_idx.data(), d.values.data(), x, y, alpha, beta);
   SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_kernel");
 }
 
@@ -76,9 +76,9 @@ template <class Value, class Index>
 void spmv_t(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   cuda::scale_async(y, d.cols, beta);
   if (d.rows <= 0 || d.col_idx.size() == 0) return;
-  sell_spmv_t_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock>>>(
-      d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.col_idx.data(),
-      d.values.data(), x, y, alpha);
+  sell_spmv_t_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock, 0,
+      cuda::stream()>>>(d.rows, d.chunk, d.perm.data(), d.chunk_ptr.data(), d.chunk_len.data(),
+      d.col_idx.data(), d.values.data(), x, y, alpha);
   SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_t_kernel");
 }
 

@@ -146,8 +146,8 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   if (rows > 0 && d.sigma > 1) {
     cuda::DeviceBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
     cuda::DeviceBuffer<Index> iota(nr, "sell build: row ids");
-    sort_keys_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(len.data(), rows, d.sigma, max_len,
-                                                               key.data(), iota.data());
+    sort_keys_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(len.data(), rows,
+        d.sigma, max_len, key.data(), iota.data());
     SPMAT_CUDA_CHECK_LAUNCH("sort_keys_kernel");
     const auto windows = static_cast<std::uint64_t>((rows - 1) / d.sigma + 1);
     if (windows > ~std::uint64_t{0} / static_cast<std::uint64_t>(max_len + 1))
@@ -159,13 +159,16 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
     while (end_bit < 64 && (std::uint64_t{1} << end_bit) < key_bound) ++end_bit;
     std::size_t bytes = 0;
     SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key.data(), key_sorted.data(),
-                                                     iota.data(), d.perm.data(), rows, 0, end_bit));
+                                                     iota.data(), d.perm.data(), rows, 0, end_bit,
+                                                     cuda::stream()));
     cuda::DeviceBuffer<std::byte> tmp(bytes, "sell build: radix sort workspace");
     SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, key.data(), key_sorted.data(),
-                                                     iota.data(), d.perm.data(), rows, 0, end_bit));
-    cuda::synchronize();  // before the temporaries are freed
+                                                     iota.data(), d.perm.data(), rows, 0, end_bit,
+                                                     cuda::stream()));
+    cuda::synchronize_stream();  // before the temporaries are freed
   } else if (rows > 0) {
-    identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock>>>(rows, d.perm.data());
+    identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows,
+        d.perm.data());
     SPMAT_CUDA_CHECK_LAUNCH("identity_kernel");
   }
   d.chunk_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(n_chunks), "sell chunk_len");
@@ -173,33 +176,30 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   std::int64_t slots = 0;
   if (n_chunks > 0) {
     cuda::DeviceBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
-    chunk_len_kernel<<<cuda::grid_for(n_chunks, kBlock), kBlock>>>(len.data(), d.perm.data(), rows, C,
-                                                                   n_chunks, d.chunk_len.data(),
-                                                                   chunk_slots.data());
+    chunk_len_kernel<<<cuda::grid_for(n_chunks, kBlock), kBlock, 0, cuda::stream()>>>(len.data(),
+        d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
     SPMAT_CUDA_CHECK_LAUNCH("chunk_len_kernel");
     ell_build::offsets(chunk_slots.data(), n_chunks, d.chunk_ptr.data());
-    SPMAT_CUDA_CHECK(cudaMemcpy(&slots, d.chunk_ptr.data() + n_chunks, sizeof slots,
-                                cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(&slots, d.chunk_ptr.data() + n_chunks, 1);
     // The padding counts the slots of real rows only, as on the host: the last chunk's lanes
     // past the last row are not charged.
     Index last_len = 0;
-    SPMAT_CUDA_CHECK(cudaMemcpy(&last_len, d.chunk_len.data() + n_chunks - 1, sizeof last_len,
-                                cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(&last_len, d.chunk_len.data() + n_chunks - 1, 1);
     const std::int64_t row_slots = slots - (n_chunks * C - rows) * static_cast<std::int64_t>(last_len);
     check_padding("sell", static_cast<double>(row_slots), a.nnz, rows,
                   row_limit_option("sell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   } else {
-    SPMAT_CUDA_CHECK(cudaMemset(d.chunk_ptr.data(), 0, sizeof(std::int64_t)));
+    cuda::fill_bytes_async(d.chunk_ptr.data(), 0, sizeof(std::int64_t));
   }
   d.col_idx = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(slots), "sell col_idx");
   d.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(slots), "sell values");
   if (slots > 0) {
-    sell_fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(
+    sell_fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(
         a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(), d.perm.data(), slots,
         d.col_idx.data(), d.values.data());
     SPMAT_CUDA_CHECK_LAUNCH("sell_fill_kernel");
   }
-  cuda::synchronize();  // before `len` is freed
+  cuda::synchronize_stream();  // before `len` is freed
   return d;
 }
 
@@ -220,22 +220,22 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
     cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
-    sell_lengths_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock>>>(
+    sell_lengths_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(
         d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(), d.rows, d.chunk,
         len.data());
     SPMAT_CUDA_CHECK_LAUNCH("sell_lengths_kernel");
     ell_build::offsets(len.data(), d.rows, ptr.data());
-    sell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock>>>(d.col_idx.data(), d.chunk_ptr.data(),
-                                                               n_chunks, d.perm.data(), ptr.data(),
-                                                               d.rows, d.chunk, slots, map.data());
+    sell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(d.col_idx.data(),
+        d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(), d.rows, d.chunk, slots,
+        map.data());
     SPMAT_CUDA_CHECK_LAUNCH("sell_map_kernel");
-    cuda::synchronize();
+    cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
   cuda::DeviceBuffer<Value> staging;
   const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
   cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize();  // staging is freed on return
+  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
 template <class Value, class Index>

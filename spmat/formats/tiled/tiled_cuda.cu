@@ -65,7 +65,9 @@ struct TiledDevice {
   model::ReuseProfile reuse;
   cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
   cuda::DeviceBuffer<Value> values;
-  mutable cuda::DeviceBuffer<Value> partial;  ///< partial sums (segmented only), grown on use
+  /// Partial sums of split rows: long_slots·k (kernel=rows) or work_rows·k (sell, segmented).
+  /// Sized for k by prepare (reserve_partial), else grown by the first product that needs more.
+  mutable cuda::DeviceBuffer<Value> partial;
   // kernel=rows output map (empty for the identity order): dest[w] >= 0 is the C row of work row
   // w (a whole row); dest[w] < 0 is partial slot -(dest[w]+1) (one segment of a split row). The
   // split rows long_row[r] own slots [long_ptr[r], long_ptr[r+1]), their segments in column order.
@@ -571,13 +573,13 @@ void launch_long_reduce(const TiledDevice<Value, Index>& d, Value* c, std::int64
     const std::int64_t nt = std::min(kMaxGrid, tiles - t0);
     const dim3 grid(static_cast<unsigned>(d.long_rows), static_cast<unsigned>(nt));
     if (vec) {
-      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
-                                                               d.long_ptr.data(), d.partial.data(), c,
-                                                               row_major, alpha, beta);
+      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
+          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
+          beta);
     } else {
-      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256>>>(d.rows, k, t0 * 32, d.long_row.data(),
-                                                               d.long_ptr.data(), d.partial.data(), c,
-                                                               row_major, alpha, beta);
+      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
+          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
+          beta);
     }
     SPMAT_CUDA_CHECK_LAUNCH("tiled_long_reduce_kernel");
   }
@@ -595,11 +597,11 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(d.panels), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_spmm_kernel<R, Value, Index><<<grid, static_cast<unsigned>(d.panel_rows), smem>>>(
-        d.work_rows, d.rows, d.cols, k, t0, d.stage_cap, static_cast<int>(d.panel_rows / 32),
-        d.panel_stage_ptr.data(), d.stage_map_ptr.data(), d.map.data(), d.slab_ptr.data(),
-        d.ell_idx.data(), d.ell_val.data(), d.out_row.data(), b, c, row_major, store,
-        d.partial.data(), alpha, beta);
+    tiled_spmm_kernel<R, Value, Index><<<grid, static_cast<unsigned>(d.panel_rows), smem,
+        cuda::stream()>>>(d.work_rows, d.rows, d.cols, k, t0, d.stage_cap,
+        static_cast<int>(d.panel_rows / 32), d.panel_stage_ptr.data(), d.stage_map_ptr.data(),
+        d.map.data(), d.slab_ptr.data(), d.ell_idx.data(), d.ell_val.data(), d.out_row.data(), b, c,
+        row_major, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_spmm_kernel");
   }
 }
@@ -712,9 +714,10 @@ void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
         d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
-        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
+        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
+        beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
   }
 }
@@ -763,9 +766,10 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
-        d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
-        d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta, d.stream);
+    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0,
+        cuda::stream()>>>(d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(),
+        d.col_idx.data(), d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
+        beta, d.stream);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
   }
 }
@@ -778,7 +782,7 @@ void launch_rows_col(const TiledDevice<Value, Index>& d, const Value* b, Value* 
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock>>>(
+    tiled_rows_col_kernel<R, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
         d.work_rows, d.rows, d.cols, k, t0, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(),
         d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_col_kernel");
@@ -846,6 +850,22 @@ void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std
   return dispatch_rows<1>(d, b, c, k, kt, store, alpha, beta);
 }
 
+/// The partial sums a product of k dense columns needs: grown (never shrunk) to that size. The
+/// only allocation of a product, so prepare makes it ahead of time.
+template <class Value, class Index>
+void reserve_partial(const TiledDevice<Value, Index>& d, std::int64_t k) {
+  const std::int64_t rows = d.sell ? (d.segmented ? d.work_rows : 0) : d.long_slots;
+  const std::size_t need = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
+  if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
+}
+
+/// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns.
+template <class Value, class Index>
+void prepare(const TiledDevice<Value, Index>& d, Op op, std::int64_t k, DenseLayout) {
+  if (op == Op::spmv) reserve_partial(d, 1);
+  if (op == Op::spmm) reserve_partial(d, k);
+}
+
 /// C = alpha·A·B + beta·C. The register tile is min(r, the power of two >= k), so small k (spmv)
 /// does not stage 16 columns of which one is used. Deterministic.
 template <class Value, class Index>
@@ -853,12 +873,11 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
           DenseLayout layout, Value alpha, Value beta) {
   if (d.rows == 0 || k == 0 || d.work_rows == 0) return;
   const bool row_major = layout == DenseLayout::row_major;
+  reserve_partial(d, k);  // nothing to do once prepared for k (or more)
   if (!d.sell) {
     // Whole rows straight to C (through dest when the order is not the identity); segments of
     // split rows to their partial slots, then one block per split row sums them.
     const int store = d.mapped ? tiled_gpu::mapped : tiled_gpu::direct;
-    const std::size_t need = static_cast<std::size_t>(d.long_slots) * static_cast<std::size_t>(k);
-    if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
     // Panel kernel (row-major only): always with kernel=panel; with kernel=auto (arrays built,
     // reuse >= panel_reuse) when a B row slice is >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
     const bool panel = row_major && d.panel_r > 0 && d.pn_panels > 0 &&
@@ -872,11 +891,7 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     return;
   }
   int store = d.permuted ? tiled_gpu::permuted : tiled_gpu::direct;
-  if (d.segmented) {
-    store = tiled_gpu::partial;
-    const std::size_t need = static_cast<std::size_t>(d.work_rows) * static_cast<std::size_t>(k);
-    if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
-  }
+  if (d.segmented) store = tiled_gpu::partial;
   {
   int re = 1;
   while (re < d.r && re < k) re *= 2;
@@ -890,8 +905,8 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
   }
   }
   if (d.segmented) {
-    tiled_reduce_kernel<<<cuda::grid_for(d.rows * k, 256), 256>>>(
-        d.rows, k, d.seg_ptr.data(), d.seg_list.data(), d.partial.data(), c, row_major, alpha, beta);
+    tiled_reduce_kernel<<<cuda::grid_for(d.rows * k, 256), 256, 0, cuda::stream()>>>(d.rows, k,
+        d.seg_ptr.data(), d.seg_list.data(), d.partial.data(), c, row_major, alpha, beta);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_reduce_kernel");
   }
 }

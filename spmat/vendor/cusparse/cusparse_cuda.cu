@@ -5,11 +5,13 @@
 // operation a sparse-matrix descriptor, dense descriptors and a work buffer, created by
 // prepare(op, k, layout) (timed as setup: bufferSize + preprocess) or lazily on first use.
 // Each operation owns its own SpMat descriptor, so a preprocess for op N never has to coexist
-// with one for op T on the same descriptor. All calls go to the default stream with host
-// pointer mode (alpha/beta on the host), like spmat's own kernels.
+// with one for op T on the same descriptor. All calls go to cuda::stream() (the caller's
+// spmat::current_stream()) with host pointer mode (alpha/beta on the host), like spmat's own
+// kernels. After prepare, a product makes no allocation and no synchronization (graph capture).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -46,10 +48,9 @@ constexpr cusparseIndexType_t index_type() {
   return std::is_same_v<Index, std::int32_t> ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
 }
 
-/// The process-wide handle (cusparseCreate costs milliseconds; one handle on the default stream
-/// serves every matrix). Deliberately never destroyed: destruction at exit could run after the
-/// CUDA context is gone.
-cusparseHandle_t handle() {
+/// The process-wide handle (cusparseCreate costs milliseconds; one handle serves every matrix).
+/// Deliberately never destroyed: destruction at exit could run after the CUDA context is gone.
+cusparseHandle_t shared_handle() {
   static cusparseHandle_t h = [] {
     cusparseHandle_t created = nullptr;
     SPMAT_CUSPARSE_CHECK(cusparseCreate(&created));
@@ -58,6 +59,26 @@ cusparseHandle_t handle() {
   }();
   return h;
 }
+
+/// The shared handle set to cuda::stream() for one call: `cusparseSpMV(handle(), ...)` holds a
+/// lock from cusparseSetStream until the call has been queued (the temporary lives to the end
+/// of the full expression), so that host threads driving different streams never queue on each
+/// other's. Recursive: a thread may nest calls.
+class BoundHandle {
+ public:
+  BoundHandle() : lock_(mutex()) {
+    SPMAT_CUSPARSE_CHECK(cusparseSetStream(shared_handle(), cuda::stream()));
+  }
+  operator cusparseHandle_t() const { return shared_handle(); }  // NOLINT: used as the handle
+
+ private:
+  static std::recursive_mutex& mutex() {
+    static std::recursive_mutex m;
+    return m;
+  }
+  std::unique_lock<std::recursive_mutex> lock_;
+};
+BoundHandle handle() { return BoundHandle{}; }
 
 struct SpMatDeleter {
   void operator()(cusparseSpMatDescr* p) const { cusparseDestroySpMat(p); }
@@ -144,7 +165,7 @@ template <class To, class From>
 cuda::DeviceBuffer<To> convert_indices(const From* from, std::int64_t n, const char* what) {
   cuda::DeviceBuffer<To> to(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), what);
   if (n > 0) {
-    convert_kernel<<<cuda::grid_for(n, 256), 256>>>(n, from, to.data());
+    convert_kernel<<<cuda::grid_for(n, 256), 256, 0, cuda::stream()>>>(n, from, to.data());
     SPMAT_CUDA_CHECK_LAUNCH("convert_kernel");
   }
   return to;
@@ -314,7 +335,7 @@ class CusparseImpl final : public MatrixImpl<Value> {
     const Value* v = nullptr;
   };
   /// Stored arrays as 32-bit CSR; when x.lazy_t_, transposed with cusparseCsr2cscEx2 (async on
-  /// the default stream: the caller synchronizes before the view is destroyed).
+  /// cuda::stream(): the caller synchronizes before the view is destroyed).
   static Csr32 logical32(const CusparseImpl& x) {
     Csr32 out;
     if constexpr (std::is_same_v<Index, int>) {
@@ -334,7 +355,7 @@ class CusparseImpl final : public MatrixImpl<Value> {
     out.tc = cuda::DeviceBuffer<int>(static_cast<std::size_t>(std::max(nz, 1)), "csr2csc row_idx");
     out.tv = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(std::max(nz, 1)), "csr2csc values");
     if (nz == 0 || ms == 0) {
-      SPMAT_CUDA_CHECK(cudaMemsetAsync(out.tp.data(), 0, out.tp.bytes()));
+      cuda::fill_bytes_async(out.tp.data(), 0, out.tp.bytes());
     } else {
       std::size_t bytes = 0;
       SPMAT_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
@@ -406,7 +427,7 @@ class CusparseImpl final : public MatrixImpl<Value> {
                                 value_type<Value>(), spmv_alg(), n.buf.data());
     if (st != CUSPARSE_STATUS_NOT_SUPPORTED)
       check_cusparse(st, "cusparseSpMV_preprocess", __FILE__, __LINE__);
-    if (!x || !y) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());  // before the scratch is freed
+    if (!x || !y) cuda::synchronize_stream();  // before the scratch is freed
     s = std::move(n);
   }
 
@@ -457,7 +478,7 @@ class CusparseImpl final : public MatrixImpl<Value> {
         n.mat.get(), n.b.get(), &zero, n.c.get(), value_type<Value>(), spmm_alg_, n.buf.data());
     if (pst != CUSPARSE_STATUS_NOT_SUPPORTED)
       check_cusparse(pst, "cusparseSpMM_preprocess", __FILE__, __LINE__);
-    if (!b || !c) SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+    if (!b || !c) cuda::synchronize_stream();  // before the scratch is freed
     mm_ = std::move(n);
   }
 
@@ -520,14 +541,14 @@ std::unique_ptr<MatrixImpl<Value>> CusparseImpl<Value, Index>::add(const MatrixI
   cuda::DeviceBuffer<Value> vc(static_cast<std::size_t>(std::max(nnz_c, 1)), "csrgeam2 values C");
   SPMAT_CUSPARSE_CHECK(geam(handle(), m, n, &alpha, raw, nnz_a, xa, pa, ca, &beta, nnz_b, xb, pb,
                             cb, vc.data(), pc.data(), cc.data(), work.data()));
-  SPMAT_CUDA_CHECK(cudaDeviceSynchronize());  // before `work` and the int32 views are freed
+  cuda::synchronize_stream();  // before `work` and the int32 views are freed
   if constexpr (std::is_same_v<Index, int>) {
     return std::make_unique<CusparseImpl>(sh.rows, sh.cols, nnz_c, kind_, spmm_alg_, std::move(pc),
                                           std::move(cc), std::move(vc));
   } else {
     auto p64 = convert_indices<Index>(pc.data(), sh.rows + 1, "csrgeam2 row_ptr C");
     auto c64 = convert_indices<Index>(cc.data(), nnz_c, "csrgeam2 col_idx C");
-    SPMAT_CUDA_CHECK(cudaDeviceSynchronize());  // before the int32 result arrays are freed
+    cuda::synchronize_stream();  // before the int32 result arrays are freed
     return std::make_unique<CusparseImpl>(sh.rows, sh.cols, nnz_c, kind_, spmm_alg_, std::move(p64),
                                           std::move(c64), std::move(vc));
   }

@@ -147,11 +147,12 @@ class Matrix:
     Vectors of the wrong dtype raise TypeError; a wrong shape, a non-contiguous array or an
     output overlapping its input raise ValueError. Nothing is converted silently.
 
-    On the GPU, spmat's kernels run on the legacy default CUDA stream. A product with CuPy or
-    torch operands is ordered with the caller's current stream (CuPy's, or torch's on the
-    operand's device): by stream order when that is the default stream, otherwise by one CUDA
-    event each way (no host wait), so the result is never read before it is written. A build
-    from CuPy or torch arrays synchronises the caller's stream, then the device.
+    On the GPU, a product with CuPy or torch operands runs on the caller's current CUDA stream
+    (CuPy's, or torch's on the operand's device) and returns once its kernels are queued, as
+    CuPy's and torch's own operations do; with numpy operands it runs on the default stream and
+    returns with the result copied back. A matrix used on another stream than its previous
+    product's first waits for that stream's queued work. A build from CuPy or torch arrays
+    synchronises the caller's stream, then the device.
     ``to_scipy()``, ``to_cupy()`` and ``to_torch()`` give the matrix back as CSR.
     """
 
@@ -327,7 +328,7 @@ class Matrix:
         else:
             out_kind = check_output(out, x, "out", self._dtype, out_shape, self._device)
         # The caller's current CUDA stream, that of a GPU operand (the output's first): the
-        # extension orders the kernels after its queued work and its later work after them.
+        # kernels run on it.
         stream = 0
         if out_kind != "numpy":
             stream = _device.stream_of(out, out_kind)

@@ -176,6 +176,8 @@ struct Handle {
   spmat::Matrix<Value> mat;
   std::mutex mutex;
   int device = -1;  ///< the CUDA device that holds the storage (device='cuda'), else -1
+  std::uintptr_t stream = 0;  ///< the stream of the latest product (with used_stream)
+  bool used_stream = false;
 };
 
 template <class Value, class Index>
@@ -296,8 +298,7 @@ class Operand {
   void finish() {
 #if SPMAT_WITH_CUDA
     if (output_ && staged_.size() != 0)
-      SPMAT_CUDA_CHECK(cudaMemcpy(const_cast<Value*>(a_.data()), staged_.data(), staged_.bytes(),
-                                  cudaMemcpyDeviceToHost));
+      spmat::cuda::copy_to_host(const_cast<Value*>(a_.data()), staged_.data(), staged_.size());
 #endif
   }
 
@@ -311,7 +312,7 @@ class Operand {
 };
 
 #if SPMAT_WITH_CUDA
-/// One event per device and thread for StreamOrder. Never destroyed: at thread exit the CUDA
+/// One event per device and thread for follow_stream. Never destroyed: at thread exit the CUDA
 /// context may already be gone, and a handful of events per thread cost nothing.
 cudaEvent_t order_event() {
   thread_local std::vector<cudaEvent_t> events;
@@ -323,52 +324,31 @@ cudaEvent_t order_event() {
 }
 #endif
 
-/// spmat's kernels run on the legacy default stream; caller-owned GPU arrays (CuPy, PyTorch)
-/// are written and read on the caller's current stream `stream` (its handle as an integer).
-/// When that is the legacy default stream itself (0 or 1), stream order already does the work.
-/// Otherwise the call's work is ordered after what the caller's stream has queued, and the
-/// stream's later work after the call's, through one CUDA event each way: no host wait, so a
-/// call returns as soon as its kernels are queued, as on the default stream.
-class StreamOrder {
- public:
-  StreamOrder(std::uintptr_t stream, bool active) {
+/// A product runs on the caller's current CUDA stream (`stream`, its handle as an integer: 0
+/// the legacy default stream, 1 cudaStreamLegacy, 2 cudaStreamPerThread, else a stream object),
+/// made spmat's with a StreamScope for the call: the kernels, and the copies of operands staged
+/// from host memory, run in the caller's stream order, and the call returns once they are
+/// queued. A matrix keeps scratch space that its products write, so a product on another stream
+/// than the matrix's previous one first waits for what that stream has queued (one event, only
+/// when the stream changes). Called with the handle's mutex held.
+template <class Value>
+void follow_stream(Handle<Value>& h, std::uintptr_t stream) {
 #if SPMAT_WITH_CUDA
-    if (!active || stream <= 1) return;
-    s_ = reinterpret_cast<cudaStream_t>(stream);
-    ev_ = order_event();
-    SPMAT_CUDA_CHECK(cudaEventRecord(ev_, s_));
-    SPMAT_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, ev_, 0));
+  if (h.used_stream && h.stream != stream) {
+    const cudaEvent_t ev = order_event();
+    SPMAT_CUDA_CHECK(cudaEventRecord(ev, reinterpret_cast<cudaStream_t>(h.stream)));
+    SPMAT_CUDA_CHECK(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(stream), ev, 0));
+  }
+  h.used_stream = true;
+  h.stream = stream;
 #else
-    (void)stream, (void)active;
+  (void)h, (void)stream;
 #endif
-  }
-  StreamOrder(const StreamOrder&) = delete;
-  StreamOrder& operator=(const StreamOrder&) = delete;
-  /// After the call's work is queued; raises on failure (the destructor cannot).
-  void done() {
-#if SPMAT_WITH_CUDA
-    if (!s_) return;
-    const cudaStream_t s = s_;
-    s_ = nullptr;
-    SPMAT_CUDA_CHECK(cudaEventRecord(ev_, cudaStreamLegacy));
-    SPMAT_CUDA_CHECK(cudaStreamWaitEvent(s, ev_, 0));
-#endif
-  }
-  /// A call that failed midway may have queued kernels that write the caller's arrays: the
-  /// caller's stream still waits for them.
-  ~StreamOrder() {
-#if SPMAT_WITH_CUDA
-    if (s_ && cudaEventRecord(ev_, cudaStreamLegacy) == cudaSuccess)
-      (void)cudaStreamWaitEvent(s_, ev_, 0);
-#endif
-  }
+}
 
- private:
-#if SPMAT_WITH_CUDA
-  cudaStream_t s_ = nullptr;
-  cudaEvent_t ev_ = nullptr;
-#endif
-};
+inline spmat::StreamHandle stream_handle(std::uintptr_t stream) {
+  return reinterpret_cast<spmat::StreamHandle>(stream);
+}
 
 template <class Array>
 bool in_gpu_memory(const Array& a) {
@@ -414,19 +394,19 @@ void spmv(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y, Value
   check_device(h, x, "x");
   check_device(h, y, "out");
   const auto backend = h.mat.backend();
+  spmat::StreamScope on(stream_handle(stream));
   Operand<Value, VecIn<Value>> xo(x, backend, true, false, "x");
   Operand<Value, VecOut<Value>> yo(y, backend, beta != Value(0), true, "out");
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
-    StreamOrder order(stream, in_gpu_memory(x) || in_gpu_memory(y));
+    follow_stream(h, stream);
     std::span<const Value> xs(xo.data(), xo.size());
     std::span<Value> ys(yo.data(), yo.size());
     if (transpose)
       h.mat.spmv_t(xs, ys, alpha, beta);
     else
       h.mat.spmv(xs, ys, alpha, beta);
-    order.done();
     yo.finish();
   }
 }
@@ -447,15 +427,15 @@ void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value
         std::to_string(b.shape(0)) + "x" + std::to_string(b.shape(1)) + ", out is " +
         std::to_string(c.shape(0)) + "x" + std::to_string(c.shape(1)));
   const auto backend = m.backend();
+  spmat::StreamScope on(stream_handle(stream));
   Operand<Value, MatIn<Value>> bo(b, backend, true, false, "X");
   Operand<Value, MatOut<Value>> co(c, backend, beta != Value(0), true, "out");
   {
     nb::gil_scoped_release unlocked;
     std::lock_guard<std::mutex> lock(h.mutex);
-    StreamOrder order(stream, in_gpu_memory(b) || in_gpu_memory(c));
+    follow_stream(h, stream);
     m.spmm(std::span<const Value>(bo.data(), bo.size()), std::span<Value>(co.data(), co.size()),
            k, spmat::DenseLayout::row_major, alpha, beta);
-    order.done();
     co.finish();
   }
 }
@@ -474,16 +454,16 @@ void spmv_device_ptrs(Handle<Value>& h, std::uintptr_t x, std::uintptr_t y, Valu
   const auto ny = static_cast<std::size_t>(transpose ? h.mat.cols() : h.mat.rows());
   if (nx && ny && x < y + ny * sizeof(Value) && y < x + nx * sizeof(Value))
     throw nb::value_error("out overlaps x in memory; the product needs a separate output array");
+  spmat::StreamScope on(stream_handle(stream));
   nb::gil_scoped_release unlocked;
   std::lock_guard<std::mutex> lock(h.mutex);
-  StreamOrder order(stream, true);
+  follow_stream(h, stream);
   std::span<const Value> xs(reinterpret_cast<const Value*>(x), nx);
   std::span<Value> ys(reinterpret_cast<Value*>(y), ny);
   if (transpose)
     h.mat.spmv_t(xs, ys, alpha, beta);
   else
     h.mat.spmv(xs, ys, alpha, beta);
-  order.done();
 #else
   (void)h, (void)x, (void)y, (void)alpha, (void)beta, (void)transpose, (void)stream;
   throw spmat::UnsupportedError("this spmat module was built without CUDA");

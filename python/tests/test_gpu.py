@@ -354,8 +354,8 @@ def test_to_scipy_of_device_built_matrix():
 
 # --- streams -------------------------------------------------------------------------------------
 def test_cupy_non_default_stream():
-    # x is written, and y read, on a non-blocking stream of the caller's: spmat orders its
-    # kernels (legacy default stream) between them.
+    # x is written, and y read, on a non-blocking stream of the caller's: spmat's kernels run
+    # on that stream, between them.
     cupy = _cupy()
     S = MATRICES["nnc1374"]
     A = spmat.Matrix(S, device="cuda")
@@ -372,6 +372,27 @@ def test_cupy_non_default_stream():
     stream.synchronize()
     assert rel_err(cupy.asnumpy(z), S @ x_host) <= TOL
     assert rel_err(cupy.asnumpy(w), S.T @ (S @ x_host)) <= 1e-11
+
+
+def test_one_matrix_on_two_streams_in_turn():
+    # The matrix keeps scratch space (sell's, csr's long-row partial sums): a product on a
+    # second stream waits for the first stream's product, so results stay right when the
+    # caller alternates streams without synchronising.
+    cupy = _cupy()
+    S = MATRICES["nnc1374"]
+    rng = np.random.default_rng(9)
+    xs = [rng.uniform(-1, 1, S.shape[1]) for _ in range(6)]
+    for fmt in ("csr", "coo", "auto"):
+        A = spmat.Matrix(S, format=fmt, device="cuda")
+        streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
+        outs = []
+        for i, x in enumerate(xs):
+            with streams[i % 2]:
+                outs.append(A @ cupy.asarray(x))
+        for s_ in streams:
+            s_.synchronize()
+        for x, y in zip(xs, outs):
+            assert rel_err(cupy.asnumpy(y), S @ x) <= TOL, fmt
 
 
 def test_torch_non_default_stream():

@@ -336,74 +336,69 @@ PetscErrorCode ensure_current(Mat A, Data** data) {
   PetscFunctionReturn(0);
 }
 
+// Runs body(in, out) on the local arrays of `in` (read) and `out` (read and written, or only
+// written when `overwrites_out`: PETSc then need not provide its current values), with spmat's
+// exceptions turned into PETSc errors.
+template <class Body>
+PetscErrorCode on_local_arrays(Vec in, Vec out, bool overwrites_out, Body&& body) {
+  const PetscScalar* ia = nullptr;
+  PetscScalar* oa = nullptr;
+  PetscInt ni, no;
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(in, &ni));
+  PetscCall(VecGetLocalSize(out, &no));
+  PetscCall(VecGetArrayRead(in, &ia));
+  if (overwrites_out) PetscCall(VecGetArrayWrite(out, &oa));
+  else PetscCall(VecGetArray(out, &oa));
+  SPMAT_TRY
+  body(std::span<const double>(ia, static_cast<std::size_t>(ni)),
+       std::span<double>(oa, static_cast<std::size_t>(no)));
+  SPMAT_CATCH
+  if (overwrites_out) PetscCall(VecRestoreArrayWrite(out, &oa));
+  else PetscCall(VecRestoreArray(out, &oa));
+  PetscCall(VecRestoreArrayRead(in, &ia));
+  PetscFunctionReturn(0);
+}
+
 // y = Ad x + beta y over the local rows (the diagonal block; zero when it has no entries).
 PetscErrorCode diag_product(const Block& b, Vec x, Vec y, double beta, bool transpose) {
-  const PetscScalar* xa = nullptr;
-  PetscScalar* ya = nullptr;
-  PetscInt nx, ny;
   PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(x, &nx));
-  PetscCall(VecGetLocalSize(y, &ny));
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArray(y, &ya));
-  SPMAT_TRY
-  if (b.m) {
-    std::span<const double> xs(xa, static_cast<std::size_t>(nx));
-    std::span<double> ys(ya, static_cast<std::size_t>(ny));
-    if (transpose) b.m->spmv_t(xs, ys, 1.0, beta);
-    else b.m->spmv(xs, ys, 1.0, beta);
-  } else if (beta == 0.0) {
-    std::fill(ya, ya + ny, 0.0);
-  }
-  SPMAT_CATCH
-  PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(on_local_arrays(x, y, false, [&](std::span<const double> xs, std::span<double> ys) {
+    if (b.m) {
+      if (transpose) b.m->spmv_t(xs, ys, 1.0, beta);
+      else b.m->spmv(xs, ys, 1.0, beta);
+    } else if (beta == 0.0) {
+      std::fill(ys.begin(), ys.end(), 0.0);
+    }
+  }));
   PetscFunctionReturn(0);
 }
 
 // y += Ao g (g: the ghost values), through the compressed rows where Ao has them.
 PetscErrorCode offdiag_product(const Block& b, Vec ghosts, Vec y) {
-  const PetscScalar* g = nullptr;
-  PetscScalar* ya = nullptr;
-  PetscInt ng, ny;
   PetscFunctionBegin;
   if (b.row_map.empty()) {
     PetscCall(diag_product(b, ghosts, y, 1.0, false));
     PetscFunctionReturn(0);
   }
-  PetscCall(VecGetLocalSize(ghosts, &ng));
-  PetscCall(VecGetLocalSize(y, &ny));
-  PetscCall(VecGetArrayRead(ghosts, &g));
-  PetscCall(VecGetArray(y, &ya));
-  SPMAT_TRY
-  b.m->spmv(std::span<const double>(g, static_cast<std::size_t>(ng)), b.work);
-  for (std::size_t i = 0; i < b.row_map.size(); ++i) ya[b.row_map[i]] += b.work[i];
-  SPMAT_CATCH
-  PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(VecRestoreArrayRead(ghosts, &g));
+  PetscCall(on_local_arrays(ghosts, y, false, [&](std::span<const double> g, std::span<double> ya) {
+    b.m->spmv(g, b.work);
+    for (std::size_t i = 0; i < b.row_map.size(); ++i) ya[b.row_map[i]] += b.work[i];
+  }));
   PetscFunctionReturn(0);
 }
 
 // ghosts = Aoᵀ x
 PetscErrorCode offdiag_product_t(const Block& b, Vec x, Vec ghosts) {
-  const PetscScalar* xa = nullptr;
-  PetscScalar* g = nullptr;
-  PetscInt nx, ng;
   PetscFunctionBegin;
   if (b.row_map.empty()) {
     PetscCall(diag_product(b, x, ghosts, 0.0, true));
     PetscFunctionReturn(0);
   }
-  PetscCall(VecGetLocalSize(x, &nx));
-  PetscCall(VecGetLocalSize(ghosts, &ng));
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArrayWrite(ghosts, &g));
-  SPMAT_TRY
-  for (std::size_t i = 0; i < b.row_map.size(); ++i) b.work[i] = xa[b.row_map[i]];
-  b.m->spmv_t(b.work, std::span<double>(g, static_cast<std::size_t>(ng)));
-  SPMAT_CATCH
-  PetscCall(VecRestoreArrayWrite(ghosts, &g));
-  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(on_local_arrays(x, ghosts, true, [&](std::span<const double> xa, std::span<double> g) {
+    for (std::size_t i = 0; i < b.row_map.size(); ++i) b.work[i] = xa[b.row_map[i]];
+    b.m->spmv_t(b.work, g);
+  }));
   PetscFunctionReturn(0);
 }
 

@@ -276,8 +276,7 @@ void check_device_builders(std::uint64_t seed) {
 }
 
 TEST(DeviceBuild, SameArraysAsTheHostBuilder) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   check_device_builders<float, std::int32_t>(seed);
@@ -305,8 +304,7 @@ void check_fallback_builds(std::uint64_t seed) {
 }
 
 TEST(DeviceBuild, OtherFormatsBuildThroughTheHost) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   check_fallback_builds<float, std::int32_t>(seed);
@@ -314,8 +312,7 @@ TEST(DeviceBuild, OtherFormatsBuildThroughTheHost) {
 }
 
 TEST(DeviceBuild, CsrAdoptsAViewWithoutCopyingAndNeverWritesIt) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const auto a = convert<float, std::int32_t>(cases(3)[0].a);
   cuda::DeviceBuffer<std::int32_t> rp(a.row_ptr), ci(a.col_idx);
   cuda::DeviceBuffer<float> va(a.values);
@@ -335,8 +332,7 @@ TEST(DeviceBuild, CsrAdoptsAViewWithoutCopyingAndNeverWritesIt) {
 }
 
 TEST(DeviceBuild, OwningInputIsKeptAliveByTheMatrix) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const auto a = convert<double, std::int64_t>(cases(3)[1].a);
   std::optional<Matrix<double>> m;
   {
@@ -388,8 +384,7 @@ void check_device_update(std::uint64_t seed) {
 }
 
 TEST(DeviceBuild, UpdateValuesEqualsAFreshBuild) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   check_device_update<float, std::int32_t>(seed);
@@ -399,8 +394,7 @@ TEST(DeviceBuild, UpdateValuesEqualsAFreshBuild) {
 }
 
 TEST(DeviceBuild, UpdateValuesRefusalNamesTheFormat) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const auto a = cases(3)[0].a;
   const auto v = new_values(a, 2);
   for (const FormatEntry* e : cuda_formats(false)) {
@@ -436,32 +430,31 @@ void expect_invalid(const Csr<double, std::int32_t>& a, const std::string& expec
 }
 
 TEST(DeviceBuild, InvalidDeviceCsrIsAClearError) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   Csr<double, std::int32_t> good;
   good.rows = 3;
   good.cols = 4;
   good.row_ptr = {0, 2, 2, 4};
   good.col_idx = {0, 3, 1, 2};
   good.values = {1, 2, 3, 4};
-  auto bad = good;
-  bad.row_ptr = {1, 2, 2, 4};
-  expect_invalid(bad, "row_ptr[0] = 1, expected 0");
-  bad = good;
-  bad.row_ptr = {0, 2, 2, 3};
-  expect_invalid(bad, "row_ptr[rows] = 3 but nnz = 4");
-  bad = good;
-  bad.row_ptr = {0, 3, 2, 4};
-  expect_invalid(bad, "row_ptr decreases at row 1");
-  bad = good;
-  bad.col_idx = {0, 3, 1, 4};
-  expect_invalid(bad, "column index 4 in row 2 is out of range [0, 4)");
-  bad = good;
-  bad.col_idx = {0, 3, 2, 1};
-  expect_invalid(bad, "columns of row 2 are not strictly increasing (2 then 1)");
-  bad = good;
-  bad.col_idx = {3, 3, 1, 2};
-  expect_invalid(bad, "columns of row 0 are not strictly increasing (3 then 3)");
+  // Each case breaks `good` in one way: its row_ptr, its col_idx, and the message expected.
+  const struct {
+    std::vector<std::int32_t> row_ptr, col_idx;
+    const char* expect;
+  } broken[] = {
+      {{1, 2, 2, 4}, good.col_idx, "row_ptr[0] = 1, expected 0"},
+      {{0, 2, 2, 3}, good.col_idx, "row_ptr[rows] = 3 but nnz = 4"},
+      {{0, 3, 2, 4}, good.col_idx, "row_ptr decreases at row 1"},
+      {good.row_ptr, {0, 3, 1, 4}, "column index 4 in row 2 is out of range [0, 4)"},
+      {good.row_ptr, {0, 3, 2, 1}, "columns of row 2 are not strictly increasing (2 then 1)"},
+      {good.row_ptr, {3, 3, 1, 2}, "columns of row 0 are not strictly increasing (3 then 3)"},
+  };
+  for (const auto& c : broken) {
+    auto bad = good;
+    bad.row_ptr = c.row_ptr;
+    bad.col_idx = c.col_idx;
+    expect_invalid(bad, c.expect);
+  }
   // Host memory where device memory is expected.
   const DeviceCsrView<double, std::int32_t> host_view{good.rows, good.cols, 4, good.row_ptr.data(),
                                                       good.col_idx.data(), good.values.data()};
@@ -476,8 +469,7 @@ TEST(DeviceBuild, InvalidDeviceCsrIsAClearError) {
 }
 
 TEST(DeviceBuild, BenchReportsTheDeviceBuildAndUpdateTimes) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   bench::BenchConfig c;
   c.matrices = {bench::matrix_from_csr("m", cases(1)[0].a)};
   c.formats = {{"csr", {}}, {"sell", {}}, {"bccoo-gpu", {}}};

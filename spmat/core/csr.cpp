@@ -11,6 +11,16 @@ namespace {
 [[noreturn]] void invalid(std::string_view what, const std::string& msg) {
   throw InvalidMatrixError(std::string(what) + ": " + msg);
 }
+
+// Where each index 0..n-1 starts (n + 1 entries) once the entries are grouped by `idx`: the
+// buckets of a counting sort, and the row_ptr / col_ptr of the grouped arrays.
+template <class Index>
+std::vector<Index> group_offsets(const std::vector<Index>& idx, Index n) {
+  std::vector<Index> ptr(static_cast<std::size_t>(n) + 1, 0);
+  for (const Index i : idx) ++ptr[static_cast<std::size_t>(i) + 1];
+  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
+  return ptr;
+}
 }  // namespace
 
 template <class Value, class Index>
@@ -74,9 +84,7 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
   const std::size_t n = a.col_idx.size();
   // Counting sort by row (stable), then sort columns within each row (stable, so duplicates
   // are summed in input order — deterministic).
-  std::vector<Index> count(static_cast<std::size_t>(a.rows) + 1, 0);
-  for (std::size_t k = 0; k < n; ++k) ++count[a.row_idx[k] + 1];
-  std::partial_sum(count.begin(), count.end(), count.begin());
+  const std::vector<Index> count = group_offsets(a.row_idx, a.rows);
   std::vector<std::size_t> order(n);
   {
     std::vector<Index> next(count.begin(), count.end() - 1);
@@ -131,9 +139,7 @@ Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a) {
   Csr<Value, Index> c;
   c.rows = a.rows;
   c.cols = a.cols;
-  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
-  for (const Index r : a.row_idx) ++c.row_ptr[static_cast<std::size_t>(r) + 1];
-  for (Index r = 0; r < a.rows; ++r) c.row_ptr[r + 1] += c.row_ptr[r];
+  c.row_ptr = group_offsets(a.row_idx, a.rows);
   c.col_idx = a.col_idx;
   c.values = a.values;
   return c;
@@ -145,9 +151,7 @@ Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
   c.rows = a.rows;
   c.cols = a.cols;
   const std::size_t n = a.col_idx.size();
-  c.col_ptr.assign(static_cast<std::size_t>(a.cols) + 1, 0);
-  for (std::size_t k = 0; k < n; ++k) ++c.col_ptr[a.col_idx[k] + 1];
-  std::partial_sum(c.col_ptr.begin(), c.col_ptr.end(), c.col_ptr.begin());
+  c.col_ptr = group_offsets(a.col_idx, a.cols);
   c.row_idx.resize(n);
   c.values.resize(n);
   std::vector<Index> next(c.col_ptr.begin(), c.col_ptr.end() - 1);
@@ -162,21 +166,14 @@ Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
 
 template <class Value, class Index>
 Csr<Value, Index> to_csr(const Csc<Value, Index>& a) {
-  // A CSC of A has the arrays of the CSR of Aᵀ: transpose those arrays back.
-  Csr<Value, Index> t;
-  t.rows = a.cols;
-  t.cols = a.rows;
-  t.row_ptr = a.col_ptr;
-  t.col_idx = a.row_idx;
-  t.values = a.values;
-  Csc<Value, Index> back = to_csc(t);
-  Csr<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_ptr = std::move(back.col_ptr);
-  c.col_idx = std::move(back.row_idx);
-  c.values = std::move(back.values);
-  return c;
+  // A CSC of A has the arrays of the CSR of Aᵀ: transposing that CSR gives the CSR of A.
+  Csr<Value, Index> at;
+  at.rows = a.cols;
+  at.cols = a.rows;
+  at.row_ptr = a.col_ptr;
+  at.col_idx = a.row_idx;
+  at.values = a.values;
+  return transpose(at);
 }
 
 template <class Value, class Index>

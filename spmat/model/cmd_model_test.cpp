@@ -13,6 +13,7 @@
 #include "spmat/bench/json.hpp"
 #include "spmat/core/error.hpp"
 #include "spmat/io/matrix_market.hpp"
+#include "tests/support/test_support.hpp"
 #include "tools/cmd_model.cpp"
 
 namespace spmat::cli {
@@ -48,11 +49,7 @@ TEST(ModelCli, ArgumentErrorsAreRefusedWithAClearMessage) {
 TEST(ModelCli, FourByFourValuesMatchTheHandComputation) {
   // [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]], fp32, K = 16, A100 numbers (no GPU in CI here;
   // with a GPU the SM count/L2 come from it, so U is checked only without one).
-  Csr<double, std::int32_t> a;
-  a.rows = a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
+  const auto a = testing::example<double, std::int32_t>();
   const auto dir = std::filesystem::temp_directory_path() / "spmat_cmd_model_test";
   std::filesystem::create_directories(dir);
   const std::string mtx = (dir / "four.mtx").string(), json = (dir / "four.json").string();

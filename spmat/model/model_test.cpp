@@ -8,19 +8,13 @@
 
 #include "spmat/core/error.hpp"
 #include "spmat/model/intensity.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace spmat::model {
 namespace {
 
-Csr<float, std::int32_t> example4() {
-  // [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]: row lengths 2,0,3,1.
-  Csr<float, std::int32_t> a;
-  a.rows = a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
+// The worked example, fp32: row lengths 2, 0, 3, 1.
+Csr<float, std::int32_t> example4() { return testing::example<float, std::int32_t>(); }
 
 TEST(Model, NaiveIntensityMatchesEquation2) {
   // fp32, int32, δ = 8: I = 2μ/(12μ+12): 1/12 at μ = 1, → 1/6 for large μ.

@@ -1,7 +1,6 @@
 // tests/support/kernel_check.hpp — shared checks of a format's SpMV/SpMVᵀ kernels: a worked 4×4
 // example, ragged random matrices (empty rows/columns, one dense row), a rounding-aware comparison
-// with the fp64 reference, and the same battery on the GPU. Used by the per-format tests of the
-// formats without a storage of their own to test (COO, CSC).
+// with the fp64 reference, and the same battery on the GPU. Used by the per-format tests.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +19,7 @@
 #include "spmat/core/reference.hpp"
 #include "spmat/matrix.hpp"
 #include "spmat/registry.hpp"
+#include "tests/support/device_ops.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
@@ -26,18 +27,6 @@
 
 namespace spmat::testing {
 
-
-// [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
-template <class Value, class Index>
-Csr<Value, Index> example() {
-  Csr<Value, Index> a;
-  a.rows = 4;
-  a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
 
 /// Shape of a random test matrix: rows `empty_every`-th row empty (plus `lead` leading and
 /// `trail` trailing empty rows), every 7th column empty, one row `dense_len` long.
@@ -153,6 +142,43 @@ std::string host_check(const Matrix<Value>& A, const Csr<Value, Index>& a, Op op
   return check_result(a, op, x, ab, y0, y);
 }
 
+/// Both products, op = spmv and spmv_t, each with (alpha, beta) = (1, 0) into NaN-poisoned y,
+/// (−1.5, 0.5) and (2, 1); x and y0 small integers (seeds `seed` and `seed + 1`); each result
+/// within tolerance<Value>() of the fp64 reference. `apply(op, x, y0, alpha, beta)` returns
+/// alpha·op(A)·x + beta·y0 by the kernel under test.
+template <class Value, class Index, class Apply>
+void expect_spmv_and_spmv_t_match(const Csr<Value, Index>& a, std::uint64_t seed, Apply&& apply) {
+  const struct {
+    Value alpha, beta;
+  } coeffs[] = {{1, 0}, {-1.5, 0.5}, {2, 1}};
+  for (Op op : {Op::spmv, Op::spmv_t}) {
+    const std::int64_t nx = op == Op::spmv_t ? a.rows : a.cols;
+    const std::int64_t ny = op == Op::spmv_t ? a.cols : a.rows;
+    const auto x = random_vector<Value>(nx, seed, true);
+    for (const auto& c : coeffs) {
+      SCOPED_TRACE(std::string(to_string(op)) + " alpha=" + std::to_string(c.alpha) +
+                   " beta=" + std::to_string(c.beta));
+      const auto y0 = c.beta == Value(0) ? poisoned<Value>(ny) : random_vector<Value>(ny, seed + 1, true);
+      const std::vector<Value> got = apply(op, x, y0, c.alpha, c.beta);
+      const std::span<const Value> xs(x), y0s(y0);
+      const auto want = op == Op::spmv_t ? reference::spmv_t(a, xs, c.alpha, c.beta, y0s)
+                                         : reference::spmv(a, xs, c.alpha, c.beta, y0s);
+      EXPECT_LE(reference::relative_norm2_error(std::span<const Value>(got), std::span<const double>(want)),
+                tolerance<Value>());
+    }
+  }
+}
+
+/// The same through the Matrix's own backend (device operands where it is built for CUDA).
+template <class Value, class Index>
+void expect_matrix_spmv_and_spmv_t_match(const Matrix<Value>& m, const Csr<Value, Index>& a,
+                                         std::uint64_t seed) {
+  expect_spmv_and_spmv_t_match(a, seed, [&](Op op, const std::vector<Value>& x,
+                                            const std::vector<Value>& y0, Value alpha, Value beta) {
+    return apply_spmv(m, op, x, &y0, alpha, beta);
+  });
+}
+
 /// The 4×4 example's products, exact on the CPU: y = A·x and y = Aᵀ·x into NaN poison, and
 /// y = 2·op(A)·x − y from y = 1.
 template <class Value, class Index>
@@ -251,6 +277,25 @@ std::vector<Value> gpu_run(const Csr<Value, Index>& a, const char* fmt, Op op, A
   return dy.download();
 }
 #endif
+
+/// The 4×4 example's products on the GPU, exact: the four products of check_cpu_example.
+template <class Value, class Index>
+void check_gpu_example(const char* fmt) {
+#if SPMAT_WITH_CUDA
+  const auto a = example<Value, Index>();
+  const std::vector<Value> x{1, 2, 3, 4}, zeros(4), ones(4, Value(1));
+  EXPECT_EQ(gpu_run(a, fmt, Op::spmv, {1, 0}, x, zeros), (std::vector<Value>{7, 0, 31, 24}))
+      << fmt;
+  EXPECT_EQ(gpu_run(a, fmt, Op::spmv, {2, -1}, x, ones), (std::vector<Value>{13, -1, 61, 47}))
+      << fmt;
+  EXPECT_EQ(gpu_run(a, fmt, Op::spmv_t, {1, 0}, x, zeros), (std::vector<Value>{10, 12, 2, 39}))
+      << fmt;
+  EXPECT_EQ(gpu_run(a, fmt, Op::spmv_t, {2, -1}, x, ones), (std::vector<Value>{19, 23, 3, 77}))
+      << fmt;
+#else
+  (void)fmt;
+#endif
+}
 
 template <class Value, class Index>
 void check_gpu_format(const char* fmt) {

@@ -1,11 +1,13 @@
 // tests/support/test_support.hpp — shared test helpers: random inputs, poisoning, device copies.
 // SPDX-License-Identifier: MIT
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,19 @@
 #include "spmat/core/types.hpp"
 
 namespace spmat::testing {
+
+/// The worked 4×4 example of the format tests, row lengths 2, 0, 3, 1:
+///   [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
+template <class Value, class Index>
+Csr<Value, Index> example() {
+  Csr<Value, Index> a;
+  a.rows = 4;
+  a.cols = 4;
+  a.row_ptr = {0, 2, 2, 5, 6};
+  a.col_idx = {0, 2, 0, 1, 3, 3};
+  a.values = {1, 2, 3, 4, 5, 6};
+  return a;
+}
 
 /// A fresh seed per call (tests print it on failure so a run can be reproduced).
 std::uint64_t fresh_seed();
@@ -33,6 +48,63 @@ std::vector<Value> random_vector(std::int64_t n, std::uint64_t seed, bool small_
   return v;
 }
 
+/// Random canonical CSR whose row r has len(r) entries (clamped to the usable columns), columns
+/// drawn from [0, cols − spare_cols) so that the last `spare_cols` columns stay empty, values
+/// small integers in [-4, 4] (zeros kept as explicit zeros) so that every sum is exact in fp32
+/// and fp64.
+template <class LenFn>
+Csr<double, std::int64_t> random_csr_of_lengths(std::int64_t rows, std::int64_t cols, LenFn len,
+                                                std::uint64_t seed, std::int64_t spare_cols = 0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> val(-4, 4);
+  const std::int64_t usable = std::max<std::int64_t>(0, cols - spare_cols);
+  Csr<double, std::int64_t> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t n = std::min<std::int64_t>(len(r), usable);
+    std::vector<std::int64_t> c;
+    if (n * 2 >= usable) {  // dense-ish: the first n columns of a shuffled range
+      for (std::int64_t j = 0; j < usable; ++j) c.push_back(j);
+      std::shuffle(c.begin(), c.end(), rng);
+      c.resize(static_cast<std::size_t>(n));
+    } else {
+      std::set<std::int64_t> s;
+      std::uniform_int_distribution<std::int64_t> col(0, usable - 1);
+      while (static_cast<std::int64_t>(s.size()) < n) s.insert(col(rng));
+      c.assign(s.begin(), s.end());
+    }
+    std::sort(c.begin(), c.end());
+    for (auto j : c) {
+      a.col_idx.push_back(j);
+      a.values.push_back(val(rng));
+    }
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+/// m×n with each entry present with probability `density` and every entry of the leading
+/// full_block × full_block block present; values small integers in [-4, 4] (sums exact in fp32).
+inline Csr<double, std::int64_t> random_int_matrix(std::int64_t m, std::int64_t n, double density,
+                                                   std::uint64_t seed, std::int64_t full_block = 0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::uniform_int_distribution<int> v(-4, 4);
+  Coo<double, std::int64_t> c;
+  c.rows = m;
+  c.cols = n;
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t k = 0; k < n; ++k)
+      if (u(rng) < density || (r < full_block && k < full_block)) {
+        c.row_idx.push_back(r);
+        c.col_idx.push_back(k);
+        c.values.push_back(v(rng));
+      }
+  return to_csr(c);
+}
+
 template <class Value>
 std::vector<Value> poisoned(std::int64_t n) {
   return std::vector<Value>(static_cast<std::size_t>(n), std::numeric_limits<Value>::quiet_NaN());
@@ -46,6 +118,14 @@ constexpr double tolerance() {
 
 /// Whether GPU tests can run here; the reason when they cannot ("built without CUDA", ...).
 bool gpu_available(std::string* why = nullptr);
+
+/// In a test body: skips the test, with the reason, where GPU tests cannot run here.
+#define SPMAT_SKIP_WITHOUT_GPU()                                                 \
+  do {                                                                          \
+    std::string spmat_no_gpu_reason;                                            \
+    if (!::spmat::testing::gpu_available(&spmat_no_gpu_reason))                 \
+      GTEST_SKIP() << "GPU test skipped: " << spmat_no_gpu_reason;              \
+  } while (0)
 
 /// `o` with max_fill=inf and max_skew=inf added where the registry entry of `format` declares
 /// those options and `o` does not set them: kernel tests run the long rows that the build

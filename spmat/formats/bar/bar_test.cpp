@@ -44,7 +44,7 @@ TEST(Bar, GreedySortsSeedsAndFillsEveryClusterToCapacity) {
 
 TEST(Bar, RaisesTheSpaceSavingsOfRaggedRows) {
   // Rows of mixed lengths: grouping similar lengths (and widths) into slices trims padding bits.
-  const auto a = bro_testing::random_csr(2000, 3000, [](std::int64_t r) { return (r * 7) % 13; }, 21);
+  const auto a = testing::random_csr_of_lengths(2000, 3000, [](std::int64_t r) { return (r * 7) % 13; }, 21);
   bar::Params p;
   p.h = 32;
   for (auto algo : {bar::Algo::greedy, bar::Algo::fast}) {

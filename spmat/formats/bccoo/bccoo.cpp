@@ -260,20 +260,9 @@ Csr<Value, Index> BccooGpu<Value, Index>::to_csr() const {
   return bccoo::decode<Value, Index>(*this);
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Bccoo<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-template <class Value, class Index>
-std::size_t traffic_bytes(const BccooGpu<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                  \
   template struct Bccoo<V, I>;                                                   \
-  template struct BccooGpu<V, I>;                                                \
-  template std::size_t traffic_bytes(const Bccoo<V, I>&, Op, std::int64_t);      \
-  template std::size_t traffic_bytes(const BccooGpu<V, I>&, Op, std::int64_t);
+  template struct BccooGpu<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 template bccoo::Lut<float> bccoo::build_lut(const std::vector<float>&);

@@ -42,6 +42,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 #if defined(__CUDACC__)
 #define SPMAT_BCCOO_HD __host__ __device__ __forceinline__
@@ -273,9 +274,13 @@ struct BccooGpu {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Bccoo<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Bccoo<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 template <class Value, class Index>
-std::size_t traffic_bytes(const BccooGpu<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const BccooGpu<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bccoo_cpu.cpp), deterministic (chunk_driver.hpp): spmv over chunks with a
 // static schedule, first/last-row partials combined in chunk order; spmv_t by scatter_reduce.

@@ -33,19 +33,8 @@
 namespace spmat {
 namespace {
 
+using testing::example;
 using testing::fresh_seed;
-
-// [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
-template <class Value, class Index>
-Csr<Value, Index> example() {
-  Csr<Value, Index> a;
-  a.rows = 4;
-  a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
 
 FormatOptions chunk(std::int64_t b) { return FormatOptions().set("chunk", std::to_string(b)); }
 
@@ -426,8 +415,7 @@ void check_stream_equals_block(const Csr<Value, Index>& a, std::uint64_t seed, s
 
 template <class Value, class Index>
 void check_gpu() {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "bccoo-gpu CUDA kernels not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   {  // mixed values: chunks mostly raw; chunk sizes across the stream kernel's block shapes

@@ -29,14 +29,7 @@ Csr<Value, Index> Bcoo<Value, Index>::to_csr() const {
   return sorted_coo_to_csr(a);
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template struct Bcoo<V, I>;   \
-  template std::size_t traffic_bytes(const Bcoo<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct Bcoo<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -16,6 +16,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -48,7 +49,9 @@ struct Bcoo {
 std::int64_t parse_chunk_option(const FormatOptions& o, const char* format);
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bcoo_cpu.cpp), both deterministic (chunk_driver.hpp):
 //   spmv: static schedule over chunks; interior rows written directly; first/last row partials

@@ -8,23 +8,15 @@
 #include <vector>
 
 #include "spmat/formats/bcoo/bcoo.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace spmat {
 namespace {
 
-// [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
-Csr<double, std::int32_t> example() {
-  Csr<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
+const Csr<double, std::int32_t> kExample = testing::example<double, std::int32_t>();
 
 TEST(Bcoo, WorkedExampleIsChunkedByNonzerosNotRows) {
-  const auto s = Bcoo<double, std::int32_t>::build(example(), FormatOptions().set("chunk", "4"));
+  const auto s = Bcoo<double, std::int32_t>::build(kExample, FormatOptions().set("chunk", "4"));
   EXPECT_EQ(s.chunks(), 2);
   EXPECT_EQ(s.a.row_idx, (std::vector<std::int32_t>{0, 0, 2, 2, 2, 3}));
   EXPECT_EQ(s.a.col_idx, (std::vector<std::int32_t>{0, 2, 0, 1, 3, 3}));
@@ -32,13 +24,13 @@ TEST(Bcoo, WorkedExampleIsChunkedByNonzerosNotRows) {
   std::vector<std::int64_t> rows_of_chunk1;
   s.visit(1, [&](std::int64_t r, std::int64_t, double) { rows_of_chunk1.push_back(r); });
   EXPECT_EQ(rows_of_chunk1, (std::vector<std::int64_t>{2, 3}));  // row 2 is cut by the boundary
-  EXPECT_EQ(s.to_csr(), example());
+  EXPECT_EQ(s.to_csr(), kExample);
 }
 
 TEST(Bcoo, RowsCutByEveryChunkBoundaryAreSummedOnce) {
   // chunk = 1: every entry is its own chunk, so row 2 spans three chunks and row 1 (empty)
   // lies between two chunks.
-  const auto s = Bcoo<double, std::int32_t>::build(example(), FormatOptions().set("chunk", "1"));
+  const auto s = Bcoo<double, std::int32_t>::build(kExample, FormatOptions().set("chunk", "1"));
   const std::vector<double> x{1, 10, 100, 1000};
   std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
   spmv(s, x.data(), y.data(), 1.0, 0.0);

@@ -117,14 +117,7 @@ bro::IndexSavings BroCoo<Value, Index>::index_savings() const {
   return s;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroCoo<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I)  \
-  template struct BroCoo<V, I>; \
-  template std::size_t traffic_bytes(const BroCoo<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct BroCoo<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -22,6 +22,7 @@
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -82,7 +83,9 @@ inline void bro_coo_for_interval(const BroCoo<Value, Index>& c, std::int64_t q, 
 }
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const BroCoo<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const BroCoo<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bro_coo_cpu.cpp): both through scatter_reduce over intervals (deterministic).
 template <class Value, class Index>

@@ -36,6 +36,7 @@
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -104,7 +105,9 @@ inline void bro_csr_decode(const BroCsr<Value, Index>& m, std::int64_t g, std::i
 }
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const BroCsr<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const BroCsr<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bro_csr_cpu.cpp), deterministic: spmv decodes a group's columns and sums each
 // row in CSR order; spmv_t goes through scatter_reduce over groups.

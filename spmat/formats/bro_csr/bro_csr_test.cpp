@@ -13,6 +13,7 @@
 #include "spmat/formats/bro_csr/bro_csr.hpp"
 #include "spmat/formats/bro_ell/bro_test_support.hpp"
 #include "spmat/matrix.hpp"
+#include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat {
@@ -102,38 +103,25 @@ void check_against_reference(const Csr64& a64, int tpr, int sym_len, std::uint64
   const auto a = convert<V, I>(a64);
   const auto m = BroCsr<V, I>::encode(a, tpr, sym_len);
   ASSERT_EQ(m.to_csr(), a);
-  const struct {
-    V alpha, beta;
-  } coeffs[] = {{1, 0}, {-1.5, 0.5}, {2, 1}};
-  for (bool transpose : {false, true}) {
-    const std::int64_t nx = transpose ? a.rows : a.cols, ny = transpose ? a.cols : a.rows;
-    const auto x = testing::random_vector<V>(nx, seed, true);
-    for (const auto& c : coeffs) {
-      auto y = c.beta == V(0) ? testing::poisoned<V>(ny) : testing::random_vector<V>(ny, seed + 1, true);
-      const auto y0 = y;
-      if (transpose)
-        spmv_t(m, x.data(), y.data(), c.alpha, c.beta);
-      else
-        spmv(m, x.data(), y.data(), c.alpha, c.beta);
-      const auto want = transpose
-          ? reference::spmv_t(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0))
-          : reference::spmv(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0));
-      EXPECT_LE(reference::relative_norm2_error(std::span<const V>(y), std::span<const double>(want)),
-                testing::tolerance<V>())
-          << (transpose ? "spmv_t" : "spmv") << " alpha=" << c.alpha << " beta=" << c.beta;
-    }
-  }
+  testing::expect_spmv_and_spmv_t_match(a, seed, [&](Op op, const std::vector<V>& x,
+                                                     std::vector<V> y, V alpha, V beta) {
+    if (op == Op::spmv_t)
+      spmv_t(m, x.data(), y.data(), alpha, beta);
+    else
+      spmv(m, x.data(), y.data(), alpha, beta);
+    return y;
+  });
 }
 
 TEST(BroCsr, MatchesTheReferenceForEveryLaneCountAndSymbolLength) {
   const std::uint64_t seed = testing::fresh_seed();
   const Csr64 mats[] = {
       // ragged, empty rows and columns, 1001 rows (not a multiple of any group size)
-      bro_testing::random_csr(1001, 777, [](std::int64_t r) { return r % 7 == 0 ? 0 : (r * 5) % 23; }, seed, 9),
+      testing::random_csr_of_lengths(1001, 777, [](std::int64_t r) { return r % 7 == 0 ? 0 : (r * 5) % 23; }, seed, 9),
       // a long row among short ones, and a dense tail row
-      bro_testing::random_csr(97, 5003, [](std::int64_t r) { return r == 40 ? 4000 : (r == 96 ? 5003 : r % 3); }, seed + 7),
+      testing::random_csr_of_lengths(97, 5003, [](std::int64_t r) { return r == 40 ? 4000 : (r == 96 ? 5003 : r % 3); }, seed + 7),
       // wide columns: first fields of ~20 bits
-      bro_testing::random_csr(70, 1 << 20, [](std::int64_t r) { return 1 + r % 9; }, seed + 11),
+      testing::random_csr_of_lengths(70, 1 << 20, [](std::int64_t r) { return 1 + r % 9; }, seed + 11),
   };
   for (const auto& a : mats)
     for (int tpr : {1, 2, 4, 8, 16, 32})
@@ -144,10 +132,10 @@ TEST(BroCsr, MatchesTheReferenceForEveryLaneCountAndSymbolLength) {
 }
 
 TEST(BroCsr, PicksLanesPerRowFromTheMeanRowLength) {
-  const Csr64 a = bro_testing::random_csr(300, 400, [](std::int64_t) { return 11; }, 5);
+  const Csr64 a = testing::random_csr_of_lengths(300, 400, [](std::int64_t) { return 11; }, 5);
   using M = BroCsr<double, std::int64_t>;
   EXPECT_EQ(M::build(a, {}).tpr, 8);
-  const Csr64 b = bro_testing::random_csr(300, 400, [](std::int64_t r) { return r % 2; }, 5);
+  const Csr64 b = testing::random_csr_of_lengths(300, 400, [](std::int64_t r) { return r % 2; }, 5);
   EXPECT_EQ(M::build(b, {}).tpr, 1);
   EXPECT_EQ(M::build(a, FormatOptions().set("tpr", "2")).tpr, 2);
 }

@@ -14,6 +14,7 @@
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/bro_ell/bro_test_support.hpp"
 #include "spmat/matrix.hpp"
+#include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
@@ -23,19 +24,6 @@ namespace spmat {
 namespace {
 
 #if SPMAT_WITH_CUDA
-
-template <class V>
-std::vector<V> device_apply(const Matrix<V>& m, bool transpose, const std::vector<V>& x,
-                            const std::vector<V>& y0, V alpha, V beta) {
-  cuda::DeviceBuffer<V> dx(x, "test x"), dy(y0, "test y");
-  const std::span<const V> xs(dx.data(), dx.size());
-  if (transpose)
-    m.spmv_t(xs, dy.span(), alpha, beta);
-  else
-    m.spmv(xs, dy.span(), alpha, beta);
-  cuda::synchronize();
-  return dy.download();
-}
 
 template <class V, class I>
 void check_gpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc) {
@@ -48,30 +36,11 @@ void check_gpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc)
   EXPECT_EQ(m.to_csr(), (convert<V, std::int64_t>(a)));
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const struct {
-    V alpha, beta;
-  } coeffs[] = {{1, 0}, {-1.5, 0.5}, {2, 1}};
-  for (bool transpose : {false, true}) {
-    const std::int64_t nx = transpose ? a.rows : a.cols, ny = transpose ? a.cols : a.rows;
-    const auto x = testing::random_vector<V>(nx, seed, true);
-    for (const auto& c : coeffs) {
-      SCOPED_TRACE(std::string(transpose ? "spmv_t" : "spmv") + " alpha=" +
-                   std::to_string(c.alpha) + " beta=" + std::to_string(c.beta));
-      const auto y0 = c.beta == V(0) ? testing::poisoned<V>(ny)
-                                     : testing::random_vector<V>(ny, seed + 1, true);
-      const auto got = device_apply(m, transpose, x, y0, c.alpha, c.beta);
-      const auto want = transpose
-          ? reference::spmv_t(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0))
-          : reference::spmv(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0));
-      EXPECT_LE(reference::relative_norm2_error(std::span<const V>(got), std::span<const double>(want)),
-                testing::tolerance<V>());
-    }
-  }
+  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
 }
 
 TEST(BroFamilyCuda, MatchesTheReferenceOnEveryScenarioAndTypePair) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "BRO CUDA tests skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& var : bro_testing::variants())
     for (const auto& sc : bro_testing::scenarios()) {
       check_gpu<float, std::int32_t>(var, sc);
@@ -82,22 +51,20 @@ TEST(BroFamilyCuda, MatchesTheReferenceOnEveryScenarioAndTypePair) {
 }
 
 TEST(BroFamilyCuda, BroEllSpmvIsDeterministicAsDeclared) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "BRO CUDA tests skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const auto& sc = bro_testing::scenarios()[2];  // long rows: the build limits are lifted
   const auto m = Matrix<double>::build(sc.a, "bro-ell", Backend::cuda,
                                        testing::without_row_limits("bro-ell"));
   ASSERT_TRUE(m.format().caps.cuda.deterministic_spmv);
   const auto x = testing::random_vector<double>(sc.a.cols, 5);
   const std::vector<double> y0(sc.a.rows, 0.0);
-  EXPECT_EQ(device_apply(m, false, x, y0, 1.0, 0.0), device_apply(m, false, x, y0, 1.0, 0.0));
+  EXPECT_EQ(testing::apply_spmv(m, Op::spmv, x, &y0), testing::apply_spmv(m, Op::spmv, x, &y0));
 }
 
 TEST(BroFamilyCuda, LargeSlicesAndIntervalsAgreeWithTheCpuKernels) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "BRO CUDA tests skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   // ~300k rows: many blocks, grid-stride loops, a long BRO-HYB overflow.
-  const auto a = bro_testing::random_csr(300001, 200003, [](std::int64_t r) {
+  const auto a = testing::random_csr_of_lengths(300001, 200003, [](std::int64_t r) {
     return r % 1009 == 0 ? 400 : r % 9;
   }, 31);
   const bro_testing::Variant vars[] = {{"bro-ell", FormatOptions().set("h", "32"), "h=32"},
@@ -109,7 +76,7 @@ TEST(BroFamilyCuda, LargeSlicesAndIntervalsAgreeWithTheCpuKernels) {
     const auto gpu = Matrix<double>::build(a, v.format, Backend::cuda,
                                            testing::without_row_limits(v.format, v.options));
     const auto x = testing::random_vector<double>(a.cols, 6, true);
-    const auto got = device_apply(gpu, false, x, testing::poisoned<double>(a.rows), 1.0, 0.0);
+    const auto got = testing::apply_spmv(gpu, Op::spmv, x);  // y poisoned with NaN
     const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
     EXPECT_LE(reference::relative_norm2_error(std::span<const double>(got), std::span<const double>(want)), 1e-12);
   }

@@ -223,17 +223,11 @@ bro::IndexSavings BroEll<Value, Index>::index_savings() const {
   return s;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                             \
   template struct BroEll<V, I>;                                                             \
   template void bro_apply_kernel_options(BroEll<V, I>&, const FormatOptions&);              \
   template std::int64_t bro_ell_slots(const Csr<V, I>&, int, const std::vector<std::int64_t>&, \
-                                      std::int64_t);                                        \
-  template std::size_t traffic_bytes(const BroEll<V, I>&, Op, std::int64_t);
+                                      std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

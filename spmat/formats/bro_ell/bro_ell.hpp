@@ -23,6 +23,7 @@
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -140,7 +141,9 @@ inline void bro_ell_for_row(const BroEll<Value, Index>& e, std::int64_t s, std::
 }
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bro_ell_cpu.cpp), deterministic: spmv sums each row in column order; spmv_t goes
 // through scatter_reduce (fixed thread partition).

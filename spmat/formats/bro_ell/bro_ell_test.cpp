@@ -13,6 +13,7 @@
 #include "spmat/formats/bro_ell/bro_ell_batched.hpp"
 #include "spmat/formats/bro_ell/bro_test_support.hpp"
 #include "spmat/matrix.hpp"
+#include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat {
@@ -136,7 +137,7 @@ std::vector<V> batched_host_spmv(const BroEll<V, I>& e, const std::vector<V>& x)
 TEST(BroEll, BatchedKernelDecodeMatchesTheClassicLoopBitForBit) {
   // Rows up to 75 entries (3 width chunks of 32), empty rows, BAR-permuted rows; small-integer
   // values so both orders of summation are exact and the results must be identical.
-  const Csr64 a64 = bro_testing::random_csr(700, 3001, [](std::int64_t r) {
+  const Csr64 a64 = testing::random_csr_of_lengths(700, 3001, [](std::int64_t r) {
     return r % 7 == 0 ? 0 : (r % 50 == 3 ? 75 : r % 11);
   }, 17);
   const auto a = convert<double, std::int32_t>(a64);
@@ -193,7 +194,7 @@ TEST(BroEll, FitKernelDecodeMatchesTheClassicLoopBitForBit) {
   // Every matrix the fit kernel accepts: stencils (1 and 2 symbols per row), short random rows
   // (up to 64 bits: 3 fields of ≤ 21 bits), empty rows, BAR-permuted rows, both codings.
   const Csr64 mats[] = {bro_testing::lap2d(61, 67), bro_testing::lap2d(5, 300),
-                        bro_testing::random_csr(1500, 1 << 20, [](std::int64_t r) {
+                        testing::random_csr_of_lengths(1500, 1 << 20, [](std::int64_t r) {
                           return r % 9 == 0 ? 0 : 1 + r % 3;
                         }, 23)};
   int fitted = 0;
@@ -254,7 +255,7 @@ TEST(BroEll, FitKernel128DecodeMatchesTheClassicLoopBitForBit) {
   // 2: 7-point stencils whose boundary slices need 3 symbols, wide random rows of up to 5 fields
   // of ~20 bits (4 symbols), a 5-point stencil (1 word: the 128-bit path must decode it too).
   const Csr64 mats[] = {bro_testing::lap3d(3, 20, 150), bro_testing::lap3d(3, 64, 150),
-                        bro_testing::random_csr(1999, 1 << 18, [](std::int64_t r) {
+                        testing::random_csr_of_lengths(1999, 1 << 18, [](std::int64_t r) {
                           return r % 13 == 0 ? 0 : 1 + r % 5;
                         }, 12),
                         bro_testing::lap2d(61, 67)};
@@ -340,7 +341,7 @@ TEST(BroEll, KeepsColumnZeroApartFromThePaddingMarker) {
 }
 
 TEST(BroEll, RefusesADenseRowNamingTheSkewAndThePadding) {
-  const Csr64 a = bro_testing::random_csr(301, 100003, [](std::int64_t r) { return r == 7 ? 100000 : r % 3; }, 2);
+  const Csr64 a = testing::random_csr_of_lengths(301, 100003, [](std::int64_t r) { return r == 7 ? 100000 : r % 3; }, 2);
   try {
     (void)Matrix<double>::build(a, "bro-ell", Backend::cpu);
     FAIL() << "expected UnsupportedError";
@@ -386,28 +387,7 @@ void check_cpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc)
   EXPECT_EQ(m.traffic_bytes(Op::spmv), m.storage_bytes() + (a.rows + a.cols) * sizeof(V));
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const struct {
-    V alpha, beta;
-  } coeffs[] = {{1, 0}, {-1.5, 0.5}, {2, 1}};
-  for (bool transpose : {false, true}) {
-    const std::int64_t nx = transpose ? a.rows : a.cols, ny = transpose ? a.cols : a.rows;
-    const auto x = testing::random_vector<V>(nx, seed, true);
-    for (const auto& c : coeffs) {
-      SCOPED_TRACE(std::string(transpose ? "spmv_t" : "spmv") + " alpha=" +
-                   std::to_string(c.alpha) + " beta=" + std::to_string(c.beta));
-      auto y = c.beta == V(0) ? testing::poisoned<V>(ny) : testing::random_vector<V>(ny, seed + 1, true);
-      const auto y0 = y;
-      if (transpose)
-        m.spmv_t(x, y, c.alpha, c.beta);
-      else
-        m.spmv(x, y, c.alpha, c.beta);
-      const auto want = transpose
-          ? reference::spmv_t(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0))
-          : reference::spmv(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0));
-      EXPECT_LE(reference::relative_norm2_error(std::span<const V>(y), std::span<const double>(want)),
-                testing::tolerance<V>());
-    }
-  }
+  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
 }
 
 TEST(BroFamilyCpu, MatchesTheReferenceOnEveryScenarioAndTypePair) {

@@ -5,52 +5,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace spmat::bro_testing {
 
 using Csr64 = Csr<double, std::int64_t>;
-
-/// Random canonical CSR with row r of length len(r) (clamped to cols), columns drawn from
-/// [0, cols − spare_cols) so the last spare columns stay empty; values in [-4, 4] (zeros kept
-/// as explicit zeros), so sums are exact in fp32 and fp64.
-template <class LenFn>
-Csr64 random_csr(std::int64_t rows, std::int64_t cols, LenFn len, std::uint64_t seed,
-                 std::int64_t spare_cols = 0) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> val(-4, 4);
-  const std::int64_t usable = std::max<std::int64_t>(0, cols - spare_cols);
-  Csr64 a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(1, 0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t n = std::min<std::int64_t>(len(r), usable);
-    std::vector<std::int64_t> c;
-    if (n * 2 >= usable) {
-      for (std::int64_t j = 0; j < usable; ++j) c.push_back(j);
-      std::shuffle(c.begin(), c.end(), rng);
-      c.resize(static_cast<std::size_t>(n));
-    } else {
-      std::set<std::int64_t> s;
-      std::uniform_int_distribution<std::int64_t> col(0, usable - 1);
-      while (static_cast<std::int64_t>(s.size()) < n) s.insert(col(rng));
-      c.assign(s.begin(), s.end());
-    }
-    std::sort(c.begin(), c.end());
-    for (auto j : c) {
-      a.col_idx.push_back(j);
-      a.values.push_back(val(rng));
-    }
-    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
-  }
-  return a;
-}
 
 /// A banded matrix (row i: columns i-w..i+w) with its rows shuffled: BAR's favourite input.
 inline Csr64 shuffled_band(std::int64_t rows, std::int64_t w, std::uint64_t seed) {
@@ -132,27 +96,27 @@ inline const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> all = [] {
     std::vector<Scenario> v;
     v.push_back({"ragged_empty_rows_and_cols_1000x777",
-                 random_csr(1000, 777, [](std::int64_t r) { return r % 5 == 0 ? 0 : (r * 7) % 13; }, 1, 20)});
+                 testing::random_csr_of_lengths(1000, 777, [](std::int64_t r) { return r % 5 == 0 ? 0 : (r * 7) % 13; }, 1, 20)});
     v.push_back({"one_long_row_300x5001",
-                 random_csr(300, 5001, [](std::int64_t r) { return r == 7 ? 3000 : r % 4; }, 2)});
+                 testing::random_csr_of_lengths(300, 5001, [](std::int64_t r) { return r == 7 ? 3000 : r % 4; }, 2)});
     v.push_back({"power_law_rows_613x4099",
-                 random_csr(613, 4099, [](std::int64_t r) { return r % 97 == 0 ? 900 : (r % 31 == 0 ? 200 : r % 6); }, 3)});
-    v.push_back({"dense_rows_65x70", random_csr(65, 70, [](std::int64_t) { return 70; }, 4)});
+                 testing::random_csr_of_lengths(613, 4099, [](std::int64_t r) { return r % 97 == 0 ? 900 : (r % 31 == 0 ? 200 : r % 6); }, 3)});
+    v.push_back({"dense_rows_65x70", testing::random_csr_of_lengths(65, 70, [](std::int64_t) { return 70; }, 4)});
     v.push_back({"banded_shuffled_777", shuffled_band(777, 3, 5)});
-    v.push_back({"one_by_one", random_csr(1, 1, [](std::int64_t) { return 1; }, 6)});
-    v.push_back({"zero_by_zero", random_csr(0, 0, [](std::int64_t) { return 0; }, 7)});
-    v.push_back({"zero_rows_0x5", random_csr(0, 5, [](std::int64_t) { return 0; }, 8)});
-    v.push_back({"zero_cols_6x0", random_csr(6, 0, [](std::int64_t) { return 0; }, 9)});
-    v.push_back({"all_empty_40x41", random_csr(40, 41, [](std::int64_t) { return 0; }, 10)});
+    v.push_back({"one_by_one", testing::random_csr_of_lengths(1, 1, [](std::int64_t) { return 1; }, 6)});
+    v.push_back({"zero_by_zero", testing::random_csr_of_lengths(0, 0, [](std::int64_t) { return 0; }, 7)});
+    v.push_back({"zero_rows_0x5", testing::random_csr_of_lengths(0, 5, [](std::int64_t) { return 0; }, 8)});
+    v.push_back({"zero_cols_6x0", testing::random_csr_of_lengths(6, 0, [](std::int64_t) { return 0; }, 9)});
+    v.push_back({"all_empty_40x41", testing::random_csr_of_lengths(40, 41, [](std::int64_t) { return 0; }, 10)});
     // Exact-fit kernel inputs (bro_ell_fit_eligible with the defaults, sym_len 32 and 64):
     v.push_back({"lap2d_5pt_61x67", lap2d(61, 67)});
     v.push_back({"short_rows_2011x9000",
-                 random_csr(2011, 9000, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 3; }, 11)});
+                 testing::random_csr_of_lengths(2011, 9000, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 3; }, 11)});
     // 128-bit fit kernel inputs (bro_ell_fit_words = 2 with the defaults: 3-4 symbols per row in
     // some slices; sym_len 64: 2 symbols):
     v.push_back({"lap3d_7pt_3x20x150", lap3d(3, 20, 150)});
     v.push_back({"wide_short_rows_1999x262144",
-                 random_csr(1999, 1 << 18, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 5; }, 12)});
+                 testing::random_csr_of_lengths(1999, 1 << 18, [](std::int64_t r) { return r % 13 == 0 ? 0 : 1 + r % 5; }, 12)});
     return v;
   }();
   return all;

@@ -159,14 +159,7 @@ bro::IndexSavings BroHyb<Value, Index>::index_savings() const {
   return s;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroHyb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I)  \
-  template struct BroHyb<V, I>; \
-  template std::size_t traffic_bytes(const BroHyb<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct BroHyb<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 template std::int64_t bro_hyb_ell_width(std::span<const std::int32_t>, double, std::int64_t);

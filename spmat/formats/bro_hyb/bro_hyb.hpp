@@ -18,6 +18,7 @@
 
 #include "spmat/formats/bro_coo/bro_coo.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -61,7 +62,9 @@ struct BroHyb {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const BroHyb<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const BroHyb<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (bro_hyb_cpu.cpp), deterministic: spmv sums the COO part per row with
 // scatter_reduce, then the BRO-ELL pass adds it into each row before the epilogue; spmv_t runs

@@ -25,14 +25,7 @@ Csr<Value, Index> CooStorage<Value, Index>::to_csr() const {
   return sorted_coo_to_csr(a);
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CooStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I)     \
-  template struct CooStorage<V, I>; \
-  template std::size_t traffic_bytes(const CooStorage<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct CooStorage<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

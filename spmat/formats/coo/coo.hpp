@@ -20,6 +20,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -44,7 +45,9 @@ struct CooStorage {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const CooStorage<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const CooStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (coo_cpu.cpp), both deterministic.
 //   spmv:   the nonzero range is cut at row boundaries into one piece per thread (balanced on

@@ -1,43 +1,19 @@
 // spmat/formats/coo/coo_test.cpp — COO: exact layout, CPU and GPU kernels against the fp64 reference.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
-#include <omp.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <random>
 #include <vector>
 
-#include "spmat/config.hpp"
-#include "spmat/core/reference.hpp"
 #include "spmat/formats/coo/coo.hpp"
 #include "spmat/matrix.hpp"
 #include "tests/support/kernel_check.hpp"
-#include "tests/support/test_support.hpp"
-#if SPMAT_WITH_CUDA
-#include "spmat/cuda/buffer.hpp"
-#endif
 
 namespace spmat {
 namespace {
 
-using testing::fresh_seed;
-using testing::poisoned;
-using testing::random_vector;
-using testing::AlphaBeta;
 using testing::check_gpu_format;
-using testing::cpu_specs;
 using testing::example;
-using testing::host_check;
-using testing::kAlphaBeta;
 using testing::Pairs;
-using testing::random_matrix;
-using testing::Spec;
-#if SPMAT_WITH_CUDA
-using testing::gpu_run;
-#endif
 
 template <class P>
 class CooFormat : public ::testing::Test {};
@@ -90,36 +66,19 @@ TEST(CooRegistry, DeclaresWhatTheKernelsPromise) {
 // ---- GPU: runs for real only where a GPU is present ---------------------------------------------
 
 TYPED_TEST(CooFormat, GpuAtomicKernelsMatchTheReference) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_format<typename TypeParam::Value, typename TypeParam::Index>("coo");
 }
 
 TYPED_TEST(CooFormat, GpuSegmentedKernelMatchesTheReferenceAndIsDeterministic) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_format<typename TypeParam::Value, typename TypeParam::Index>("coo-seg");
 }
 
 TYPED_TEST(CooFormat, GpuMultipliesTheExampleExactly) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
-#if SPMAT_WITH_CUDA
-  using V = typename TypeParam::Value;
-  using I = typename TypeParam::Index;
-  for (const char* fmt : {"coo", "coo-seg"}) {
-    const std::vector<V> x{1, 2, 3, 4};
-    EXPECT_EQ(gpu_run(example<V, I>(), fmt, Op::spmv, {1, 0}, x, std::vector<V>(4)),
-              (std::vector<V>{7, 0, 31, 24}))
-        << fmt;
-    EXPECT_EQ(gpu_run(example<V, I>(), fmt, Op::spmv, {2, -1}, x, std::vector<V>(4, V(1))),
-              (std::vector<V>{13, -1, 61, 47}))
-        << fmt;
-    EXPECT_EQ(gpu_run(example<V, I>(), fmt, Op::spmv_t, {1, 0}, x, std::vector<V>(4)),
-              (std::vector<V>{10, 12, 2, 39}))
-        << fmt;
-  }
-#endif
+  SPMAT_SKIP_WITHOUT_GPU();
+  for (const char* fmt : {"coo", "coo-seg"})
+    testing::check_gpu_example<typename TypeParam::Value, typename TypeParam::Index>(fmt);
 }
 
 }  // namespace

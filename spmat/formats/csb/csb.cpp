@@ -213,15 +213,9 @@ Csr<Value, Index> Csb<Value, Index>::to_csr() const {
   return spmat::to_csr(c);
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                         \
   template struct Csb<V, I>;                                                            \
-  template csb_detail::Blocked<V, I> csb_detail::block_csr(const Csr<V, I>&, int);      \
-  template std::size_t traffic_bytes(const Csb<V, I>&, Op, std::int64_t);
+  template csb_detail::Blocked<V, I> csb_detail::block_csr(const Csr<V, I>&, int);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

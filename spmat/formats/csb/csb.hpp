@@ -38,6 +38,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -132,7 +133,9 @@ struct Csb {
 
 /// Storage read once + x + y (the thesis kernels read every array exactly once).
 template <class Value, class Index>
-std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (csb_cpu.cpp). Contract: x has cols (spmv) / rows (spmv_t) entries, y the other;
 // caller allocates; beta == 0 never reads y. spmv: one thread owns a block row (β rows of y),

@@ -213,8 +213,7 @@ TYPED_TEST(CsbTyped, SparseGridRoundTripAndKernelsMatchTheReference) {
 TYPED_TEST(CsbTyped, GpuKernelsMatchTheReference) {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (auto [r, c, beta] : {std::tuple{45, 70, 8}, std::tuple{300, 257, 0}, std::tuple{1, 50, 4},
                             std::tuple{0, 5, 2}})
     for (const char* e : {"keep", "drop"}) {

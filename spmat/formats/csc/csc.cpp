@@ -13,14 +13,7 @@ CscStorage<Value, Index> CscStorage<Value, Index>::build(const Csr<Value, Index>
   return {to_csc(a)};
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CscStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I)     \
-  template struct CscStorage<V, I>; \
-  template std::size_t traffic_bytes(const CscStorage<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct CscStorage<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

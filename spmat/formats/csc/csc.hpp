@@ -19,6 +19,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -39,7 +40,9 @@ struct CscStorage {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const CscStorage<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const CscStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (csc_cpu.cpp), both deterministic.
 template <class Value, class Index>

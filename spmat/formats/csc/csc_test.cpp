@@ -1,43 +1,19 @@
 // spmat/formats/csc/csc_test.cpp — CSC: exact layout, CPU and GPU kernels against the fp64 reference.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
-#include <omp.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <random>
 #include <vector>
 
-#include "spmat/config.hpp"
-#include "spmat/core/reference.hpp"
 #include "spmat/formats/csc/csc.hpp"
 #include "spmat/matrix.hpp"
 #include "tests/support/kernel_check.hpp"
-#include "tests/support/test_support.hpp"
-#if SPMAT_WITH_CUDA
-#include "spmat/cuda/buffer.hpp"
-#endif
 
 namespace spmat {
 namespace {
 
-using testing::fresh_seed;
-using testing::poisoned;
-using testing::random_vector;
-using testing::AlphaBeta;
 using testing::check_gpu_format;
-using testing::cpu_specs;
 using testing::example;
-using testing::host_check;
-using testing::kAlphaBeta;
 using testing::Pairs;
-using testing::random_matrix;
-using testing::Spec;
-#if SPMAT_WITH_CUDA
-using testing::gpu_run;
-#endif
 
 template <class P>
 class CscFormat : public ::testing::Test {};
@@ -82,25 +58,13 @@ TEST(CscRegistry, DeclaresWhatTheKernelsPromise) {
 // ---- GPU: runs for real only where a GPU is present ---------------------------------------------
 
 TYPED_TEST(CscFormat, GpuKernelsMatchTheReference) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_format<typename TypeParam::Value, typename TypeParam::Index>("csc");
 }
 
 TYPED_TEST(CscFormat, GpuMultipliesTheExampleExactly) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
-#if SPMAT_WITH_CUDA
-  using V = typename TypeParam::Value;
-  using I = typename TypeParam::Index;
-  const std::vector<V> x{1, 2, 3, 4};
-  EXPECT_EQ(gpu_run(example<V, I>(), "csc", Op::spmv, {1, 0}, x, std::vector<V>(4)),
-            (std::vector<V>{7, 0, 31, 24}));
-  EXPECT_EQ(gpu_run(example<V, I>(), "csc", Op::spmv_t, {1, 0}, x, std::vector<V>(4)),
-            (std::vector<V>{10, 12, 2, 39}));
-  EXPECT_EQ(gpu_run(example<V, I>(), "csc", Op::spmv_t, {2, -1}, x, std::vector<V>(4, V(1))),
-            (std::vector<V>{19, 23, 3, 77}));
-#endif
+  SPMAT_SKIP_WITHOUT_GPU();
+  testing::check_gpu_example<typename TypeParam::Value, typename TypeParam::Index>("csc");
 }
 
 }  // namespace

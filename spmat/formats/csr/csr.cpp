@@ -30,14 +30,7 @@ CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>
   return s;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I)  \
-  template struct CsrStorage<V, I>; \
-  template std::size_t traffic_bytes(const CsrStorage<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct CsrStorage<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

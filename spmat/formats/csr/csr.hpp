@@ -18,6 +18,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -42,7 +43,9 @@ struct CsrStorage {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (csr_cpu.cpp). Deterministic: spmv is a per-row sum in storage order; spmv_t uses
 // scatter_reduce (fixed thread partition).

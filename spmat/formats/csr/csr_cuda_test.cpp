@@ -13,7 +13,6 @@
 #include <cstring>
 #include <limits>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "spmat/formats/csr/csr_plan.hpp"
 #include "spmat/gen/generators.hpp"
 #include "spmat/matrix.hpp"
+#include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
@@ -45,38 +45,10 @@ TEST(CsrCudaOptions, RejectsAnUnknownThreadsPerRow) {
 
 using Csr64 = Csr<double, std::int64_t>;
 
-/// Random canonical CSR with the given row lengths (clamped to cols), small-integer values in
-/// [-4, 4] (zeros kept as explicit zeros), so that fp32 and fp64 sums are exact.
+/// Random canonical CSR with the given row lengths (testing::random_csr_of_lengths: exact sums).
 Csr64 random_csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& lengths,
                  std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> val(-4, 4);
-  Csr64 a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(1, 0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t len = std::min(lengths[r], cols);
-    std::vector<std::int64_t> c;
-    if (len * 2 >= cols) {  // dense-ish: take the first `len` columns of a shuffled range
-      c.resize(cols);
-      for (std::int64_t j = 0; j < cols; ++j) c[j] = j;
-      std::shuffle(c.begin(), c.end(), rng);
-      c.resize(len);
-    } else {
-      std::set<std::int64_t> s;
-      std::uniform_int_distribution<std::int64_t> col(0, cols - 1);
-      while (static_cast<std::int64_t>(s.size()) < len) s.insert(col(rng));
-      c.assign(s.begin(), s.end());
-    }
-    std::sort(c.begin(), c.end());
-    for (auto j : c) {
-      a.col_idx.push_back(j);
-      a.values.push_back(val(rng));
-    }
-    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
-  }
-  return a;
+  return testing::random_csr_of_lengths(rows, cols, [&](std::int64_t r) { return lengths[r]; }, seed);
 }
 
 struct Scenario {
@@ -601,20 +573,6 @@ const std::vector<Scenario>& scenarios() {
 const char* const kKernels[] = {"csr", "csr-scalar", "csr-vector", "csr-merge"};
 
 
-/// Runs y = alpha*op(A)*x + beta*y0 on the device (y0 poisoned with NaN when beta == 0).
-template <class V>
-std::vector<V> device_spmv(const Matrix<V>& m, bool transpose, const std::vector<V>& x,
-                           std::vector<V> y0, V alpha, V beta) {
-  cuda::DeviceBuffer<V> dx(x, "test x"), dy(y0, "test y");
-  const std::span<const V> xs(dx.data(), dx.size());
-  if (transpose)
-    m.spmv_t(xs, dy.span(), alpha, beta);
-  else
-    m.spmv(xs, dy.span(), alpha, beta);
-  cuda::synchronize();
-  return dy.download();
-}
-
 template <class V, class I>
 void check_spmv_all(const char* format, const Scenario& sc, const FormatOptions& opts = {}) {
   SCOPED_TRACE(std::string(format) + " " + std::string(precision_name<V>()) + "/" +
@@ -623,25 +581,7 @@ void check_spmv_all(const char* format, const Scenario& sc, const FormatOptions&
   const auto m = Matrix<V>::build(a, format, Backend::cuda, opts);
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const struct {
-    V alpha, beta;
-  } coeffs[] = {{1, 0}, {-1.5, 0.5}, {2, 1}};
-  for (bool transpose : {false, true}) {
-    const std::int64_t nx = transpose ? a.rows : a.cols, ny = transpose ? a.cols : a.rows;
-    const auto x = testing::random_vector<V>(nx, seed, true);
-    for (const auto& c : coeffs) {
-      SCOPED_TRACE(std::string(transpose ? "spmv_t" : "spmv") + " alpha=" +
-                   std::to_string(c.alpha) + " beta=" + std::to_string(c.beta));
-      const auto y0 = c.beta == V(0) ? testing::poisoned<V>(ny)
-                                     : testing::random_vector<V>(ny, seed + 1, true);
-      const auto got = device_spmv(m, transpose, x, y0, c.alpha, c.beta);
-      const auto want =
-          transpose ? reference::spmv_t(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0))
-                    : reference::spmv(a, std::span<const V>(x), c.alpha, c.beta, std::span<const V>(y0));
-      EXPECT_LE(reference::relative_norm2_error(std::span<const V>(got), std::span<const double>(want)),
-                testing::tolerance<V>());
-    }
-  }
+  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
 }
 
 template <class V, class I>
@@ -676,8 +616,7 @@ void check_all_types(const char* format) {
 }
 
 TEST(CsrCuda, EveryKernelMatchesTheReferenceForSpmvAndSpmvT) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const char* k : kKernels) {
     check_all_types<float, std::int32_t>(k);
     check_all_types<float, std::int64_t>(k);
@@ -687,16 +626,14 @@ TEST(CsrCuda, EveryKernelMatchesTheReferenceForSpmvAndSpmvT) {
 }
 
 TEST(CsrCuda, AutoKernelMatchesTheReferenceForEveryForcedThreadsPerRow) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const char* tpr : {"2", "4", "8", "16", "32"})
     for (const auto& sc : scenarios())
       check_spmv_all<double, std::int32_t>("csr", sc, FormatOptions().set("tpr", tpr));
 }
 
 TEST(CsrCuda, SpmmMatchesTheReferenceInBothLayouts) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& sc : scenarios()) {
     check_spmm_all<float, std::int32_t>("csr", sc);
     check_spmm_all<double, std::int64_t>("csr", sc);
@@ -705,8 +642,7 @@ TEST(CsrCuda, SpmmMatchesTheReferenceInBothLayouts) {
 }
 
 TEST(CsrCuda, SpmvIsBitwiseReproducibleForEveryKernel) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const char* k : kKernels) {
     for (const auto& sc : scenarios()) {
       SCOPED_TRACE(std::string(k) + " on " + sc.name);
@@ -715,9 +651,9 @@ TEST(CsrCuda, SpmvIsBitwiseReproducibleForEveryKernel) {
       a.values = vals;
       const auto m = Matrix<float>::build(a, k, Backend::cuda);
       const auto x = testing::random_vector<float>(a.cols, 6);
-      const auto y1 = device_spmv<float>(m, false, x, testing::poisoned<float>(a.rows), 1, 0);
+      const auto y1 = testing::apply_spmv(m, Op::spmv, x);
       for (int run = 0; run < 3; ++run) {
-        const auto y2 = device_spmv<float>(m, false, x, testing::poisoned<float>(a.rows), 1, 0);
+        const auto y2 = testing::apply_spmv(m, Op::spmv, x);
         ASSERT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)));
       }
     }
@@ -725,8 +661,7 @@ TEST(CsrCuda, SpmvIsBitwiseReproducibleForEveryKernel) {
 }
 
 TEST(CsrCuda, NanAndInfInTheMatrixPropagateLikeTheReference) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   auto a = convert<double, std::int32_t>(scenarios()[0].a);
   a.values[3] = std::numeric_limits<double>::quiet_NaN();
   a.values[10] = std::numeric_limits<double>::infinity();
@@ -734,7 +669,7 @@ TEST(CsrCuda, NanAndInfInTheMatrixPropagateLikeTheReference) {
     SCOPED_TRACE(k);
     const auto m = Matrix<double>::build(a, k, Backend::cuda);
     const auto x = testing::random_vector<double>(a.cols, 3, true);
-    const auto got = device_spmv<double>(m, false, x, testing::poisoned<double>(a.rows), 1, 0);
+    const auto got = testing::apply_spmv(m, Op::spmv, x);
     const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
     EXPECT_LE(reference::relative_norm2_error(std::span<const double>(got), std::span<const double>(want)),
               1e-12);
@@ -763,8 +698,7 @@ std::vector<Variant> skewed_variants() {
 }
 
 TEST(CsrCuda, SkewedMatricesMatchTheReferenceForEveryKernelAndBinOption) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants()) {
     SCOPED_TRACE(v.label);
     for (const auto& sc : skewed_scenarios()) {
@@ -782,8 +716,7 @@ TEST(CsrCuda, SkewedMatricesMatchTheReferenceForEveryKernelAndBinOption) {
 }
 
 TEST(CsrCuda, BinnedAndMergeKernelsHandleDegenerateShapes) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants())
     for (const auto& sc : scenarios()) {  // 0×0, 0×n, n×0, all-zero, one 100,000-entry row, ...
       SCOPED_TRACE(v.label);
@@ -792,8 +725,7 @@ TEST(CsrCuda, BinnedAndMergeKernelsHandleDegenerateShapes) {
 }
 
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants()) {
     for (const auto& sc : skewed_scenarios()) {
       SCOPED_TRACE(v.label + " on " + sc.name);
@@ -806,11 +738,11 @@ TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
       const auto md = Matrix<double>::build(ad, v.format, Backend::cuda, v.options);
       const auto xf = testing::random_vector<float>(af.cols, 9);
       const auto xd = testing::random_vector<double>(ad.cols, 10);
-      const auto yf = device_spmv<float>(mf, false, xf, testing::poisoned<float>(af.rows), 1, 0);
-      const auto yd = device_spmv<double>(md, false, xd, testing::poisoned<double>(ad.rows), 1, 0);
+      const auto yf = testing::apply_spmv(mf, Op::spmv, xf);
+      const auto yd = testing::apply_spmv(md, Op::spmv, xd);
       for (int run = 0; run < 20; ++run) {
-        const auto yf2 = device_spmv<float>(mf, false, xf, testing::poisoned<float>(af.rows), 1, 0);
-        const auto yd2 = device_spmv<double>(md, false, xd, testing::poisoned<double>(ad.rows), 1, 0);
+        const auto yf2 = testing::apply_spmv(mf, Op::spmv, xf);
+        const auto yd2 = testing::apply_spmv(md, Op::spmv, xd);
         ASSERT_EQ(0, std::memcmp(yf.data(), yf2.data(), yf.size() * sizeof(float))) << "run " << run;
         ASSERT_EQ(0, std::memcmp(yd.data(), yd2.data(), yd.size() * sizeof(double))) << "run " << run;
       }
@@ -823,8 +755,7 @@ TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
 }
 
 TEST(CsrCuda, NanAndInfInSkewedRowsPropagateLikeTheReference) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   auto a = convert<double, std::int32_t>(skewed_scenarios()[2].a);  // every_row_length_class
   // A NaN in a short, a medium and a long row (2·tpr boundary, 511, 4096 entries); an Inf in
   // another long row (its 0·Inf, if x has a 0 there, is NaN as in the reference).
@@ -837,7 +768,7 @@ TEST(CsrCuda, NanAndInfInSkewedRowsPropagateLikeTheReference) {
     SCOPED_TRACE(v.label);
     const auto m = Matrix<double>::build(a, v.format, Backend::cuda, v.options);
     const auto x = testing::random_vector<double>(a.cols, 3, true);
-    const auto got = device_spmv<double>(m, false, x, testing::poisoned<double>(a.rows), 1, 0);
+    const auto got = testing::apply_spmv(m, Op::spmv, x);
     const auto want = reference::spmv(a, std::span<const double>(x), 1.0, 0.0, std::span<const double>());
     for (std::int64_t r = 0; r < a.rows; ++r) {
       if (std::isnan(want[r]))
@@ -849,8 +780,7 @@ TEST(CsrCuda, NanAndInfInSkewedRowsPropagateLikeTheReference) {
 }
 
 TEST(CsrCuda, SkewedSpmmMatchesTheReferenceInBothLayouts) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& sc : skewed_scenarios()) {
     check_spmm_all<double, std::int32_t>("csr", sc);
     check_spmm_all<float, std::int64_t>("csr-merge", sc);

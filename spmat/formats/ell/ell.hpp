@@ -28,6 +28,7 @@
 #include "spmat/core/options.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -66,7 +67,9 @@ inline std::int64_t ell_pitch(std::int64_t rows) {
 }
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Ell<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Ell<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (ell_cpu.cpp). Deterministic: spmv sums each row in slot order; spmv_t uses
 // scatter_reduce over 32-row segments (fixed partition for a fixed thread count).

@@ -39,11 +39,7 @@ TEST(Ell, BroExampleIsStoredColumnMajorWithPitch32AndMinusOnePadding) {
 }
 
 TEST(Ell, HeaderExampleMatchesItsComment) {
-  Csr<float, std::int64_t> a;
-  a.rows = a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
+  const auto a = testing::example<float, std::int64_t>();
   const auto e = Ell<float, std::int64_t>::build(a, {});
   expect_ell_arrays(e, 3, {{0, 2}, {}, {0, 1, 3}, {3}}, {{1, 2}, {}, {3, 4, 5}, {6}});
   EXPECT_EQ(e.to_csr(), a);

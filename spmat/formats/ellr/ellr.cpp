@@ -21,14 +21,7 @@ Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const F
   return s;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template struct Ellr<V, I>;   \
-  template std::size_t traffic_bytes(const Ellr<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct Ellr<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -33,7 +34,9 @@ struct Ellr {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (ellr_cpu.cpp), deterministic (as ell).
 template <class Value, class Index>

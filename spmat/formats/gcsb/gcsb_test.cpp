@@ -476,8 +476,7 @@ TEST(Gcsb, DeterministicCpuResultDoesNotDependOnTheThreadCount) {
 TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
   using V = typename TypeParam::first_type;
   using I = typename TypeParam::second_type;
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   auto sets = option_sets();
   sets.push_back(FormatOptions().set("beta", "128"));  // fast: 64 (fp32) / 32 (fp64) threads
   sets.push_back(FormatOptions().set("beta", "64").set("group_size", "7"));
@@ -498,8 +497,7 @@ TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
 }
 
 TEST(Gcsb, GpuKernelsReadSplitBlockIds) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   ScopedInt32Limit limit(100000);  // 3000×2000 at β = 4: 375000 block ids do not fit
   const auto a = block_testing::random_csr<float, std::int32_t>(3000, 2000, 0.002, 13);
   for (const char* name : {"gcsb", "gcsb-thesis", "gcsb-det", "gcsb-atomic"})
@@ -509,8 +507,7 @@ TEST(Gcsb, GpuKernelsReadSplitBlockIds) {
 }
 
 TEST(Gcsb, GpuDenseOutputKernelUpToTheSharedMemoryLimit) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   // Outputs of 64 KB and 96 KB (past the 48 KB default: the kernel attribute is raised), 12289
   // doubles (just too large: window plan), fp32 at 24576, the ideal-matrix size 8192, and
   // split block ids; dense=both runs spmv through it too.
@@ -538,8 +535,7 @@ TEST(Gcsb, GpuDenseOutputKernelUpToTheSharedMemoryLimit) {
 }
 
 TEST(Gcsb, GpuFastKernelFallsBackForHugeBlocksAndDetRefusesThem) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   const auto a = block_testing::random_csr<double, std::int32_t>(600, 300, 0.05, 11);
   const auto o = FormatOptions().set("beta", "256");  // 256·8 B per thread: no shared window
   for (const char* name : {"gcsb", "gcsb-atomic"})
@@ -570,8 +566,7 @@ void expect_bitwise_repeatable(const Matrix<V>& m, bool transposed, V beta) {
 #endif
 
 TEST(Gcsb, GpuDeterministicModeIsBitwiseIdenticalOver100Runs) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU test skipped: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
   // Many blocks per block row and column (several plan items per window), real-valued data.
   const auto a = block_testing::random_csr<float, std::int32_t>(3000, 2500, 0.05, 5);

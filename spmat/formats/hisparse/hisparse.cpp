@@ -405,16 +405,10 @@ Csr<Value, Index> HiSparse<Value, Index>::to_csr() const {
   return spmat::to_csr(coo);
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                     \
   template struct HiSparse<V, I>;                                                   \
   template hisparse::Proto<V> hisparse::decode(const HiSparse<V, I>&);              \
   template HiSparse<V, I> hisparse::serialize<V, I>(const hisparse::Proto<V>&, bool); \
-  template std::size_t traffic_bytes(const HiSparse<V, I>&, Op, std::int64_t);          \
   template std::vector<hisparse::LeafRef> hisparse::leaf_list(const HiSparse<V, I>&);  \
   template hisparse::Plan hisparse::build_plan(const HiSparse<V, I>&, bool, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)

@@ -42,6 +42,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -228,7 +229,9 @@ Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_
 }  // namespace hisparse
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (hisparse_cpu.cpp). Deterministic: the leaves are bucketed by output block row
 // (column for spmv_t) and each bucket is summed by one thread in tree order.

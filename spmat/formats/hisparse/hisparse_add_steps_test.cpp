@@ -317,24 +317,6 @@ void expect_mirror(const HiSparse<Value, Index>& a, const HiSparse<Value, Index>
   }
 }
 
-Csr<double, std::int64_t> rand_matrix(std::int64_t m, std::int64_t n, double density,
-                                      std::uint64_t seed, bool full_block) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::uniform_int_distribution<int> v(-4, 4);
-  Coo<double, std::int64_t> c;
-  c.rows = m;
-  c.cols = n;
-  for (std::int64_t r = 0; r < m; ++r)
-    for (std::int64_t k = 0; k < n; ++k)
-      if (u(rng) < density || (full_block && r < 20 && k < 20)) {
-        c.row_idx.push_back(r);
-        c.col_idx.push_back(k);
-        c.values.push_back(v(rng));
-      }
-  return to_csr(c);
-}
-
 template <class Value, class Index>
 void mirror_battery() {
   const std::uint64_t seed = testing::fresh_seed();
@@ -345,8 +327,8 @@ void mirror_battery() {
   for (const Case& cs : {Case{70, 70, 0.05, 0.08}, Case{37, 37, 0.3, 0.0}, Case{37, 37, 0.0, 0.0},
                          Case{33, 33, 1.0, 0.02}, Case{300, 300, 0.002, 0.01},
                          Case{50, 29, 0.1, 0.1}}) {
-    const auto a64 = rand_matrix(cs.m, cs.n, cs.da, seed, cs.da > 0);
-    const auto b64 = rand_matrix(cs.m, cs.n, cs.db, seed + 1, false);
+    const auto a64 = testing::random_int_matrix(cs.m, cs.n, cs.da, seed, cs.da > 0 ? 20 : 0);
+    const auto b64 = testing::random_int_matrix(cs.m, cs.n, cs.db, seed + 1);
     const auto a = convert<Value, Index>(a64), b = convert<Value, Index>(b64);
     const auto at = transpose(a), bt = transpose(b);
     for (int d : {2, 4, 16, 128})
@@ -448,9 +430,10 @@ Proto<Value> mirror_build(const Csr<Value, Index>& a, int log2d, int depth) {
 
 TEST(HiSparseAddSteps, MirrorOfGpuBuildMatchesCpuBuild) {
   const std::uint64_t seed = testing::fresh_seed();
-  for (const auto& src : {rand_matrix(70, 70, 0.05, seed, true), rand_matrix(300, 200, 0.01, seed, true),
-                          rand_matrix(1, 1, 1.0, seed, false), rand_matrix(33, 45, 1.0, seed, false),
-                          rand_matrix(20, 20, 0.0, seed, false)})
+  using testing::random_int_matrix;
+  for (const auto& src : {random_int_matrix(70, 70, 0.05, seed, 20), random_int_matrix(300, 200, 0.01, seed, 20),
+                          random_int_matrix(1, 1, 1.0, seed), random_int_matrix(33, 45, 1.0, seed),
+                          random_int_matrix(20, 20, 0.0, seed)})
     for (int d : {2, 4, 16, 128})
       for (const char* dense : {"auto", "never"}) {
         SCOPED_TRACE(std::to_string(src.rows) + "x" + std::to_string(src.cols) + " d " +
@@ -470,7 +453,7 @@ TEST(HiSparseAddSteps, MirrorOfGpuBuildMatchesCpuBuild) {
 }
 
 TEST(HiSparseAddSteps, BuildOptionGpuWithoutCudaOrGpu) {
-  const auto a = convert<double, std::int64_t>(rand_matrix(30, 30, 0.1, 3, false));
+  const auto a = convert<double, std::int64_t>(testing::random_int_matrix(30, 30, 0.1, 3));
   const FormatOptions o = FormatOptions().set("build", "gpu");
   std::string why;
   if (testing::gpu_available(&why)) GTEST_SKIP() << "a GPU is present: hisparse_gpu_add_test.cpp covers build=gpu";

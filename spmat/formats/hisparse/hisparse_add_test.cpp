@@ -15,25 +15,6 @@
 namespace spmat {
 namespace {
 
-/// m×n, small-integer values (sums exact in fp32), about density·m·n entries.
-Csr<double, std::int64_t> int_matrix(std::int64_t m, std::int64_t n, double density,
-                                     std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::uniform_int_distribution<int> v(-4, 4);
-  Coo<double, std::int64_t> c;
-  c.rows = m;
-  c.cols = n;
-  for (std::int64_t r = 0; r < m; ++r)
-    for (std::int64_t k = 0; k < n; ++k)
-      if (density >= 1 || u(rng) < density) {
-        c.row_idx.push_back(r);
-        c.col_idx.push_back(k);
-        c.values.push_back(v(rng));
-      }
-  return to_csr(c);
-}
-
 template <class Value, class Index>
 void check_sum(const Csr<Value, Index>& a, const Csr<Value, Index>& b, Value alpha, Value beta,
                int d, const std::string& what) {
@@ -85,17 +66,17 @@ void battery() {
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (int d : {2, 16, 128}) {
     SCOPED_TRACE("d = " + std::to_string(d));
-    const auto a = int_matrix(100, 100, 0.04, seed), b = int_matrix(100, 100, 0.04, seed + 1);
+    const auto a = testing::random_int_matrix(100, 100, 0.04, seed), b = testing::random_int_matrix(100, 100, 0.04, seed + 1);
     all_transpose_combinations<Value, Index>(a, b, d);
-    all_transpose_combinations<Value, Index>(int_matrix(70, 45, 0.1, seed + 2),
-                                             int_matrix(70, 45, 0.1, seed + 3), d);
+    all_transpose_combinations<Value, Index>(testing::random_int_matrix(70, 45, 0.1, seed + 2),
+                                             testing::random_int_matrix(70, 45, 0.1, seed + 3), d);
     // Empty operands (one or both) and a full operand (dense leaves).
     // Full: d = 128 needs a 128×128 full block for a dense leaf; smaller d gets them at 48×48.
     const std::int64_t fn = d == 128 ? 130 : 48;
-    const auto empty = int_matrix(100, 100, 0.0, seed);
-    const auto full = int_matrix(fn, fn, 1.0, seed + 4);
-    const auto b_small = int_matrix(fn, fn, 0.04, seed + 5);
-    const auto empty_small = int_matrix(fn, fn, 0.0, seed);
+    const auto empty = testing::random_int_matrix(100, 100, 0.0, seed);
+    const auto full = testing::random_int_matrix(fn, fn, 1.0, seed + 4);
+    const auto b_small = testing::random_int_matrix(fn, fn, 0.04, seed + 5);
+    const auto empty_small = testing::random_int_matrix(fn, fn, 0.0, seed);
     all_transpose_combinations<Value, Index>(a, empty, d);
     all_transpose_combinations<Value, Index>(empty, b, d);
     all_transpose_combinations<Value, Index>(empty, empty, d);
@@ -120,11 +101,11 @@ void battery() {
     check_sum(fc, fc, Value(1), Value(-1), d, "full - full");
   }
   // Different shapes and different d are refused with clear errors.
-  const auto x = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(5, 6, 0.5, seed)), {});
-  const auto y = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(6, 5, 0.5, seed)), {});
+  const auto x = HiSparse<Value, Index>::build(convert<Value, Index>(testing::random_int_matrix(5, 6, 0.5, seed)), {});
+  const auto y = HiSparse<Value, Index>::build(convert<Value, Index>(testing::random_int_matrix(6, 5, 0.5, seed)), {});
   EXPECT_THROW(add(x, y, Value(1), Value(1)), DimensionMismatchError);
   EXPECT_NO_THROW(add(x, hisparse_transposed(y), Value(1), Value(1)));
-  const auto x2 = HiSparse<Value, Index>::build(convert<Value, Index>(int_matrix(5, 6, 0.5, seed)),
+  const auto x2 = HiSparse<Value, Index>::build(convert<Value, Index>(testing::random_int_matrix(5, 6, 0.5, seed)),
                                                 FormatOptions().set("d", "4"));
   EXPECT_THROW(add(x, x2, Value(1), Value(1)), UnsupportedError);
 }
@@ -135,7 +116,7 @@ TEST(HiSparseAdd, CpuMatchesCsrAddFp64Int32) { battery<double, std::int32_t>(); 
 TEST(HiSparseAdd, CpuMatchesCsrAddFp64Int64) { battery<double, std::int64_t>(); }
 
 TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
-  const auto a = int_matrix(90, 90, 0.05, 7), b = int_matrix(90, 90, 0.05, 8);
+  const auto a = testing::random_int_matrix(90, 90, 0.05, 7), b = testing::random_int_matrix(90, 90, 0.05, 8);
   const auto A = Matrix<double>::build(a, "hisparse", Backend::cpu);
   const auto Bt = Matrix<double>::build(transpose(b), "hisparse", Backend::cpu);
   EXPECT_EQ(A.add(Bt, 1.0, 1.0).to_csr(), csr_add(a, transpose(b), 1.0, 1.0));
@@ -146,7 +127,7 @@ TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
 TEST(HiSparseAdd, BenchHarnessAddModes) {
   for (const char* mode : {"a", "t", "t_flag"}) {
     bench::BenchConfig c;
-    c.matrices = {bench::matrix_from_csr("m", int_matrix(70, 70, 0.08, 3))};
+    c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(70, 70, 0.08, 3))};
     c.formats = {{"hisparse", FormatOptions().set("add_b", mode).set("d", "16")},
                  {"csr", FormatOptions().set("add_b", mode)}};
     c.ops = {Op::add};
@@ -169,14 +150,13 @@ TEST(HiSparseAdd, BenchHarnessAddModes) {
 // On a GPU: cusparse-csr's add in every add_b mode (t_flag: csr2csc inside add, for int32 and
 // int64 indices), and its transposed=1 products, through the harness.
 TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
     for (const char* mode : {"a", "t", "t_flag"}) {
       bench::BenchConfig c;
       c.backend = Backend::cuda;
       c.index = index;
-      c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 300, 0.02, 3)),
+      c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 300, 0.02, 3)),
                     bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
                                                         5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
       c.formats = {{"cusparse-csr", FormatOptions().set("add_b", mode)}};
@@ -189,7 +169,7 @@ TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
     }
   bench::BenchConfig c;
   c.backend = Backend::cuda;
-  c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 200, 0.02, 4))};
+  c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 200, 0.02, 4))};
   c.formats = {{"hisparse", {}}, {"hisparse", FormatOptions().set("spmv", "levels")},
                {"hisparse", FormatOptions().set("item_cost", "16").set("d", "16")}};
   c.ops = {Op::spmv, Op::spmv_t};
@@ -199,7 +179,7 @@ TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
   for (const auto& x : bench::run_bench(c).results)
     EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
   // cusparse-csr transposed=1: products swap N/T, to_csr is the transpose.
-  const auto a = int_matrix(60, 40, 0.1, 9);
+  const auto a = testing::random_int_matrix(60, 40, 0.1, 9);
   const auto T = Matrix<double>::build(a, "cusparse-csr", Backend::cuda,
                                        FormatOptions().set("transposed", "1"));
   EXPECT_EQ(T.rows(), 40);
@@ -207,11 +187,10 @@ TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
 }
 
 TEST(HiSparseAdd, Gpu) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "GPU add not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   // caps.cuda.add = true: the CUDA add (hisparse_add_cuda.cu) through the Matrix API equals the
   // CPU add; the full GPU battery is hisparse_gpu_add_test.cpp.
-  const auto a = int_matrix(90, 90, 0.05, 7);
+  const auto a = testing::random_int_matrix(90, 90, 0.05, 7);
   const auto A = Matrix<double>::build(a, "hisparse", Backend::cuda);
   const auto C = A.add(A, 1.0, -2.0);
   const auto want = convert<double, std::int64_t>(csr_add(a, a, 1.0, -2.0));
@@ -223,7 +202,7 @@ TEST(HiSparseAdd, Gpu) {
       bench::BenchConfig c;
       c.backend = Backend::cuda;
       c.index = index;
-      c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 300, 0.02, 3)),
+      c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 300, 0.02, 3)),
                     bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
                                                         5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
       c.formats = {{"hisparse", FormatOptions().set("add_b", mode)},
@@ -237,7 +216,7 @@ TEST(HiSparseAdd, Gpu) {
     }
   bench::BenchConfig c;
   c.backend = Backend::cuda;
-  c.matrices = {bench::matrix_from_csr("m", int_matrix(300, 200, 0.02, 4))};
+  c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 200, 0.02, 4))};
   c.formats = {{"hisparse", FormatOptions().set("build", "gpu")},
                {"hisparse", FormatOptions().set("build", "gpu").set("d", "8")}};
   c.ops = {Op::spmv, Op::spmv_t};

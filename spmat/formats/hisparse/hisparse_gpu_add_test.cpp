@@ -24,24 +24,6 @@ namespace spmat {
 namespace {
 
 #if SPMAT_WITH_CUDA
-Csr<double, std::int64_t> gpu_add_matrix(std::int64_t m, std::int64_t n, double density,
-                                         std::uint64_t seed, std::int64_t full_block) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::uniform_int_distribution<int> v(-4, 4);
-  Coo<double, std::int64_t> c;
-  c.rows = m;
-  c.cols = n;
-  for (std::int64_t r = 0; r < m; ++r)
-    for (std::int64_t k = 0; k < n; ++k)
-      if (u(rng) < density || (r < full_block && k < full_block)) {
-        c.row_idx.push_back(r);
-        c.col_idx.push_back(k);
-        c.values.push_back(v(rng));
-      }
-  return to_csr(c);
-}
-
 /// GPU add of (a, b) with their states against the CPU add and against `want` (logical sum).
 template <class Value, class Index>
 void expect_gpu_add(const HiSparse<Value, Index>& a, const HiSparse<Value, Index>& b, Value al,
@@ -91,8 +73,8 @@ void gpu_add_battery() {
                          Case{37, 37, 0.0, 0.0, 0}, Case{33, 33, 1.0, 0.02, 0},
                          Case{300, 300, 0.002, 0.01, 40}, Case{50, 29, 0.1, 0.1, 10},
                          Case{1, 1, 1.0, 1.0, 0}}) {
-    const auto a = convert<Value, Index>(gpu_add_matrix(cs.m, cs.n, cs.da, seed, cs.full));
-    const auto b = convert<Value, Index>(gpu_add_matrix(cs.m, cs.n, cs.db, seed + 1, 0));
+    const auto a = convert<Value, Index>(testing::random_int_matrix(cs.m, cs.n, cs.da, seed, cs.full));
+    const auto b = convert<Value, Index>(testing::random_int_matrix(cs.m, cs.n, cs.db, seed + 1, 0));
     const auto at = transpose(a), bt = transpose(b);
     for (int d : {2, 4, 16, 128})
       for (const char* dense : {"auto", "never"}) {
@@ -125,8 +107,8 @@ void gpu_add_battery() {
 /// Through the Matrix API: chained adds (a sum as an operand), SpMV of a sum, t_flag builds.
 template <class Value, class Index>
 void gpu_add_matrix_api() {
-  const auto a = convert<Value, Index>(gpu_add_matrix(90, 90, 0.05, 11, 12));
-  const auto b = convert<Value, Index>(gpu_add_matrix(90, 90, 0.07, 12, 0));
+  const auto a = convert<Value, Index>(testing::random_int_matrix(90, 90, 0.05, 11, 12));
+  const auto b = convert<Value, Index>(testing::random_int_matrix(90, 90, 0.07, 12, 0));
   const FormatOptions o = FormatOptions().set("d", "4");
   const auto A = Matrix<Value>::build(a, "hisparse", Backend::cuda, o);
   const auto B = Matrix<Value>::build(b, "hisparse", Backend::cuda, o);
@@ -162,9 +144,9 @@ void gpu_add_matrix_api() {
 template <class Value, class Index>
 void gpu_build_battery() {
   const std::uint64_t seed = testing::fresh_seed();
-  for (const auto& src : {gpu_add_matrix(70, 70, 0.05, seed, 20), gpu_add_matrix(300, 200, 0.01, seed, 40),
-                          gpu_add_matrix(1, 1, 1.0, seed, 0), gpu_add_matrix(33, 45, 1.0, seed, 0),
-                          gpu_add_matrix(20, 20, 0.0, seed, 0), gpu_add_matrix(3000, 2500, 0.001, seed, 0)})
+  for (const auto& src : {testing::random_int_matrix(70, 70, 0.05, seed, 20), testing::random_int_matrix(300, 200, 0.01, seed, 40),
+                          testing::random_int_matrix(1, 1, 1.0, seed, 0), testing::random_int_matrix(33, 45, 1.0, seed, 0),
+                          testing::random_int_matrix(20, 20, 0.0, seed, 0), testing::random_int_matrix(3000, 2500, 0.001, seed, 0)})
     for (int d : {2, 4, 16, 128})
       for (const char* dense : {"auto", "never"}) {
         SCOPED_TRACE(std::to_string(src.rows) + "x" + std::to_string(src.cols) + " d " +
@@ -192,8 +174,7 @@ void gpu_build_battery() {
 #endif
 
 TEST(HiSparseGpuAdd, Fp32Int32) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "hisparse GPU add not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
   gpu_add_battery<float, std::int32_t>();
   gpu_add_matrix_api<float, std::int32_t>();
@@ -201,22 +182,19 @@ TEST(HiSparseGpuAdd, Fp32Int32) {
 #endif
 }
 TEST(HiSparseGpuAdd, Fp32Int64) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "hisparse GPU add not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
   gpu_add_battery<float, std::int64_t>();
 #endif
 }
 TEST(HiSparseGpuAdd, Fp64Int32) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "hisparse GPU add not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
   gpu_add_battery<double, std::int32_t>();
 #endif
 }
 TEST(HiSparseGpuAdd, Fp64Int64) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "hisparse GPU add not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
   gpu_add_battery<double, std::int64_t>();
   gpu_add_matrix_api<double, std::int64_t>();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
@@ -81,12 +82,14 @@ std::vector<Csr<double, std::int64_t>> plan_cases(std::uint64_t seed) {
   return v;
 }
 
-/// The host mirror of plan_kernel: y = alpha·op(S)·x + beta·y with op(S) = S (by_col false) or
-/// Sᵀ, item by item and phase by phase exactly as the kernel assigns the work.
-template <class Value, class Index>
-std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
-                           const std::vector<Value>& x, std::vector<Value> y, Value alpha,
-                           Value beta) {
+/// What both plan kernels do around their COO leaves, on the host: y = alpha·op(S)·x + beta·y
+/// with op(S) = S (by_col false) or Sᵀ. With split items y is first scaled by beta (the split
+/// items then add into it); each item sums its COO leaves by `coo_leaves(it, acc)`, then its
+/// dense leaves row by row, and writes alpha·acc (+ beta·y) to its output block.
+template <class Value, class Index, class CooLeaves>
+std::vector<Value> emulate_items(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                                 const std::vector<Value>& x, std::vector<Value> y, Value alpha,
+                                 Value beta, CooLeaves&& coo_leaves) {
   const std::int64_t d = a.d(), n_out = by_col ? a.cols : a.rows;
   const std::uint8_t* pool = a.bytes();
   if (p.has_split) {
@@ -96,6 +99,36 @@ std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool 
   for (const PlanItem& it : p.items) {
     std::vector<Value> acc(static_cast<std::size_t>(d), Value(0));
     const std::int64_t out0 = std::int64_t{it.out_block} * d;
+    coo_leaves(it, acc);
+    for (std::uint32_t j = it.dense_begin; j < it.end; ++j) {
+      const PlanLeaf& lf = p.leaves[j];
+      const std::uint8_t* val = pool + offset_of(lf.ptr);
+      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
+      const std::int64_t r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
+      const std::int64_t rin = std::min(d, a.rows - r0), cin = std::min(d, a.cols - c0);
+      for (std::int64_t r = 0; r < rin; ++r)
+        for (std::int64_t c = 0; c < cin; ++c)
+          acc[by_col ? c : r] +=
+              load<Value>(val + (r * d + c) * sizeof(Value)) * x[by_col ? r0 + r : c0 + c];
+    }
+    for (std::int64_t o = 0; o < d && out0 + o < n_out; ++o) {
+      Value& t = y[out0 + o];
+      if (it.split) t += alpha * acc[o];
+      else t = beta == Value(0) ? alpha * acc[o] : alpha * acc[o] + beta * t;
+    }
+  }
+  return y;
+}
+
+/// The host mirror of plan_kernel: its COO leaves (thread leaves, then warp leaves) entry by entry.
+template <class Value, class Index>
+std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                           const std::vector<Value>& x, std::vector<Value> y, Value alpha,
+                           Value beta) {
+  const std::int64_t d = a.d();
+  const std::uint8_t* pool = a.bytes();
+  return emulate_items(a, p, by_col, x, std::move(y), alpha, beta,
+                       [&](const PlanItem& it, std::vector<Value>& acc) {
     auto coo = [&](const PlanLeaf& lf) {
       const std::uint8_t* node = pool + offset_of(lf.ptr);
       const std::uint32_t n = load<std::uint32_t>(node);
@@ -108,25 +141,7 @@ std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool 
     };
     for (std::uint32_t j = it.begin; j < it.warp_begin; ++j) coo(p.leaves[j]);
     for (std::uint32_t j = it.warp_begin; j < it.dense_begin; ++j) coo(p.leaves[j]);
-    for (std::uint32_t j = it.dense_begin; j < it.end; ++j) {
-      const PlanLeaf& lf = p.leaves[j];
-      const std::uint8_t* val = pool + offset_of(lf.ptr);
-      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
-      const std::int64_t r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
-      for (std::int64_t e = 0; e < d * d; ++e) {
-        const std::int64_t r = e / d, c = e % d;
-        if (r0 + r < a.rows && c0 + c < a.cols)
-          acc[by_col ? c : r] +=
-              load<Value>(val + e * sizeof(Value)) * x[(by_col ? r0 + r : c0 + c)];
-      }
-    }
-    for (std::int64_t o = 0; o < d && out0 + o < n_out; ++o) {
-      Value& t = y[out0 + o];
-      if (it.split) t += alpha * acc[o];
-      else t = beta == Value(0) ? alpha * acc[o] : alpha * acc[o] + beta * t;
-    }
-  }
-  return y;
+  });
 }
 
 /// The host mirror of plan_warp_kernel (the default CUDA path): COO leaves in batches of 32,
@@ -138,15 +153,10 @@ template <class Value, class Index>
 std::vector<Value> emulate_warp(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
                                 const std::vector<Value>& x, std::vector<Value> y, Value alpha,
                                 Value beta) {
-  const std::int64_t d = a.d(), n_out = by_col ? a.cols : a.rows;
+  const std::int64_t d = a.d();
   const std::uint8_t* pool = a.bytes();
-  if (p.has_split) {
-    for (auto& e : y) e = beta == Value(0) ? Value(0) : beta * e;
-    beta = 1;
-  }
-  for (const PlanItem& it : p.items) {
-    std::vector<Value> acc(static_cast<std::size_t>(d), Value(0));
-    const std::int64_t out0 = std::int64_t{it.out_block} * d;
+  return emulate_items(a, p, by_col, x, std::move(y), alpha, beta,
+                       [&](const PlanItem& it, std::vector<Value>& acc) {
     for (std::uint32_t base = it.begin; base < it.dense_begin; base += 32) {
       std::uint32_t lp[32] = {}, ln[32] = {}, lin[32] = {}, groups[32] = {}, incl[32] = {};
       for (int l = 0; l < 32; ++l) {
@@ -193,24 +203,7 @@ std::vector<Value> emulate_warp(const HiSparse<Value, Index>& a, const Plan& p, 
         if (key >= 0) acc[key] += run;
       }
     }
-    for (std::uint32_t j = it.dense_begin; j < it.end; ++j) {
-      const PlanLeaf& lf = p.leaves[j];
-      const std::uint8_t* val = pool + offset_of(lf.ptr);
-      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
-      const std::int64_t r0 = by_col ? in0 : out0, c0 = by_col ? out0 : in0;
-      const std::int64_t rin = std::min(d, a.rows - r0), cin = std::min(d, a.cols - c0);
-      for (std::int64_t r = 0; r < rin; ++r)
-        for (std::int64_t c = 0; c < cin; ++c)
-          acc[by_col ? c : r] +=
-              load<Value>(val + (r * d + c) * sizeof(Value)) * x[by_col ? r0 + r : c0 + c];
-    }
-    for (std::int64_t o = 0; o < d && out0 + o < n_out; ++o) {
-      Value& t = y[out0 + o];
-      if (it.split) t += alpha * acc[o];
-      else t = beta == Value(0) ? alpha * acc[o] : alpha * acc[o] + beta * t;
-    }
-  }
-  return y;
+  });
 }
 
 /// Structure: every leaf exactly once, items ordered by output block with every block covered,
@@ -281,16 +274,18 @@ void plan_battery() {
           const auto y0 = testing::random_vector<Value>(n_out, seed + 4);
           const auto want = by_col ? reference::spmv_t<Value, Index, Value, Value>(a, x)
                                    : reference::spmv<Value, Index, Value, Value>(a, x);
-          const auto got = emulate(h, p, by_col, x, testing::poisoned<Value>(n_out), Value(1), Value(0));
-          EXPECT_LE(reference::relative_norm2_error<Value>(got, want), tol) << by_col;
-          const auto gotw = emulate_warp(h, p, by_col, x, testing::poisoned<Value>(n_out), Value(1), Value(0));
-          EXPECT_LE(reference::relative_norm2_error<Value>(gotw, want), tol) << by_col << " warp";
           const auto want2 = by_col ? reference::spmv_t<Value, Index, Value, Value>(a, x, 0.5, -2, y0)
                                     : reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
-          const auto got2 = emulate(h, p, by_col, x, y0, Value(0.5), Value(-2));
-          EXPECT_LE(reference::relative_norm2_error<Value>(got2, want2), tol) << by_col;
-          const auto gotw2 = emulate_warp(h, p, by_col, x, y0, Value(0.5), Value(-2));
-          EXPECT_LE(reference::relative_norm2_error<Value>(gotw2, want2), tol) << by_col << " warp";
+          for (bool warp : {false, true}) {
+            const auto run = [&](std::vector<Value> y, Value alpha, Value beta) {
+              return warp ? emulate_warp(h, p, by_col, x, std::move(y), alpha, beta)
+                          : emulate(h, p, by_col, x, std::move(y), alpha, beta);
+            };
+            const auto got = run(testing::poisoned<Value>(n_out), Value(1), Value(0));
+            EXPECT_LE(reference::relative_norm2_error<Value>(got, want), tol) << by_col << (warp ? " warp" : "");
+            const auto got2 = run(y0, Value(0.5), Value(-2));
+            EXPECT_LE(reference::relative_norm2_error<Value>(got2, want2), tol) << by_col << (warp ? " warp" : "");
+          }
         }
       }
   }
@@ -361,23 +356,19 @@ void gpu_battery() {
 }
 
 TEST(HiSparsePlan, GpuFp32Int32) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   gpu_battery<float, std::int32_t>();
 }
 TEST(HiSparsePlan, GpuFp32Int64) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   gpu_battery<float, std::int64_t>();
 }
 TEST(HiSparsePlan, GpuFp64Int32) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   gpu_battery<double, std::int32_t>();
 }
 TEST(HiSparsePlan, GpuFp64Int64) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   gpu_battery<double, std::int64_t>();
 }
 #endif

@@ -77,17 +77,10 @@ Csr<Value, Index> Hyb<Value, Index>::to_csr() const {
   return a;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 template std::int64_t hyb_width(const std::vector<std::int32_t>&, std::int64_t, const FormatOptions&);
 template std::int64_t hyb_width(const std::vector<std::int64_t>&, std::int64_t, const FormatOptions&);
 
-#define SPMAT_INSTANTIATE(V, I) \
-  template struct Hyb<V, I>;    \
-  template std::size_t traffic_bytes(const Hyb<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct Hyb<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -75,7 +76,9 @@ struct Hyb {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (hyb_cpu.cpp). Deterministic: ELL rows as ell, then each COO row segment is
 // summed in order by one thread and added to y; spmv_t uses scatter_reduce.

@@ -100,14 +100,7 @@ Csr<Value, Index> Sell<Value, Index>::to_csr() const {
   return a;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template struct Sell<V, I>;   \
-  template std::size_t traffic_bytes(const Sell<V, I>&, Op, std::int64_t);
+#define SPMAT_INSTANTIATE(V, I) template struct Sell<V, I>;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

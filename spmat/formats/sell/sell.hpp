@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 
@@ -55,7 +56,9 @@ struct Sell {
 };
 
 template <class Value, class Index>
-std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k);
+std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k) {
+  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
+}
 
 // CPU kernels (sell_cpu.cpp). Deterministic: each row summed in slot order; spmv_t uses
 // scatter_reduce over chunks.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <span>
 
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
@@ -17,16 +18,6 @@ namespace spmat {
 namespace {
 
 constexpr std::uint16_t P = 0xFFFF;
-
-Csr<double, std::int32_t> example4() {
-  // [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
-  Csr<double, std::int32_t> a;
-  a.rows = a.cols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
 
 template <class Value, class Index>
 Csr<Value, Index> random_csr(std::int64_t m, std::int64_t n, double density, std::uint64_t seed,
@@ -47,7 +38,7 @@ Csr<Value, Index> random_csr(std::int64_t m, std::int64_t n, double density, std
 }
 
 TEST(Tiled, FourByFourExampleIsStoredAsTheHeaderSays) {
-  const auto a = example4();
+  const auto a = testing::example<double, std::int32_t>();
   // r = 1, smem = 16 bytes → 2 fp64 slots per stage.
   const auto s = TiledStorage<double, std::int32_t>::build(
       a, FormatOptions::parse("kernel=sell,variant=baseline,reorder=off,r=1,panel_rows=32,smem=16"));
@@ -75,7 +66,7 @@ TEST(Tiled, FourByFourExampleIsStoredAsTheHeaderSays) {
 }
 
 TEST(Tiled, RowKernelLayoutIsWorkRowRangesOfTheCsrArrays) {
-  const auto a = example4();
+  const auto a = testing::example<double, std::int32_t>();
   const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("kernel=rows,variant=baseline,reorder=off"));
   EXPECT_FALSE(s.sell);
   EXPECT_EQ(s.wr_begin, (std::vector<std::int32_t>{0, 2, 2, 5}));
@@ -136,7 +127,7 @@ TEST(Tiled, SegmentationSplitsLongRowsAndSumsTheSegmentsInColumnOrder) {
 }
 
 TEST(Tiled, PaddingNeverMultipliesInfinityInB) {
-  const auto a = example4();
+  const auto a = testing::example<double, std::int32_t>();
   const auto s = TiledStorage<double, std::int32_t>::build(a, FormatOptions::parse("variant=baseline,reorder=off"));
   const std::vector<double> b{INFINITY, 1, 1, 1};  // col 0 is slot 0, which padding points near
   std::vector<double> c(4, NAN);
@@ -147,7 +138,7 @@ TEST(Tiled, PaddingNeverMultipliesInfinityInB) {
 }
 
 TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
-  const auto a = example4();
+  const auto a = testing::example<double, std::int32_t>();
   using S = TiledStorage<double, std::int32_t>;
   EXPECT_THROW(S::build(a, FormatOptions::parse("r=3")), ParseError);
   EXPECT_THROW(S::build(a, FormatOptions::parse("panel_rows=48")), ParseError);
@@ -190,6 +181,48 @@ const char* kConfigs[] = {
 };
 const std::int64_t kKs[] = {1, 3, 16, 33, 128, 256};
 
+/// C = A·B into NaN-poisoned C, and C = 0.5·A·B − 2·C0 (C0 small integers, seed 9 + k), each
+/// against the fp64 reference. `product(c0, alpha, beta)` returns alpha·A·B + beta·C for C = *c0
+/// (c0 == nullptr: C poisoned), by whichever kernel the caller tests.
+template <class Value, class Index, class Product>
+void expect_spmm_matches_reference(const Csr<Value, Index>& a, const std::vector<Value>& b,
+                                   std::int64_t k, DenseLayout layout, Product&& product) {
+  const auto c = product(nullptr, Value(1), Value(0));
+  const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
+  EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
+  const auto c0 = testing::random_vector<Value>(a.rows * k, 9 + k, true);
+  const auto c2 = product(&c0, Value(0.5), Value(-2));
+  const auto want2 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
+  EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
+}
+
+/// The same two products through Matrix::spmm (on the matrix's backend).
+template <class Value, class Index>
+void expect_matrix_spmm_matches_reference(const Matrix<Value>& m, const Csr<Value, Index>& a,
+                                          const std::vector<Value>& b, std::int64_t k,
+                                          DenseLayout layout) {
+  expect_spmm_matches_reference(a, b, k, layout, [&](const std::vector<Value>* c0, Value al, Value be) {
+    return testing::apply_spmm(m, b, k, layout, c0, al, be);
+  });
+}
+
+/// Every configuration of `configs`, built on the GPU, against the reference for every K of
+/// `ks` in both layouts.
+template <class Value, class Index, class Configs>
+void check_gpu_configs(const Csr<Value, Index>& a, const Configs& configs,
+                       std::span<const std::int64_t> ks) {
+  for (const char* cfg : configs) {
+    SCOPED_TRACE(cfg);
+    const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
+    for (std::int64_t k : ks)
+      for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+        SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
+        const auto b = testing::random_vector<Value>(a.cols * k, 7 + k, true);
+        expect_matrix_spmm_matches_reference(m, a, b, k, layout);
+      }
+  }
+}
+
 template <class Value, class Index>
 void check_cpu_spmm() {
   const auto a = random_csr<Value, Index>(150, 97, 0.06, 42, /*dense_row=*/7);
@@ -201,15 +234,11 @@ void check_cpu_spmm() {
       for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
         SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
         const auto b = testing::random_vector<Value>(a.cols * k, 7 + k, true);
-        std::vector<Value> c = testing::poisoned<Value>(a.rows * k);
-        spmm(s, b.data(), c.data(), k, layout, Value(1), Value(0));
-        const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
-        const auto c0 = testing::random_vector<Value>(a.rows * k, 9 + k, true);
-        c = c0;
-        spmm(s, b.data(), c.data(), k, layout, Value(0.5), Value(-2));
-        const auto want2 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c, want2), testing::tolerance<Value>());
+        expect_spmm_matches_reference(a, b, k, layout, [&](const std::vector<Value>* c0, Value al, Value be) {
+          auto c = c0 ? *c0 : testing::poisoned<Value>(a.rows * k);
+          spmm(s, b.data(), c.data(), k, layout, al, be);
+          return c;
+        });
       }
     const auto x = testing::random_vector<Value>(a.rows, 3, true);
     std::vector<Value> y = testing::poisoned<Value>(a.cols);
@@ -228,23 +257,7 @@ TEST(Tiled, CpuSpmmMatchesTheReferenceForAllTypePairs) {
 
 template <class Value, class Index>
 void check_gpu_spmm() {
-  const auto a = random_csr<Value, Index>(700, 300, 0.03, 5, /*dense_row=*/11);
-  for (const char* cfg : kConfigs) {
-    SCOPED_TRACE(cfg);
-    const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
-    for (std::int64_t k : kKs)
-      for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
-        SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
-        const auto b = testing::random_vector<Value>(a.cols * k, 7 + k, true);
-        const auto c = testing::apply_spmm(m, b, k, layout);
-        const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
-        const auto c0 = testing::random_vector<Value>(a.rows * k, 9 + k, true);
-        const auto c2 = testing::apply_spmm(m, b, k, layout, &c0, Value(0.5), Value(-2));
-        const auto want2 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
-      }
-  }
+  check_gpu_configs(random_csr<Value, Index>(700, 300, 0.03, 5, /*dense_row=*/11), kConfigs, kKs);
 }
 
 /// Rows of 0..200 nonzeros (several > 32, so the 8-batch loop and its tail both run), empty
@@ -309,7 +322,7 @@ TEST(Tiled, RaggedTestMatrixIsValidAndCpuMatchesTheReference) {
 
 
 TEST(Tiled, PanelKernelArraysAreStoredAsTheHeaderSays) {
-  const auto a = example4();
+  const auto a = testing::example<double, std::int32_t>();
   const auto s = TiledStorage<double, std::int32_t>::build(
       a, FormatOptions::parse("kernel=panel,panel_rows=4,variant=baseline,reorder=off"));
   EXPECT_EQ(s.panel_r, 4);
@@ -430,14 +443,10 @@ TEST(Tiled, PanelArraysReproduceTheReferenceInAHostEmulation) {
         }
       for (std::int64_t k : {1, 3, 16}) {
         const auto b = testing::random_vector<double>(a->cols * k, 7 + k, true);
-        const auto c0 = testing::random_vector<double>(a->rows * k, 9 + k, true);
-        const auto got = emulate_panel(s, b, k, testing::poisoned<double>(a->rows * k), 1.0, 0.0);
-        const auto want = reference::spmm<double, std::int32_t, double, double>(*a, b, k, DenseLayout::row_major);
-        EXPECT_LE(reference::relative_norm2_error<double>(got, want), testing::tolerance<double>());
-        const auto got2 = emulate_panel(s, b, k, c0, 0.5, -2.0);
-        const auto want2 = reference::spmm<double, std::int32_t, double, double>(*a, b, k, DenseLayout::row_major,
-                                                                                0.5, -2.0, c0);
-        EXPECT_LE(reference::relative_norm2_error<double>(got2, want2), testing::tolerance<double>());
+        expect_spmm_matches_reference(*a, b, k, DenseLayout::row_major,
+                                      [&](const std::vector<double>* c0, double al, double be) {
+                                        return emulate_panel(s, b, k, c0 ? *c0 : testing::poisoned<double>(a->rows * k), al, be);
+                                      });
       }
     }
 }
@@ -457,28 +466,12 @@ TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
 
 template <class Value, class Index>
 void check_gpu_ragged() {
-  const auto a = ragged_csr<Value, Index>();
-  for (const char* cfg : kRaggedConfigs) {
-    SCOPED_TRACE(cfg);
-    const auto m = Matrix<Value>::build(a, "tiled", Backend::cuda, FormatOptions::parse(cfg));
-    for (std::int64_t k : {4, 8, 16, 32, 64, 128, 48, 5})
-      for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
-        SCOPED_TRACE("k = " + std::to_string(k) + ", " + std::string(to_string(layout)));
-        const auto b = testing::random_vector<Value>(a.cols * k, 3 + k, true);
-        const auto c = testing::apply_spmm(m, b, k, layout);
-        const auto want = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
-        const auto c0 = testing::random_vector<Value>(a.rows * k, 9 + k, true);
-        const auto c2 = testing::apply_spmm(m, b, k, layout, &c0, Value(0.5), Value(-2));
-        const auto want2 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
-      }
-  }
+  static const std::int64_t ks[] = {4, 8, 16, 32, 64, 128, 48, 5};
+  check_gpu_configs(ragged_csr<Value, Index>(), kRaggedConfigs, ks);
 }
 
 TEST(Tiled, CudaRowKernelHandlesRaggedRowsAndEveryKTile) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "tiled CUDA spmm not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_ragged<float, std::int32_t>();
   check_gpu_ragged<float, std::int64_t>();
   check_gpu_ragged<double, std::int32_t>();
@@ -501,13 +494,7 @@ void check_gpu_panel() {
       for (std::int64_t k : {1, 3, 16, 33, 64, 128, 130}) {
         SCOPED_TRACE("k = " + std::to_string(k));
         const auto b = testing::random_vector<Value>(a->cols * k, 7 + k, true);
-        const auto c = testing::apply_spmm(m, b, k, DenseLayout::row_major);
-        const auto want = reference::spmm<Value, Index, Value, Value>(*a, b, k, DenseLayout::row_major);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c, want), testing::tolerance<Value>());
-        const auto c0 = testing::random_vector<Value>(a->rows * k, 9 + k, true);
-        const auto c2 = testing::apply_spmm(m, b, k, DenseLayout::row_major, &c0, Value(0.5), Value(-2));
-        const auto want2 = reference::spmm<Value, Index, Value, Value>(*a, b, k, DenseLayout::row_major, 0.5, -2.0, c0);
-        EXPECT_LE(reference::relative_norm2_error<Value>(c2, want2), testing::tolerance<Value>());
+        expect_matrix_spmm_matches_reference(m, *a, b, k, DenseLayout::row_major);
       }
       // Column-major falls back to the row kernel.
       const auto b = testing::random_vector<Value>(a->cols * 64, 5, true);
@@ -518,8 +505,7 @@ void check_gpu_panel() {
 }
 
 TEST(Tiled, CudaPanelKernelMatchesTheReference) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "tiled CUDA panel kernel not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_panel<float, std::int32_t>();
   check_gpu_panel<float, std::int64_t>();
   check_gpu_panel<double, std::int32_t>();
@@ -527,8 +513,7 @@ TEST(Tiled, CudaPanelKernelMatchesTheReference) {
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {
-  std::string why;
-  if (!testing::gpu_available(&why)) GTEST_SKIP() << "tiled CUDA spmm not run: " << why;
+  SPMAT_SKIP_WITHOUT_GPU();
   check_gpu_spmm<float, std::int32_t>();
   check_gpu_spmm<float, std::int64_t>();
   check_gpu_spmm<double, std::int32_t>();

@@ -90,7 +90,10 @@ class Plan:
     Attributes: ``description`` (several lines: the choice per operation, the ranked
     candidates with predicted times), ``reason`` (one line), ``level`` ("auto" or "tune"),
     ``choices`` (operation -> format, e.g. ``{"spmv": "csr", ...}``; a stored transpose shows
-    as ``"csr (transposed copy)"``). ``str(plan)`` is the description.
+    as ``"csr (transposed copy)"``), ``measured_ms`` (operation -> the time "tune" measured
+    for the chosen format, NaN for "auto"), ``plan_ms`` and ``tune_ms`` (what planning and the
+    timing took), ``from_cache`` ("tune": the decision came from the on-disk plan cache).
+    ``str(plan)`` is the description.
     """
 
     def __init__(self, d):
@@ -99,6 +102,9 @@ class Plan:
         self.level = d["level"]
         self.precision = d["precision"]
         self.plan_ms = d["plan_ms"]
+        self.tune_ms = d["tune_ms"]
+        self.from_cache = d["from_cache"]
+        self.measured_ms = {c["op"]: c["measured_ms"] for c in d["choices"]}
         self.choices = {
             c["op"]: c["format"] + (" (transposed copy)" if c["transposed"] else "")
             for c in d["choices"]}
@@ -168,13 +174,6 @@ class Matrix:
             on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
             device = "cuda" if gpu_input or on_gpu else "cpu"
         _check_device(device)
-        if device == "cuda" and format == "tune":
-            # The timed planner crashes the Python process when it runs on the GPU from this
-            # module (not from C++); refused until that is understood, never a crash.
-            raise _spmat.UnsupportedError(
-                "format='tune' is not available from Python on the GPU yet: use "
-                "format='auto' (the same model without the timing), or tune with the command "
-                "line (`spmat plan MATRIX --backend cuda --tune`) and pass the format it names")
         opts = _options_text(options)
         if isinstance(a, (Matrix, TransposedMatrix)):
             a = a.to_scipy()

@@ -521,6 +521,8 @@ nb::object plan_dict(const spmat::FormatPlan* p) {
   d["reason"] = p->reason;
   d["precision"] = p->precision;
   d["plan_ms"] = p->plan_ms;
+  d["tune_ms"] = p->tune_ms;
+  d["from_cache"] = p->from_cache;
   nb::list choices;
   for (const auto& c : p->choices) {
     nb::dict cd;

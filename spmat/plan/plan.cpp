@@ -73,13 +73,21 @@ PlanRequest PlanRequest::from_options(const FormatOptions& o, Backend backend, P
 }
 
 std::string PlanRequest::key() const {
-  std::ostringstream s;
-  s << "ops=";
-  for (std::size_t i = 0; i < ops.size(); ++i) s << (i ? "+" : "") << to_string(ops[i]);
-  s << ",calls=" << calls << ",k=" << k << ",layout=" << to_string(layout)
-    << ",backend=" << to_string(backend) << ",memory=" << memory_budget
-    << ",deterministic=" << deterministic << ",transpose=" << transpose;
-  return s.str();
+  // Plain string building, no iostream: the key is computed inside host processes (Python,
+  // with CUDA objects in the extension) where the stream's locale facets are not to be relied
+  // on, and it must not depend on a locale anyway.
+  std::string s = "ops=";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (i) s += '+';
+    s += to_string(ops[i]);
+  }
+  s += ",calls=" + std::to_string(calls) + ",k=" + std::to_string(k) + ",layout=";
+  s += to_string(layout);
+  s += ",backend=";
+  s += to_string(backend);
+  s += ",memory=" + std::to_string(memory_budget) + ",deterministic=" +
+       (deterministic ? "1" : "0") + ",transpose=" + transpose;
+  return s;
 }
 
 double FormatPlan::setup_ms() const {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -219,6 +220,141 @@ TEST(Hostile, AGzipBombOfBlankLinesStopsEarly) {
   // A little is fine.
   const std::string some = write_gzip("some.mtx.gz", kSmall + "\n\n% end\n\n");
   EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(some)), small_matrix());
+}
+
+// --- duplicate entries -----------------------------------------------------------------------
+
+// The text of a duplicate bomb: the banner, the size line, then `copies` times the line
+// "1 1 1" (600 KB of text per 10^5 copies, a few hundred bytes of gzip).
+std::string duplicate_text(const std::string& size_line, std::size_t copies) {
+  std::string text = std::string(kGeneral) + size_line + "\n";
+  text.reserve(text.size() + 6 * copies);
+  for (std::size_t k = 0; k < copies; ++k) text += "1 1 1\n";
+  return text;
+}
+
+std::string duplicate_bomb(const std::string& name, const std::string& size_line, std::size_t copies) {
+  return write_gzip(name, duplicate_text(size_line, copies));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(Hostile, ADuplicateBombIsRefusedStrictlyAtTheSizeLine) {
+  const std::string path = duplicate_bomb("dup_bomb.mtx.gz", "1 1 100000", 100000);
+  EXPECT_LT(fs::file_size(path), std::uintmax_t(8192));
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { (void)spmat::io::load_matrix<double, std::int32_t>(path); });
+  EXPECT_LT(seconds_since(t0), 0.5);  // at the size line, before inflating the entries
+  EXPECT_CONTAINS(msg, "dup_bomb.mtx.gz:2: ");
+  EXPECT_CONTAINS(msg, "declares 100000 entries, but a 1 x 1 general matrix has only 1 position;");
+  EXPECT_CONTAINS(msg, "expected at most 1 entry (lenient reading sums duplicate entries)");
+  EXPECT_THROW((void)(spmat::io::read_matrix_market<float, std::int64_t>(path)), spmat::ParseError);
+}
+
+TEST(Hostile, PositionsCountTheStoredTriangleOfTheSymmetricKinds) {
+  struct Case {
+    const char* symmetry;
+    const char* size;
+    const char* says;
+  };
+  const Case refused[] = {
+      {"general", "2 3 7", "a 2 x 3 general matrix has only 6 positions; expected at most 6 entries"},
+      {"symmetric", "3 3 7", "a 3 x 3 symmetric matrix has only 6 positions on and below the diagonal"},
+      {"hermitian", "3 3 7", "a 3 x 3 hermitian matrix has only 6 positions on and below the diagonal"},
+      {"skew-symmetric", "3 3 4", "a 3 x 3 skew-symmetric matrix has only 3 positions below the diagonal"},
+  };
+  for (const auto& c : refused) {
+    SCOPED_TRACE(c.symmetry);
+    const std::string path = write_text("positions.mtx", std::string("%%MatrixMarket matrix coordinate real ") +
+                                                             c.symmetry + "\n%\n" + c.size + "\n");
+    const std::string msg = error_of([&] { (void)spmat::io::load_matrix<double, std::int32_t>(path); });
+    EXPECT_CONTAINS(msg, "positions.mtx:3: the size line declares");
+    EXPECT_CONTAINS(msg, c.says);
+  }
+  // As many entries as positions is fine, duplicates among them too (summed).
+  const std::string full = write_text("full.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n"
+                                                  "3 3 3\n2 1 1\n3 1 2\n2 1 0.5\n");
+  const auto a = spmat::io::load_matrix<double, std::int32_t>(full);
+  EXPECT_EQ(a.values, (std::vector<double>{-1.5, -2, 1.5, 2}));
+  // Sizes whose positions overflow 64 bits are counted exactly, not refused as duplicates.
+  const std::string wide = write_text("wide.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
+                                                  "999999999999999999 999999999999999999 1\n1 1 1\n");
+  EXPECT_EQ(error_of([&] { (void)spmat::io::load_matrix<double, std::int64_t>(wide); }).find("positions"),
+            std::string::npos);
+}
+
+TEST(Hostile, ADuplicateBombIsSummedLenientlyInBoundedMemory) {
+  const std::string path = duplicate_bomb("dup_lenient.mtx.gz", "1 1 100000", 100000);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto a = spmat::io::load_matrix<double, std::int32_t>(path, lenient());
+  EXPECT_LT(seconds_since(t0), 5.0);
+  Mat expect;
+  expect.rows = 1;
+  expect.cols = 1;
+  expect.row_ptr = {0, 1};
+  expect.col_idx = {0};
+  expect.values = {100000};
+  EXPECT_EQ(a, expect);
+  // 10^6 copies would take 16 MB as read; compacted as they come, they fit 8 MiB, from a
+  // stream and from a plain file (whose size is checked against the entries held at most).
+  const std::string big = duplicate_bomb("dup_big.mtx.gz", "1 1 1000000", 1000000);
+  ReadOptions tight = lenient();
+  tight.max_memory = std::uint64_t(8) << 20;
+  EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(big, tight).values), std::vector<double>{1000000});
+  const std::string plain = write_text("dup_big.mtx", duplicate_text("1 1 1000000", 1000000));
+  EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(plain, tight).values), std::vector<double>{1000000});
+}
+
+// Lenient reading of a file with far more entries than positions sums them in file order, as a
+// read without compaction does (spmat::to_csr of every entry and its mirror image): the same
+// bits, for every symmetry, in fp64 and fp32.
+template <class Value>
+void check_duplicates_sum_in_file_order(const char* symmetry, std::uint64_t seed) {
+  SCOPED_TRACE(symmetry);
+  const std::string sym = symmetry;
+  const bool mirror = sym != "general", skew = sym == "skew-symmetric";
+  const int n = 40;
+  const std::size_t entries = 150000;  // positions: at most 1600; compacted twice
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> index(1, n), exponent(-6, 6);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::string text = "%%MatrixMarket matrix coordinate real " + sym + "\n" + std::to_string(n) + " " +
+                     std::to_string(n) + " " + std::to_string(entries) + "\n";
+  spmat::Coo<Value, std::int32_t> coo;
+  coo.rows = coo.cols = n;
+  char line[96];
+  for (std::size_t k = 0; k < entries; ++k) {
+    int i = index(rng), j = index(rng);
+    if (skew && i == j) j = i % n + 1;
+    const double v = mantissa(rng) * std::pow(10.0, exponent(rng));
+    std::snprintf(line, sizeof line, "%d %d %.17g\n", i, j, v);
+    text += line;
+    coo.row_idx.push_back(i - 1);
+    coo.col_idx.push_back(j - 1);
+    coo.values.push_back(static_cast<Value>(v));
+    if (mirror && i != j) {
+      coo.row_idx.push_back(j - 1);
+      coo.col_idx.push_back(i - 1);
+      coo.values.push_back(static_cast<Value>(skew ? -v : v));
+    }
+  }
+  const auto expect = spmat::to_csr(coo);
+  const std::string path = write_text("dup_order.mtx", text);
+  const auto a = spmat::io::load_matrix<Value, std::int32_t>(path, lenient());
+  EXPECT_EQ(a.row_ptr, expect.row_ptr);
+  EXPECT_EQ(a.col_idx, expect.col_idx);
+  ASSERT_EQ(a.values.size(), expect.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), expect.values.data(), a.values.size() * sizeof(Value)), 0);
+  EXPECT_CONTAINS(error_of([&] { (void)spmat::io::load_matrix<Value, std::int32_t>(path); }), "positions");
+}
+
+TEST(Hostile, CompactedDuplicatesAreSummedInFileOrder) {
+  for (const char* sym : {"general", "symmetric", "skew-symmetric"}) {
+    check_duplicates_sum_in_file_order<double>(sym, 11);
+    check_duplicates_sum_in_file_order<float>(sym, 12);
+  }
 }
 
 // --- sizes the file cannot back -------------------------------------------------------------

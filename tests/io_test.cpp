@@ -2,13 +2,16 @@
 // the malformed-input battery (tests/data/mtx/), and the real matrices of the shared collection.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -446,6 +449,224 @@ TEST(Io, MatrixNamesAreFileStemsOrGeneratorSpecs) {
   EXPECT_EQ(spmat::io::matrix_name("cache/x.y.smc"), "x.y");
   EXPECT_EQ(spmat::io::matrix_name("plain"), "plain");
   EXPECT_EQ(spmat::io::matrix_name("gen:lap2d:100"), "gen:lap2d:100");
+}
+
+// --- the parallel reader -------------------------------------------------------------------------
+// A coordinate file of more than one run of text (1 MiB) is parsed on several threads; the
+// matrix and every message must be those of a serial read (one thread), to the bit and the line.
+
+// Sets the OpenMP thread count for a scope.
+class Threads {
+ public:
+  explicit Threads(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~Threads() { omp_set_num_threads(saved_); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// The lines of a random coordinate file of about 3 MB (three runs): values of varied magnitude, duplicates,
+// explicit zeros, and blank and comment lines here and there. Line k (1-based) is lines[k - 1].
+constexpr int kBigSize = 20000;
+constexpr std::int64_t kBigEntries = 120000;
+
+std::vector<std::string> big_file_lines(const std::string& banner, bool skew, std::uint64_t seed,
+                                        bool pattern = false) {
+  const int n = kBigSize;
+  const std::int64_t entries = kBigEntries;
+  std::vector<std::string> lines = {"%%MatrixMarket matrix coordinate " + banner, "% generated",
+                                    std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(entries)};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> index(1, n), exponent(-8, 8), kind(0, 999);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  char buf[96];
+  for (std::int64_t k = 0; k < entries; ++k) {
+    const int what = kind(rng);
+    if (what == 0) lines.emplace_back("");
+    if (what == 1) lines.emplace_back("% a comment between entries");
+    int i = index(rng), j = what < 20 ? i : index(rng);  // some diagonal entries
+    if (skew && i == j) j = i % n + 1;
+    const double v = what == 2 ? 0.0 : mantissa(rng) * std::pow(10.0, exponent(rng));
+    if (pattern) std::snprintf(buf, sizeof buf, "%d %d", i, j);
+    else std::snprintf(buf, sizeof buf, "%d %d %.17g", i, j, v);
+    lines.emplace_back(buf);
+    if (what == 3 && k + 1 < entries) {  // a duplicate of this entry
+      lines.emplace_back(buf);
+      ++k;
+    }
+  }
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  return text;
+}
+
+std::string write_gzip_text(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  spmat::io::FileWriter w(path, true);
+  w.write(text.data(), text.size());
+  w.commit();
+  return path;
+}
+
+// The message of the spmat::Error reading `path` on `threads` threads throws ("" if none).
+template <class V = double, class I = std::int32_t>
+std::string read_error(const std::string& path, int threads, const spmat::io::ReadOptions& o = {}) {
+  Threads t(threads);
+  try {
+    (void)read_matrix_market<V, I>(path, o);
+  } catch (const spmat::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class V, class I>
+void expect_bit_identical(const Csr<V, I>& a, const Csr<V, I>& b) {
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.cols, b.cols);
+  EXPECT_EQ(a.row_ptr, b.row_ptr);
+  EXPECT_EQ(a.col_idx, b.col_idx);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(V)), 0);
+}
+
+template <class V, class I>
+void expect_parallel_read_is_serial_read(const std::string& path, const spmat::io::ReadOptions& o = {}) {
+  Csr<V, I> serial, parallel;
+  {
+    Threads t(1);
+    serial = read_matrix_market<V, I>(path, o);
+  }
+  for (const int threads : {2, 5}) {
+    SCOPED_TRACE(threads);
+    Threads t(threads);
+    parallel = read_matrix_market<V, I>(path, o);
+    expect_bit_identical(parallel, serial);
+  }
+}
+
+TEST(MatrixMarketParallel, EverySymmetryAndFieldReadsAsTheSerialReaderReadsIt) {
+  const struct {
+    const char* banner;
+    bool skew, pattern;
+  } cases[] = {{"real general", false, false},
+               {"real symmetric", false, false},
+               {"real skew-symmetric", true, false},
+               {"integer general", false, false},
+               {"pattern symmetric", false, true}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.banner);
+    auto lines = big_file_lines(c.banner, c.skew, 7, c.pattern);
+    if (std::string(c.banner).rfind("integer", 0) == 0)  // integer values: the digits before any '.'
+      for (std::size_t k = 3; k < lines.size(); ++k)
+        if (const auto dot = lines[k].find_first_of(".e"); dot != std::string::npos) lines[k].resize(dot);
+    const std::string text = join_lines(lines);
+    ASSERT_GT(text.size(), std::size_t(1) << 20);  // more than one run
+    const std::string plain = write_text("parallel.mtx", text), gz = write_gzip_text("parallel.mtx.gz", text);
+    expect_parallel_read_is_serial_read<double, std::int32_t>(plain);
+    expect_parallel_read_is_serial_read<float, std::int64_t>(gz);
+  }
+  // And both are what spmat::to_csr makes of every entry and its mirror image.
+  const auto lines = big_file_lines("real symmetric", false, 8);
+  spmat::Coo<double, std::int32_t> coo;
+  coo.rows = coo.cols = kBigSize;
+  for (std::size_t k = 3; k < lines.size(); ++k) {
+    int i, j;
+    double v;
+    if (std::sscanf(lines[k].c_str(), "%d %d %lf", &i, &j, &v) != 3) continue;
+    coo.row_idx.push_back(i - 1), coo.col_idx.push_back(j - 1), coo.values.push_back(v);
+    if (i != j) coo.row_idx.push_back(j - 1), coo.col_idx.push_back(i - 1), coo.values.push_back(v);
+  }
+  Threads t(3);
+  expect_bit_identical(read_matrix_market<double, std::int32_t>(write_text("sym.mtx", join_lines(lines))),
+                       spmat::to_csr(coo));
+}
+
+TEST(MatrixMarketParallel, ErrorsNameTheLineTheSerialReaderNames) {
+  const auto base = big_file_lines("real general", false, 9);
+  const std::size_t mid = base.size() / 2, late = base.size() - 40;
+  std::size_t first = 3;  // the index of the first entry's line
+  while (base[first].empty() || base[first][0] == '%') ++first;
+  struct Case {
+    const char* what;
+    std::size_t line;  // 1-based line the message must name (0: don't check)
+    std::function<void(std::vector<std::string>&)> change;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"a bad value", mid, [&](auto& l) { l[mid - 1] = "5 6 x1"; }, "expected a real number value"},
+      {"a row out of range", late, [&](auto& l) { l[late - 1] = "20001 6 1"; }, "row index 20001 is out of range"},
+      {"an extra word", first + 1, [&](auto& l) { l[first] += " x"; }, "expected end of line"},
+      {"an entry too many", base.size(), [&](auto& l) { l[2] = "20000 20000 " + std::to_string(kBigEntries - 1); },
+       "the file has more entries than declared"},
+      {"an entry too few", base.size() + 1, [&](auto& l) { l[2] = "20000 20000 " + std::to_string(kBigEntries + 1); },
+       "the file is truncated"},
+      {"blank lines after the entries", 0, [&](auto& l) { l.resize(l.size() + (std::size_t(1) << 20) + 1); },
+       "blank and comment lines after the 120000 entries declared on line 3"},
+      {"a line of 3 MiB", mid + 1, [&](auto& l) { l[mid] = std::string(std::size_t(3) << 20, '7'); },
+       "expected a row index"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto lines = base;
+    c.change(lines);
+    const std::string text = join_lines(lines);
+    for (const std::string& path : {write_text("bad.mtx", text), write_gzip_text("bad.mtx.gz", text)}) {
+      const std::string serial = read_error(path, 1);
+      EXPECT_NE(serial.find(c.says), std::string::npos) << serial;
+      if (c.line) EXPECT_NE(serial.find(path + ":" + std::to_string(c.line) + ":"), std::string::npos) << serial;
+      for (const int threads : {2, 3}) EXPECT_EQ(read_error(path, threads), serial);
+    }
+  }
+  // Out of memory: refused on every thread count (the sizes named depend on when it is seen).
+  spmat::io::ReadOptions tight;
+  tight.max_memory = std::size_t(1) << 20;
+  const std::string gz = write_gzip_text("tight.mtx.gz", join_lines(base));
+  for (const int threads : {1, 3}) {
+    Threads t(threads);
+    EXPECT_THROW((void)(read_matrix_market<double, std::int32_t>(gz, tight)), spmat::OutOfMemoryError);
+  }
+  // Not errors: no newline at the end, long comment lines and blank lines between the entries.
+  std::string text = join_lines(base);
+  text.pop_back();
+  expect_parallel_read_is_serial_read<double, std::int32_t>(write_text("no_newline.mtx", text));
+  auto lines = base;
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(late), std::size_t(100000), "");
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(mid), "%" + std::string(std::size_t(3) << 20, 'c'));
+  expect_parallel_read_is_serial_read<double, std::int32_t>(write_text("long_comment.mtx", join_lines(lines)));
+}
+
+TEST(MatrixMarketParallel, GzipErrorsAndLenientReadingMatchTheSerialReader) {
+  const std::string text = join_lines(big_file_lines("real general", false, 10));
+  const std::string gz = read_all(write_gzip_text("whole.mtx.gz", text));
+  // Cut in the middle: the error names the line where the text stops, as a serial read does.
+  const std::string cut = write_text("cut.mtx.gz", gz.substr(0, gz.size() / 2));
+  const std::string serial = read_error(cut, 1);
+  EXPECT_TRUE(std::regex_search(serial, std::regex("cut\\.mtx\\.gz:[0-9]+: the gzip data is truncated"))) << serial;
+  EXPECT_EQ(read_error(cut, 3), serial);
+  // Data after the stream: an error (the same), or ignored when lenient (the same matrix).
+  const std::string trailing = write_text("trailing.mtx.gz", gz + "junk");
+  const std::string strict = read_error(trailing, 1);
+  EXPECT_NE(strict.find("after the end of the gzip stream"), std::string::npos) << strict;
+  EXPECT_EQ(read_error(trailing, 3), strict);
+  spmat::io::ReadOptions lenient;
+  lenient.lenient = true;
+  expect_parallel_read_is_serial_read<double, std::int32_t>(trailing, lenient);
+  // A pattern file whose entries carry values: refused strictly on the first such line, read
+  // leniently.
+  auto lines = big_file_lines("pattern general", false, 11, true);
+  lines[lines.size() / 2] += " 2.5";
+  const std::string pattern = write_gzip_text("pattern_values.mtx.gz", join_lines(lines));
+  const std::string refused = read_error(pattern, 1);
+  EXPECT_NE(refused.find(":" + std::to_string(lines.size() / 2 + 1) + ":"), std::string::npos) << refused;
+  EXPECT_EQ(read_error(pattern, 3), refused);
+  expect_parallel_read_is_serial_read<double, std::int32_t>(pattern, lenient);
 }
 
 // --- real matrices -----------------------------------------------------------------------------

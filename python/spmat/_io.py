@@ -17,7 +17,10 @@ def mmread(path, dtype=np.float64):
     of coordinate files kept. Symmetric, skew-symmetric and hermitian (real) files are expanded
     to full storage, pattern entries get the value 1, and integer fields are read as floating
     point; the values are those scipy.io.mmread gives, in CSR form. Complex files raise
-    ``spmat.UnsupportedError``; a malformed file raises ``spmat.ParseError`` naming the line.
+    ``spmat.UnsupportedError``; a malformed file raises ``spmat.ParseError`` naming the line,
+    as does a size line declaring more entries than the matrix has positions (the surplus
+    could only be duplicates). A file of more than 1 MiB of text is parsed on all OpenMP
+    threads (``OMP_NUM_THREADS``), with the same result to the bit.
 
     dtype: numpy.float64 (default) or numpy.float32.
     """
@@ -29,7 +32,11 @@ def mmread(path, dtype=np.float64):
     else:
         raise TypeError(f"dtype must be float32 or float64, got {dt}")
     rows, cols, indptr, indices, data = read(os.fspath(path))
-    return sp.csr_array((data, indices, indptr), shape=(rows, cols))
+    # The arrays are the reader's own (not copied); they are canonical, which scipy would
+    # otherwise find out again by scanning them.
+    a = sp.csr_array((data, indices, indptr), shape=(rows, cols))
+    a.has_canonical_format = True
+    return a
 
 
 def mmwrite(path, a):

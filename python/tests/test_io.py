@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: MIT
 """spmat.mmread gives scipy.io.mmread's values bit for bit; mmwrite round-trips."""
+import gzip
+import shutil
+
 import numpy as np
 import pytest
 import scipy.io
@@ -66,6 +69,35 @@ def test_mmread_variants_match_scipy(tmp_path, field, symmetry):
     path = tmp_path / f"{field}-{symmetry}.mtx"
     scipy.io.mmwrite(str(path), a, field=field, symmetry=symmetry)
     assert_identical(spmat.mmread(path), canonical(scipy.io.mmread(str(path))))
+
+
+@pytest.mark.parametrize("suffix", [".mtx", ".mtx.gz"])
+def test_mmread_large_file_matches_scipy(tmp_path, suffix):
+    # Several MiB of text, read on all threads: still scipy's values bit for bit.
+    rng = np.random.default_rng(5)
+    a = sp.random_array((20000, 20000), density=0.0005, format="coo", rng=rng)
+    a = sp.coo_array(a + a.T)
+    plain = tmp_path / "large.mtx"
+    scipy.io.mmwrite(str(plain), a, symmetry="symmetric")
+    assert plain.stat().st_size > 2 << 20
+    path = plain
+    if suffix == ".mtx.gz":
+        path = tmp_path / "large.mtx.gz"
+        with open(plain, "rb") as src, gzip.open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    ours = spmat.mmread(path)
+    assert ours.has_canonical_format  # said, not found by scipy scanning the arrays
+    assert_identical(ours, canonical(scipy.io.mmread(str(plain))))
+
+
+def test_mmread_refuses_more_entries_than_positions(tmp_path):
+    # 10^5 copies of one entry of a 1 x 1 matrix: refused at the size line, before reading them.
+    path = tmp_path / "duplicates.mtx.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n1 1 100000\n" + "1 1 1\n" * 100000)
+    with pytest.raises(spmat.ParseError, match=r"duplicates\.mtx\.gz:2: .*only 1 position.*"
+                                               r"lenient reading sums duplicate entries"):
+        spmat.mmread(path)
 
 
 def test_mmread_float32():

@@ -100,7 +100,15 @@ InputStream::~InputStream() {
   if (own_fd_) ::close(fd_);
 }
 
-void InputStream::fail(const std::string& msg) const {
+void InputStream::fail_after(std::size_t produced, const std::string& msg) {
+  // The text inflated before the error is delivered first, so that the error comes where the
+  // text stops, whatever the sizes of the reads that got there.
+  if (produced == 0) fail(msg);
+  failed_ = msg;
+}
+
+void InputStream::fail(const std::string& msg) {
+  failed_ = msg;
   throw ParseError(name_ + (line_ ? ":" + std::to_string(*line_) : std::string()) + ": " + msg);
 }
 
@@ -172,21 +180,25 @@ std::size_t InputStream::inflate_some(unsigned char* out, std::size_t n) {
       } else if (lenient_) {
         stream_done_ = true;
       } else {
-        fail("found data after the end of the gzip stream (" + std::to_string(out_total_ + produced) +
-             " bytes of text); expected the end of the file (lenient reading ignores trailing data)");
+        fail_after(produced, "found data after the end of the gzip stream (" +
+                                 std::to_string(out_total_ + produced) +
+                                 " bytes of text); expected the end of the file (lenient reading "
+                                 "ignores trailing data)");
       }
     } else if (rc == Z_BUF_ERROR || rc == Z_OK) {
       if (produced == 0 && in_before == raw_len_ - raw_pos_ && rc == Z_BUF_ERROR && in_before > 0)
         fail("the gzip data is corrupt (no progress)" + text() + "; expected a complete gzip stream");
     } else {
-      fail("the gzip data is corrupt (" + std::string(z->msg ? z->msg : "inflate error") + ")" +
-           text() + "; expected a complete gzip stream");
+      fail_after(produced, "the gzip data is corrupt (" + std::string(z->msg ? z->msg : "inflate error") +
+                               ") after " + std::to_string(out_total_ + produced) +
+                               " bytes of text; expected a complete gzip stream");
     }
     if (produced > 0) return produced;
   }
 }
 
 std::size_t InputStream::read(void* out, std::size_t n) {
+  if (!failed_.empty()) fail(std::string(failed_));
   if (n == 0) return 0;
   auto* o = static_cast<unsigned char*>(out);
   const std::size_t got = gzip_ ? inflate_some(o, n) : read_raw(o, n);

@@ -36,7 +36,11 @@ class InputStream {
   std::string_view magic() const { return {magic_, magic_len_}; }
 
   /// Reads up to `n` bytes of (inflated) data; 0 only at the end. At the end of a gzip stream
-  /// the CRC has been checked by zlib and any bytes after it refused unless lenient.
+  /// the CRC has been checked by zlib and any bytes after it refused unless lenient. After a
+  /// failure every later call throws the same error again (naming the line set then), so a
+  /// reader that read ahead of its parser meets the error where the parser gets to it. The
+  /// text inflated before a gzip error is returned before the error is thrown, so the error
+  /// comes where the text stops, whatever the sizes of the reads.
   std::size_t read(void* out, std::size_t n);
   /// Bytes returned by read() so far (the text size for a Matrix Market file).
   std::uint64_t bytes_read() const { return out_total_; }
@@ -44,7 +48,9 @@ class InputStream {
   void set_line(const std::int64_t* line) { line_ = line; }
 
  private:
-  [[noreturn]] void fail(const std::string& msg) const;
+  [[noreturn]] void fail(const std::string& msg);
+  // Fails now when nothing was produced, else at the next read.
+  void fail_after(std::size_t produced, const std::string& msg);
   std::size_t read_raw(unsigned char* out, std::size_t n);
   bool fill_raw();  // more stored bytes into raw_; false at the end of the file
   std::size_t inflate_some(unsigned char* out, std::size_t n);
@@ -60,6 +66,7 @@ class InputStream {
   std::size_t raw_cap_ = 0, raw_pos_ = 0, raw_len_ = 0;
   void* z_ = nullptr;  // z_stream
   const std::int64_t* line_ = nullptr;
+  std::string failed_;  // the message of the first failure, thrown again by every later read
 };
 
 /// True when the file starts with the gzip magic bytes 1f 8b (false when it cannot be read).

@@ -7,10 +7,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <type_traits>
 
+#include "spmat/io/entry_store.hpp"
 #include "spmat/io/file_io.hpp"
 
 namespace spmat::io {
@@ -61,30 +67,64 @@ constexpr std::int64_t kMaxTrailingBytes = std::int64_t(1) << 20;  // ... after 
 constexpr std::size_t kMaxLineBytes = std::size_t(16) << 20;
 constexpr std::size_t kChunkBytes = std::size_t(1) << 20;
 
-// Whole lines of text from an InputStream. The window [begin, end) always ends with '\n' (a
-// sentinel is added when the file does not end with one), so scanning a line never needs the
-// end pointer; `end` is only checked at line starts, where `refill` brings the next lines.
+// Text read ahead of a LineBuffer's stream (by the run pipeline), served before the stream.
+struct TextAhead {
+  std::unique_ptr<char[]> owner;  // the run's text, kept alive while its bytes are served
+  const char* p = nullptr;
+  std::size_t n = 0;
+};
+
+// Whole lines of text from an InputStream, or a fixed run of whole lines already in memory (a
+// run being parsed). The window [buf, end) always ends with '\n' (a sentinel is added when the
+// file does not end with one), so scanning a line never needs the end pointer; `end` is only
+// checked at line starts, where `refill` brings the next lines.
 struct LineBuffer {
-  InputStream& in;
-  std::unique_ptr<char[]> buf;
+  InputStream* in = nullptr;  // nullptr: a fixed run of lines, nothing comes after it
+  std::deque<TextAhead> ahead;
+  std::unique_ptr<char[]> own;
+  char* buf = nullptr;
   std::size_t cap = 0, len = 0;  // allocated bytes, bytes read into buf
   const char* end = nullptr;     // one past the last '\n' available
   bool eof = false;
 
-  explicit LineBuffer(InputStream& s) : in(s) {
+  explicit LineBuffer(InputStream& s) : in(&s) {
     // A small plain file gets a small window; it grows (to kMaxLineBytes) only for a long line.
     cap = s.regular() && !s.gzip() ? std::clamp<std::size_t>(s.file_size() + 1, 4096, kChunkBytes)
                                    : kChunkBytes;
-    buf.reset(new char[cap + 1]);
-    end = buf.get();
+    own.reset(new char[cap + 1]);
+    buf = own.get();
+    end = buf;
   }
+  // Whole lines [text, text + n), n > 0 and text[n - 1] == '\n'.
+  LineBuffer(char* text, std::size_t n) : buf(text), cap(n), len(n), end(text + n), eof(true) {}
+
+  // Up to n bytes: the text read ahead first, then the stream.
+  std::size_t read(char* out, std::size_t n) {
+    while (!ahead.empty()) {
+      TextAhead& a = ahead.front();
+      const std::size_t c = std::min(n, a.n);
+      std::memcpy(out, a.p, c);
+      a.p += c;
+      a.n -= c;
+      if (a.n == 0) ahead.pop_front();
+      if (c > 0) return c;
+    }
+    return in->read(out, n);
+  }
+
   // Drops the lines before `end`, brings more whole lines; false at the end of the text.
   bool refill(const std::string& name, std::int64_t line) {
-    const std::size_t used = static_cast<std::size_t>(end - buf.get());
+    if (!in) {  // a fixed run: once consumed, nothing is left
+      buf += len;
+      len = 0;
+      end = buf;
+      return false;
+    }
+    const std::size_t used = static_cast<std::size_t>(end - buf);
     const std::size_t keep = len - used;
-    std::memmove(buf.get(), end, keep);
+    std::memmove(buf, end, keep);
     len = keep;
-    end = buf.get();
+    end = buf;
     if (eof) return false;
     std::size_t searched = 0;
     for (;;) {
@@ -94,20 +134,21 @@ struct LineBuffer {
                            std::to_string(kMaxLineBytes >> 20) +
                            " MiB; expected Matrix Market lines (one entry per line)");
         std::unique_ptr<char[]> bigger(new char[2 * cap + 1]);
-        std::memcpy(bigger.get(), buf.get(), len);
-        buf = std::move(bigger);
+        std::memcpy(bigger.get(), buf, len);
+        own = std::move(bigger);
+        buf = own.get();
         cap *= 2;
       }
-      const std::size_t n = in.read(buf.get() + len, cap - len);
+      const std::size_t n = read(buf + len, cap - len);
       if (n == 0) {
         eof = true;
         if (len == 0) return false;
         if (buf[len - 1] != '\n') buf[len++] = '\n';  // room: buf has cap + 1 bytes
-        end = buf.get() + len;
+        end = buf + len;
         return true;
       }
       len += n;
-      const void* nl = ::memrchr(buf.get() + searched, '\n', len - searched);
+      const void* nl = ::memrchr(buf + searched, '\n', len - searched);
       searched = len;
       if (nl) {
         end = static_cast<const char*>(nl) + 1;
@@ -128,17 +169,28 @@ struct Parser {
   std::int64_t line = 1;
   std::int64_t filler = 0;  // bytes of blank and comment lines so far
 
-  Parser(const std::string& name, LineBuffer& b, bool len) : path(name), lb(b), lenient(len) {
-    lb.in.set_line(&line);
-    refill();
+  // `first_line`, `filler_so_far`: where the text of `b` starts (the run pipeline hands the
+  // rest of a file to a new Parser), so that messages name the right line.
+  Parser(const std::string& name, LineBuffer& b, bool len, std::int64_t first_line = 1,
+         std::int64_t filler_so_far = 0)
+      : path(name), lb(b), lenient(len), line(first_line), filler(filler_so_far) {
+    if (lb.in) {
+      lb.in->set_line(&line);
+      refill();
+    } else {
+      p = line_begin = lb.buf;
+      end = lb.end;
+    }
   }
-  ~Parser() { lb.in.set_line(nullptr); }
+  ~Parser() {
+    if (lb.in) lb.in->set_line(nullptr);
+  }
   Parser(const Parser&) = delete;
   Parser& operator=(const Parser&) = delete;
 
   bool refill() {
     const bool more = lb.refill(path, line);
-    p = line_begin = lb.buf.get();
+    p = line_begin = lb.buf;
     end = lb.end;
     return more;
   }
@@ -355,9 +407,9 @@ MatrixMarketHeader parse_header(Parser& ps) {
 
 // Bytes of text left after the cursor, when the input is a plain regular file (else -1).
 std::int64_t known_bytes_left(const Parser& ps) {
-  const InputStream& in = ps.lb.in;
+  const InputStream& in = *ps.lb.in;
   if (!in.regular() || in.gzip()) return -1;
-  const std::uint64_t unparsed = static_cast<std::uint64_t>(ps.lb.buf.get() + ps.lb.len - ps.p);
+  const std::uint64_t unparsed = static_cast<std::uint64_t>(ps.lb.buf + ps.lb.len - ps.p);
   return static_cast<std::int64_t>(in.file_size() - (in.bytes_read() - unparsed));
 }
 
@@ -375,142 +427,548 @@ void check_declared_text(const Parser& ps, const MatrixMarketHeader& h, std::int
                                 "): the file is truncated or the size line is wrong");
 }
 
+// The positions a coordinate file can fill: every (i, j) of a general matrix; those on and
+// below the diagonal of a symmetric or hermitian one (an entry above it is the mirror image of
+// one below); those below the diagonal of a skew-symmetric one. Exact for any declared size.
+__int128 coordinate_positions(const MatrixMarketHeader& h) {
+  const __int128 n = h.rows, m = h.cols;
+  switch (h.symmetry) {
+    case MmSymmetry::general: return n * m;
+    case MmSymmetry::skew_symmetric: return n * (n - 1) / 2;
+    default: return n * (n + 1) / 2;
+  }
+}
+
+// Strict reading refuses a size line declaring more entries than the matrix has positions: the
+// extra entries can only be duplicates, and a file of little else (a few KB of gzip inflating
+// to millions of copies of one entry) would cost work and memory out of all proportion to the
+// matrix. Lenient reading reads it and sums the duplicates, compacting them as they pile up.
+void check_declared_positions(const Parser& ps, const MatrixMarketHeader& h) {
+  const __int128 positions = coordinate_positions(h);
+  if (ps.lenient || __int128(h.entries) <= positions) return;
+  const char* which = h.symmetry == MmSymmetry::general          ? ""
+                      : h.symmetry == MmSymmetry::skew_symmetric ? " below the diagonal"
+                                                                 : " on and below the diagonal";
+  const std::string p = std::to_string(static_cast<std::int64_t>(positions));  // < entries: fits
+  const bool one = positions == 1;
+  ps.fail_at(h.size_line, "the size line declares " + std::to_string(h.entries) + " entries, but a " +
+                              std::to_string(h.rows) + " x " + std::to_string(h.cols) + " " +
+                              std::string(to_string(h.symmetry)) + " matrix has only " + p +
+                              (one ? " position" : " positions") + which + "; expected at most " + p +
+                              (one ? " entry" : " entries") + " (lenient reading sums duplicate entries)");
+}
+
+// What every entry of a file is checked against; shared by the serial reader and the run
+// parsers, so that both accept and refuse the same text with the same words.
+struct EntryRules {
+  MmField field;
+  bool skew, pattern;
+  std::uint64_t rows, cols;
+  std::string row_expect, col_expect;
+  const char* eol_what;
+  const char* eol_hint;
+
+  explicit EntryRules(const MatrixMarketHeader& h)
+      : field(h.field),
+        skew(h.symmetry == MmSymmetry::skew_symmetric),
+        pattern(h.field == MmField::pattern),
+        rows(static_cast<std::uint64_t>(h.rows)),
+        cols(static_cast<std::uint64_t>(h.cols)),
+        row_expect("a row index (an integer from 1 to " + std::to_string(rows) + ")"),
+        col_expect("a column index (an integer from 1 to " + std::to_string(cols) + ")"),
+        eol_what(pattern ? "the pattern entry 'row col'" : "the entry 'row col value'"),
+        eol_hint(pattern ? " (a pattern entry has no value; lenient reading ignores extra words)" : "") {}
+};
+
+[[noreturn, gnu::cold, gnu::noinline]] void index_out_of_range(const Parser& ps, const char* at,
+                                                               const char* which, std::uint64_t v,
+                                                               std::uint64_t n) {
+  ps.fail_col(at, std::string(which) + " index " + std::to_string(v) + " is out of range: expected 1 to " +
+                      std::to_string(n) + " (Matrix Market indices are 1-based)");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void beyond_fp32(const Parser& ps, const char* at, double v) {
+  while (is_blank(*at)) ++at;
+  ps.fail_col(at, "the value " + num(v) +
+                      " is beyond the range of fp32 (about 3.4e38); expected a smaller value, or "
+                      "read the matrix as fp64 (lenient reading makes it infinite)");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void skew_diagonal(const Parser& ps, std::uint64_t i, double v) {
+  ps.fail("expected no diagonal entry in a skew-symmetric matrix (its diagonal is zero), found (" +
+          std::to_string(i) + ", " + std::to_string(i) + ") = " + num(v));
+}
+
+// The value of an entry (1 for pattern), checked against the range of the stored type.
+template <class Value>
+[[gnu::always_inline]] inline double read_value(Parser& ps, MmField field) {
+  [[maybe_unused]] const char* at = ps.p;
+  double v = 1.0;
+  if (field == MmField::real) v = ps.parse_real("a real number value");
+  else if (field == MmField::integer) v = ps.parse_integer_value("an integer value");
+  // fp32 storage: a finite value past its range would become infinity on conversion.
+  if constexpr (std::is_same_v<Value, float>)
+    if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max() && !ps.lenient) [[unlikely]]
+      beyond_fp32(ps, at, v);
+  return v;
+}
+
+// One coordinate entry, from the start of its line (where next_content_line leaves the parser)
+// to the start of the next: 1-based indices checked against the size, the value, the end of
+// the line.
+template <class Value>
+[[gnu::always_inline]] inline void read_entry(Parser& ps, const EntryRules& r, std::uint64_t& i,
+                                              std::uint64_t& j, double& v) {
+  ps.skip_blanks();
+  const char* at = ps.p;
+  i = ps.parse_uint(r.row_expect.c_str());
+  if (i == 0 || i > r.rows) [[unlikely]] index_out_of_range(ps, at, "row", i, r.rows);
+  ps.skip_blanks();
+  at = ps.p;
+  j = ps.parse_uint(r.col_expect.c_str());
+  if (j == 0 || j > r.cols) [[unlikely]] index_out_of_range(ps, at, "column", j, r.cols);
+  v = read_value<Value>(ps, r.field);
+  if (r.pattern && ps.lenient) ps.skip_to_eol();  // some SuiteSparse pattern files carry values
+  if (r.skew && i == j && v != 0) [[unlikely]] skew_diagonal(ps, i, v);
+  ps.expect_eol(r.eol_what, r.eol_hint);
+}
+
+// The entries read so far, in file order over the pieces; the serial reader appends to the
+// last piece.
+template <class Value, class Index>
+struct EntryStore {
+  detail::EntryPieces<Value, Index> pieces;
+  std::size_t sealed = 0;  // entries in the pieces before the last
+
+  std::size_t total() const { return sealed + (pieces.empty() ? 0 : pieces.back().size()); }
+  detail::EntryPiece<Value, Index>& open() {
+    sealed = total();
+    return pieces.emplace_back();
+  }
+  void append(detail::EntryPiece<Value, Index>&& p) {
+    sealed = total();
+    pieces.push_back(std::move(p));
+  }
+};
+
+// --- the run pipeline -------------------------------------------------------------------------
+// A large coordinate file is parsed on several threads: one reads (inflates) the text in runs
+// of whole lines while the others parse the runs already read. A run's entries are taken in
+// file order, and only while the runs are clean; everything else goes to the serial reader
+// (see read_runs), so the entries, their order and every message are those of a serial read.
+
+constexpr std::size_t kRunBytes = std::size_t(1) << 20;
+
+// Runs of whole lines of about kRunBytes, read after the header (the rest of its window first).
+// A read error or a line longer than a run ends the runs early: what was read and not handed
+// out stays in carry(), and the serial reader, reading it next, meets the long line or the
+// error (InputStream throws it again) where it would have without runs.
+class TextRuns {
+ public:
+  TextRuns(InputStream& in, const char* rest, std::size_t n) : in_(in), carry_(rest, n) {}
+
+  bool next(std::unique_ptr<char[]>& text, std::size_t& len) {
+    if (done_) return false;
+    const std::size_t cap = std::max(kRunBytes, carry_.size() + 1);
+    std::unique_ptr<char[]> b(new char[cap + 1]);  // + 1: room for a final '\n'
+    std::size_t n = carry_.size();
+    std::memcpy(b.get(), carry_.data(), n);
+    carry_.clear();
+    bool eof = false;
+    try {
+      while (n < cap) {
+        const std::size_t got = in_.read(b.get() + n, cap - n);
+        if (got == 0) {
+          eof = true;
+          break;
+        }
+        n += got;
+      }
+    } catch (const Error&) {
+      carry_.assign(b.get(), n);
+      done_ = true;
+      return false;
+    }
+    if (eof) {
+      done_ = true;
+      if (n == 0) return false;
+      if (b[n - 1] != '\n') b[n++] = '\n';  // as LineBuffer does at the end of the text
+      len = n;
+    } else {
+      const void* nl = ::memrchr(b.get(), '\n', n);
+      if (!nl) {
+        carry_.assign(b.get(), n);
+        done_ = true;
+        return false;
+      }
+      len = static_cast<std::size_t>(static_cast<const char*>(nl) + 1 - b.get());
+      carry_.assign(b.get() + len, n - len);
+    }
+    text = std::move(b);
+    return true;
+  }
+  const std::string& carry() const { return carry_; }
+  // No more runs: the text ended, or ended early.
+  bool done() const { return done_; }
+
+ private:
+  InputStream& in_;
+  std::string carry_;
+  bool done_ = false;
+};
+
+// A run and what parsing it found.
+template <class Value, class Index>
+struct Run {
+  std::unique_ptr<char[]> text;
+  std::size_t len = 0;
+  detail::EntryPiece<Value, Index> entries;
+  std::int64_t lines = 0, filler = 0;  // its lines, its bytes of blank and comment lines
+  std::size_t after_last = 0;          // the offset of the line after its last entry
+  std::int64_t lines_to_last = 0, filler_to_last = 0;
+  bool failed = false;  // an error in the text: the serial reader reports it with its line
+  bool done = false;    // parsed (guarded by the pipeline's mutex)
+};
+
+// `expect`: about the entries the run holds (from the runs parsed before), so that the
+// arrays are allocated once, neither grown nor trimmed by copying.
+template <class Value, class Index>
+void parse_run(Run<Value, Index>& r, const std::string& path, bool lenient, const EntryRules& rules,
+               std::size_t expect) {
+  LineBuffer lb(r.text.get(), r.len);
+  Parser ps(path, lb, lenient, 0, 0);
+  auto& e = r.entries;
+  e.reserve(expect);
+  try {
+    // No filler budget here: the runs' filler is added up in file order when they are taken.
+    while (ps.next_content_line(std::numeric_limits<std::int64_t>::max())) {
+      std::uint64_t i, j;
+      double v;
+      read_entry<Value>(ps, rules, i, j, v);
+      e.push(static_cast<Index>(i - 1), static_cast<Index>(j - 1), static_cast<Value>(v));
+      r.after_last = static_cast<std::size_t>(ps.p - r.text.get());
+      r.lines_to_last = ps.line;
+      r.filler_to_last = ps.filler;
+    }
+  } catch (const Error&) {
+    r.failed = true;
+    e = {};
+    return;
+  }
+  r.lines = ps.line;
+  r.filler = ps.filler;
+  if (e.capacity() > e.size() + e.size() / 4 + 64) {
+    e.row.shrink_to_fit();
+    e.col.shrink_to_fit();
+    e.val.shrink_to_fit();
+  }
+}
+
+// Where the serial reader takes over from the pipeline: its first line, the filler bytes and
+// the entries before it.
+struct ResumeAt {
+  std::int64_t line = 0, filler = 0, entries = 0;
+};
+
+// Reads the coordinate entries after the header on `threads` threads (thread 0 reads the text
+// and takes the parsed runs in file order; the others parse). A run is taken while it is clean:
+// parsed without an error, within the filler budget, not past the declared count. The serial
+// reader takes over at the first run that is not (reading it again, it reports the error or
+// the surplus entry at its line), or after the last declared entry (for the blank lines allowed
+// after it), or after the last run; `rest` gets the text read and not taken, in file order.
+// `check_stored(n)` checks the memory limit for n entries held.
+template <class Value, class Index, class CheckStored>
+ResumeAt read_runs(Parser& ps, const MatrixMarketHeader& h, const EntryRules& rules, int threads,
+                   EntryStore<Value, Index>& store, CheckStored&& check_stored,
+                   std::deque<TextAhead>& rest) {
+  using R = Run<Value, Index>;
+  TextRuns source(*ps.lb.in, ps.p, static_cast<std::size_t>(ps.lb.buf + ps.lb.len - ps.p));
+  // Runs read and not yet taken: one per thread and a little slack, so that memory does not
+  // depend on how far the reading gets ahead of the parsing.
+  const std::size_t max_flight = static_cast<std::size_t>(threads) + 2;
+  std::mutex m;
+  std::condition_variable work_cv, done_cv;
+  std::deque<std::unique_ptr<R>> flight;  // read, not yet taken, in file order
+  std::size_t handed = 0;                  // the first `handed` of them went to a parser
+  bool cancel = false;  // the parsers leave
+  std::exception_ptr fatal;
+
+  ResumeAt at{ps.line, ps.filler, 0};
+  std::unique_ptr<R> stopped;  // the run the serial reader starts in ...
+  std::size_t stopped_from = 0;  // ... at this offset
+
+  // Text for the serial reader, in file order: runs (from an offset), then the carry.
+  auto hand_on = [&](std::unique_ptr<char[]> text, std::size_t from, std::size_t len) {
+    const char* t = text.get();
+    rest.push_back(TextAhead{std::move(text), t + from, len - from});
+  };
+  auto hand_on_carry = [&] {
+    const std::string& c = source.carry();
+    if (c.empty()) return;
+    std::unique_ptr<char[]> copy(new char[c.size()]);
+    std::memcpy(copy.get(), c.data(), c.size());
+    hand_on(std::move(copy), 0, c.size());
+  };
+  {
+    auto r = std::make_unique<R>();
+    const bool one = source.next(r->text, r->len);
+    if (!one || source.done()) {  // at most one run: not worth a team, the serial reader reads it
+      if (one) hand_on(std::move(r->text), 0, r->len);
+      hand_on_carry();
+      return at;
+    }
+    flight.push_back(std::move(r));
+  }
+
+  // Takes a clean run's entries; false (with `stopped` set) where the serial reader takes over.
+  auto take = [&](std::unique_ptr<R> r) -> bool {
+    const std::int64_t n = static_cast<std::int64_t>(r->entries.size());
+    if (r->failed || at.filler + r->filler > kMaxFillerBytes || at.entries + n > h.entries) {
+      stopped = std::move(r);
+      return false;
+    }
+    check_stored(store.total() + r->entries.size());
+    const ResumeAt last{at.line + r->lines_to_last, at.filler + r->filler_to_last, at.entries + n};
+    at = {at.line + r->lines, at.filler + r->filler, at.entries + n};
+    if (n > 0) store.append(std::move(r->entries));
+    if (at.entries == h.entries) {
+      at = last;
+      stopped_from = r->after_last;
+      stopped = std::move(r);
+      return false;
+    }
+    return true;
+  };
+  // Bytes of text per entry in the runs parsed so far (guarded by `m`): 16 until one is parsed,
+  // a little less than most files have.
+  std::size_t text_seen = 16, entries_seen = 1;
+  // Parses the next run not handed out yet, if any (called and returning with `lk` held).
+  auto parse_next = [&](std::unique_lock<std::mutex>& lk) -> bool {
+    if (handed == flight.size()) return false;
+    R* r = flight[handed++].get();
+    const std::size_t expect = r->len / std::max<std::size_t>(1, text_seen / entries_seen) * 21 / 20 + 64;
+    lk.unlock();
+    parse_run(*r, ps.path, ps.lenient, rules, expect);
+    lk.lock();
+    if (!r->failed) {
+      text_seen += r->len;
+      entries_seen += r->entries.size();
+    }
+    r->done = true;
+    done_cv.notify_all();
+    return true;
+  };
+  auto produce = [&] {
+    std::unique_lock lk(m);
+    bool more = true;
+    for (;;) {
+      while (!flight.empty() && flight.front()->done) {
+        std::unique_ptr<R> r = std::move(flight.front());
+        flight.pop_front();
+        --handed;
+        lk.unlock();
+        const bool go_on = take(std::move(r));
+        lk.lock();
+        if (!go_on) return;
+      }
+      if (cancel || (!more && flight.empty())) return;
+      if (!more || flight.size() >= max_flight) {
+        // Nothing to read now: parse a run, or wait for the oldest one.
+        if (!parse_next(lk)) done_cv.wait(lk, [&] { return cancel || flight.front()->done; });
+        continue;
+      }
+      lk.unlock();
+      auto r = std::make_unique<R>();
+      more = source.next(r->text, r->len);
+      lk.lock();
+      if (more) {
+        flight.push_back(std::move(r));
+        work_cv.notify_one();
+      }
+    }
+  };
+  auto work = [&] {
+    std::unique_lock lk(m);
+    while (!cancel) {
+      if (!parse_next(lk)) work_cv.wait(lk);
+    }
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    const bool reader = omp_get_thread_num() == 0;
+    try {
+      if (reader) produce();
+      else work();
+    } catch (...) {
+      std::lock_guard lk(m);
+      if (!fatal) fatal = std::current_exception();
+      cancel = true;
+      done_cv.notify_all();
+      work_cv.notify_all();
+    }
+    if (reader) {  // the runs are all taken, or the serial reader takes over: the parsers leave
+      std::lock_guard lk(m);
+      cancel = true;
+      work_cv.notify_all();
+    }
+  }
+  if (fatal) std::rethrow_exception(fatal);
+  if (stopped) {
+    hand_on(std::move(stopped->text), stopped_from, stopped->len);
+    for (auto& r : flight) hand_on(std::move(r->text), 0, r->len);
+  }
+  hand_on_carry();
+  return at;
+}
+
 template <class Value, class Index>
 Csr<Value, Index> read_body(Parser& ps, const MatrixMarketHeader& h, const ReadOptions& opt) {
   const std::string where = ps.path + ":" + std::to_string(h.size_line);
   if (h.field == MmField::complex)
     throw UnsupportedError(ps.path + ":1: complex matrices are not supported (field 'complex'); "
                            "spmat reads real, integer and pattern matrices");
+  const bool coord = h.format == MmFormat::coordinate;
+  if (coord) check_declared_positions(ps, h);
   const std::int64_t left = known_bytes_left(ps);
   check_declared_text(ps, h, left);
   check_index_range<Index>(h.rows, h.cols, h.entries, where);
 
-  const bool mirror = h.symmetry != MmSymmetry::general;
-  const double mirror_sign = h.symmetry == MmSymmetry::skew_symmetric ? -1.0 : 1.0;
-  const bool skew = h.symmetry == MmSymmetry::skew_symmetric;
-  // Memory: COO (row, col, value) per stored entry; then to_csr's permutation and the CSR
-  // arrays per entry, and three index arrays per row (counts, next slot, row_ptr).
+  using detail::Mirror;
+  const Mirror mirror = h.symmetry == MmSymmetry::general          ? Mirror::none
+                        : h.symmetry == MmSymmetry::skew_symmetric ? Mirror::negated
+                                                                   : Mirror::same;
+  InputStream& in = *ps.lb.in;
+  // Memory: the entries as the file lists them (COO); then, per entry after mirroring, the CSR
+  // arrays and their copy when duplicates are summed; and three index arrays per row.
   constexpr double kCooBytes = 2 * sizeof(Index) + sizeof(Value);
-  constexpr double kCsrBytes = sizeof(std::size_t) + sizeof(Index) + sizeof(Value);
+  constexpr double kCsrBytes = 2 * (sizeof(Index) + sizeof(Value));
   const double row_bytes = (double(h.rows) + 1) * 3 * sizeof(Index);
   const std::string rows_what = std::to_string(h.rows) + " rows";
-  const std::uint64_t max_stored = static_cast<std::uint64_t>(h.entries) * (mirror ? 2 : 1);
+  // More entries declared than positions (lenient reading only): there are duplicates, maybe
+  // millions of one entry. The entries read are compacted (duplicates summed, see
+  // detail::compact) when they reach twice those kept by the last compaction plus a margin (at
+  // least the rows, whose arrays a compaction walks): memory follows the matrix rather than
+  // the file, and the work stays linear, each compaction having at least as many new entries
+  // as old ones.
+  const __int128 positions = coord ? coordinate_positions(h) : h.entries;
+  const bool compacting = __int128(h.entries) > positions;
+  const std::size_t compact_margin = std::max<std::size_t>(std::size_t(1) << 16, static_cast<std::size_t>(h.rows));
+  std::size_t compact_at = compacting ? compact_margin : std::numeric_limits<std::size_t>::max();
+  // The most entries held at once: those declared, or what compaction keeps them to.
+  const double held = compacting ? std::min(double(h.entries), 2 * double(positions) + double(compact_margin))
+                                 : double(h.entries);
+
+  const double mirrored = mirror == Mirror::none ? 1 : 2;
   if (left >= 0)  // a plain file: its size bounds the text, so a hopeless read fails now
-    check_memory(opt, row_bytes + double(max_stored) * (kCooBytes + kCsrBytes),
-                 ps.lb.in.file_size(), where,
+    check_memory(opt, row_bytes + held * (kCooBytes + mirrored * kCsrBytes), in.file_size(), where,
                  rows_what + ", " + std::to_string(h.entries) + " entries as declared");
+  // The input known so far: a plain file's whole size, else the text read up to here.
+  const auto input_bytes = [&] { return left >= 0 ? in.file_size() : in.bytes_read(); };
 
-  Coo<Value, Index> c;
-  c.rows = static_cast<Index>(h.rows);
-  c.cols = static_cast<Index>(h.cols);
-  // Capacity grows with the entries read (a declared count is a promise, not a fact), each
-  // growth checked against the memory limit of the text read so far.
-  auto grow = [&](std::size_t need) {
-    std::size_t cap = std::max<std::size_t>(c.row_idx.capacity() * 2, std::size_t(1) << 16);
-    cap = std::max(std::min<std::size_t>(cap, max_stored), need);
-    // The input known so far: a plain file's whole size, else the text read up to here.
-    const std::uint64_t input = left >= 0 ? ps.lb.in.file_size() : ps.lb.in.bytes_read();
-    check_memory(opt, double(cap + c.row_idx.capacity()) * kCooBytes, input, where,
+  const EntryRules rules(h);
+  EntryStore<Value, Index> store;
+  detail::EntryPiece<Value, Index>* open = nullptr;  // the piece the serial reader fills
+  // Room for one more entry in the open piece (k: the entries read so far). Capacity grows with
+  // the entries read (a declared count is a promise, not a fact), each growth checked against
+  // the memory limit of the input read so far; when compacting, the entries are compacted
+  // instead once they reach compact_at.
+  auto make_room = [&](std::int64_t k) {
+    if (store.total() >= compact_at) {
+      check_memory(opt, row_bytes + double(store.total()) * (kCooBytes + kCsrBytes), input_bytes(), where,
+                   rows_what + " and " + std::to_string(store.total()) + " entries to sum");
+      detail::compact(store.pieces, static_cast<Index>(h.rows), static_cast<Index>(h.cols), mirror);
+      store.sealed = 0;
+      compact_at = 2 * store.total() + compact_margin;
+      open = &store.open();
+    }
+    if (open->size() < open->capacity()) return;
+    const std::size_t need = open->size() + 1;
+    std::size_t cap = std::max<std::size_t>(open->capacity() * 2, std::size_t(1) << 16);
+    if (compacting) cap = compact_at - store.sealed;  // full exactly when compaction is due
+    cap = std::max(std::min(cap, open->size() + static_cast<std::size_t>(h.entries - k)), need);
+    check_memory(opt, double(store.sealed + cap + open->capacity()) * kCooBytes, input_bytes(), where,
                  std::to_string(cap) + " entries");
-    c.row_idx.reserve(cap);
-    c.col_idx.reserve(cap);
-    c.values.reserve(cap);
+    open->reserve(cap);
   };
-  if (left >= 0) grow(static_cast<std::size_t>(max_stored));  // backed by the file's size
-  auto add = [&](std::uint64_t i, std::uint64_t j, double v) {  // 0-based
-    if (c.row_idx.size() + 2 > c.row_idx.capacity()) [[unlikely]]
-      grow(c.row_idx.size() + 2);
-    c.row_idx.push_back(static_cast<Index>(i));
-    c.col_idx.push_back(static_cast<Index>(j));
-    c.values.push_back(static_cast<Value>(v));
-    if (mirror && i != j) {
-      c.row_idx.push_back(static_cast<Index>(j));
-      c.col_idx.push_back(static_cast<Index>(i));
-      c.values.push_back(static_cast<Value>(mirror_sign * v));
-    }
-  };
-  const std::string declared = std::to_string(h.entries) + " " +
-                               (h.format == MmFormat::coordinate ? "entries" : "values") +
+  const std::string declared = std::to_string(h.entries) + " " + (coord ? "entries" : "values") +
                                " declared on line " + std::to_string(h.size_line);
-  auto truncated = [&](std::int64_t k) {
-    ps.fail("expected " + std::string(h.format == MmFormat::coordinate ? "entry " : "value ") +
-            std::to_string(k + 1) + " of the " + declared +
-            ", found end of file: the file is truncated");
+  auto truncated = [&](const Parser& p, std::int64_t k) {
+    p.fail("expected " + std::string(coord ? "entry " : "value ") + std::to_string(k + 1) + " of the " +
+           declared + ", found end of file: the file is truncated");
   };
-  auto parsed_value = [&]() -> double {
-    switch (h.field) {
-      case MmField::real: return ps.parse_real("a real number value");
-      case MmField::integer: return ps.parse_integer_value("an integer value");
-      default: return 1.0;
+  auto read_serially = [&](Parser& p, std::int64_t k0) {
+    for (std::int64_t k = k0; k < h.entries; ++k) {
+      if (!p.next_content_line()) truncated(p, k);
+      std::uint64_t i, j;
+      double v;
+      read_entry<Value>(p, rules, i, j, v);
+      if (open->size() == open->capacity()) [[unlikely]]
+        make_room(k);
+      open->push(static_cast<Index>(i - 1), static_cast<Index>(j - 1), static_cast<Value>(v));
     }
   };
-  auto value = [&]() -> double {
-    const char* at = ps.p;
-    const double v = parsed_value();
-    // fp32 storage: a finite value past its range would become infinity on conversion.
-    if constexpr (std::is_same_v<Value, float>)
-      if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max() && !ps.lenient)
-        [[unlikely]] {
-        while (is_blank(*at)) ++at;
-        ps.fail_col(at, "the value " + num(v) +
-                            " is beyond the range of fp32 (about 3.4e38); expected a smaller "
-                            "value, or read the matrix as fp64 (lenient reading makes it infinite)");
-      }
-    return v;
-  };
-  const std::uint64_t rows = static_cast<std::uint64_t>(h.rows), cols = static_cast<std::uint64_t>(h.cols);
-  const std::string row_expect = "a row index (an integer from 1 to " + std::to_string(rows) + ")";
-  const std::string col_expect = "a column index (an integer from 1 to " + std::to_string(cols) + ")";
-  const bool pattern = h.field == MmField::pattern;
-  const char* eol_what = pattern ? "the pattern entry 'row col'" : "the entry 'row col value'";
-  const char* eol_hint = pattern ? " (a pattern entry has no value; lenient reading ignores extra words)" : "";
 
-  if (h.format == MmFormat::coordinate) {
-    for (std::int64_t k = 0; k < h.entries; ++k) {
-      if (!ps.next_content_line()) truncated(k);
-      ps.skip_blanks();
-      const char* at = ps.p;
-      const std::uint64_t i = ps.parse_uint(row_expect.c_str());
-      if (i == 0 || i > rows)
-        ps.fail_col(at, "row index " + std::to_string(i) + " is out of range: expected 1 to " +
-                            std::to_string(rows) + " (Matrix Market indices are 1-based)");
-      ps.skip_blanks();
-      at = ps.p;
-      const std::uint64_t j = ps.parse_uint(col_expect.c_str());
-      if (j == 0 || j > cols)
-        ps.fail_col(at, "column index " + std::to_string(j) + " is out of range: expected 1 to " +
-                            std::to_string(cols) + " (Matrix Market indices are 1-based)");
-      const double v = value();
-      if (pattern && ps.lenient) ps.skip_to_eol();  // some SuiteSparse pattern files carry values
-      if (skew && i == j && v != 0)
-        ps.fail("expected no diagonal entry in a skew-symmetric matrix (its diagonal is zero), found (" +
-                std::to_string(i) + ", " + std::to_string(i) + ") = " + num(v));
-      ps.expect_eol(eol_what, eol_hint);
-      add(i - 1, j - 1, v);
-    }
+  // Many threads for a coordinate file of more than one run of text; one when compacting (the
+  // runs in flight would hold more entries than its bound).
+  const bool small = ps.lb.eof || (left >= 0 && left <= static_cast<std::int64_t>(kRunBytes));
+  int threads = coord && h.entries > 0 && !compacting && !small && !omp_in_parallel() ? omp_get_max_threads() : 1;
+  if (left >= 0)  // no more threads than runs (a plain file's size is known)
+    threads = static_cast<int>(std::min<std::int64_t>(threads, left / static_cast<std::int64_t>(kRunBytes) + 1));
+  Parser* active = &ps;  // the parser that reads the end of the text
+  std::optional<LineBuffer> rest_lb;
+  std::optional<Parser> rest_ps;
+  if (threads > 1) {
+    std::size_t next_check = std::size_t(1) << 16;
+    auto check_stored = [&](std::size_t n) {  // as make_room does, at each doubling
+      if (n < next_check) return;
+      next_check = 2 * n;
+      check_memory(opt, double(n) * kCooBytes, input_bytes(), where, std::to_string(n) + " entries");
+    };
+    rest_lb.emplace(in);
+    const ResumeAt at = read_runs(ps, h, rules, threads, store, check_stored, rest_lb->ahead);
+    active = &rest_ps.emplace(ps.path, *rest_lb, ps.lenient, at.line, at.filler);
+    open = &store.open();
+    read_serially(*active, at.entries);
   } else {
-    // Array: column-major, the symmetric kinds store the lower triangle. The loop runs once
-    // per declared value (never once per column: a 0-row file may declare 10^18 columns).
-    auto first = [&](std::uint64_t j) { return !mirror ? 0 : skew ? j + 1 : j; };
-    std::uint64_t j = 0, i = first(0);
-    for (std::int64_t k = 0; k < h.entries; ++k) {
-      while (i >= rows) i = first(++j);  // only a skew file's last column is empty
-      if (!ps.next_content_line()) truncated(k);
-      const double v = value();
-      ps.expect_eol("the value (array files have one value per line)");
-      if (v != 0) add(i, j, v);  // zeros of a dense file are not stored
-      ++i;
+    open = &store.open();
+    if (left >= 0) {  // backed by the file's size
+      const std::size_t cap = std::min(static_cast<std::size_t>(h.entries), compact_at);
+      check_memory(opt, double(cap) * kCooBytes, input_bytes(), where, std::to_string(cap) + " entries");
+      open->reserve(cap);
+    }
+    if (coord) {
+      read_serially(ps, 0);
+    } else {
+      // Array: column-major, the symmetric kinds store the lower triangle. The loop runs once
+      // per declared value (never once per column: a 0-row file may declare 10^18 columns).
+      const bool skew = mirror == Mirror::negated;
+      const std::uint64_t rows = static_cast<std::uint64_t>(h.rows);
+      auto first = [&](std::uint64_t j) { return mirror == Mirror::none ? 0 : skew ? j + 1 : j; };
+      std::uint64_t j = 0, i = first(0);
+      for (std::int64_t k = 0; k < h.entries; ++k) {
+        while (i >= rows) i = first(++j);  // only a skew file's last column is empty
+        if (!ps.next_content_line()) truncated(ps, k);
+        const double v = read_value<Value>(ps, h.field);
+        ps.expect_eol("the value (array files have one value per line)");
+        if (v != 0) {  // zeros of a dense file are not stored
+          if (open->size() == open->capacity()) make_room(k);
+          open->push(static_cast<Index>(i), static_cast<Index>(j), static_cast<Value>(v));
+        }
+        ++i;
+      }
     }
   }
   // Blank and comment lines may follow, but not much: the declared entries are all read.
-  if (ps.next_content_line(ps.filler + kMaxTrailingBytes, declared.c_str()))
-    ps.fail("expected end of file after the " + declared + ", found " + ps.found(ps.p) +
-            ": the file has more entries than declared");
-  check_index_range<Index>(h.rows, h.cols, static_cast<std::int64_t>(c.col_idx.size()), where);
+  if (active->next_content_line(active->filler + kMaxTrailingBytes, declared.c_str()))
+    active->fail("expected end of file after the " + declared + ", found " + active->found(active->p) +
+                 ": the file has more entries than declared");
+  const std::size_t stored = store.total();
+  const std::size_t n = detail::expanded_count(store.pieces, mirror);
+  check_index_range<Index>(h.rows, h.cols, static_cast<std::int64_t>(n), where);
   // Rows cost memory whatever the file holds: a short file declaring 10^9 rows stops here.
-  check_memory(opt, row_bytes + double(c.col_idx.size()) * (kCooBytes + kCsrBytes), ps.lb.in.bytes_read(),
-               where, rows_what + " and " + std::to_string(c.col_idx.size()) + " stored entries");
-  return to_csr(c);
+  check_memory(opt, row_bytes + double(stored) * kCooBytes + double(n) * kCsrBytes, in.bytes_read(), where,
+               rows_what + " and " + std::to_string(n) + " stored entries");
+  return detail::pieces_to_csr(store.pieces, static_cast<Index>(h.rows), static_cast<Index>(h.cols), mirror);
 }
 
 }  // namespace

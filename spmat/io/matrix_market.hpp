@@ -16,8 +16,11 @@
 // text is parsed as it is inflated, and files, pipes and standard input ("-") are streamed.
 // Blank lines and `%` comment lines are accepted anywhere after the banner (at most 64 MiB of
 // them in all, 1 MiB after the last entry). Strict by default (see ReadOptions::lenient):
-// words after the two indices of a pattern entry, data after the gzip stream and integer
-// values beyond 2^53 are errors.
+// words after the two indices of a pattern entry, data after the gzip stream, integer values
+// beyond 2^53 and a size line declaring more entries than the matrix has positions (rows x
+// cols; n(n+1)/2 for symmetric and hermitian, n(n-1)/2 for skew-symmetric) are errors. A
+// coordinate file of more than 1 MiB of text is parsed on all OpenMP threads; the matrix
+// (bit for bit) and every message are those of a one-thread read.
 //
 // Every malformed input throws ParseError "path:line: <what was expected>, found '<text>'"
 // ("path:line:column: ..." where a token is at fault); a matrix too large for Index throws

@@ -16,10 +16,12 @@ namespace spmat::io {
 /// Options of read_matrix_market, read_binary_cache and load_matrix.
 struct ReadOptions {
   /// false (strict, the default): a pattern entry with words after its two indices, bytes
-  /// after the end of a gzip stream and an integer-field value beyond 2^53 in magnitude are
-  /// errors. true: the extra words are ignored (some SuiteSparse pattern files carry a value
-  /// column), bytes after the gzip stream are ignored and such integers are rounded to the
-  /// nearest double.
+  /// after the end of a gzip stream, an integer-field value beyond 2^53 in magnitude and a
+  /// coordinate size line declaring more entries than the matrix has positions (they could
+  /// only be duplicates) are errors. true: the extra words are ignored (some SuiteSparse
+  /// pattern files carry a value column), bytes after the gzip stream are ignored, such
+  /// integers are rounded to the nearest double and the surplus entries are read as
+  /// duplicates, summed (compacted as they come, so memory follows the matrix).
   bool lenient = false;
   /// The most bytes of memory a read may use; 0: the environment variable SPMAT_MAX_MEMORY
   /// when set, else the default of 64 MiB + 64 x the bytes of (decompressed) input. The

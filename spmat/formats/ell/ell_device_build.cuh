@@ -90,10 +90,10 @@ template <class Index>
 std::int64_t max_of(const Index* v, std::int64_t n) {
   if (n <= 0) return 0;
   cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, v, out.data(), n, cuda::stream()));
-  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: reduction workspace");
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(tmp.data(), bytes, v, out.data(), n, cuda::stream()));
+  const auto tmp = cuda::run_cub("ell build: reduction workspace",
+                                 [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
+  });
   return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
 }
 
@@ -102,12 +102,9 @@ template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
   if (rows <= 0) return;
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(
-      cub::DeviceScan::InclusiveSum(nullptr, bytes, len, ptr + 1, rows, cuda::stream()));
-  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: scan workspace");
-  SPMAT_CUDA_CHECK(
-      cub::DeviceScan::InclusiveSum(tmp.data(), bytes, len, ptr + 1, rows, cuda::stream()));
+  const auto tmp = cuda::run_cub("ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
+  });
   cuda::synchronize_stream();  // before the workspace is freed
 }
 

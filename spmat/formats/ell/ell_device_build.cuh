@@ -108,6 +108,17 @@ void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::synchronize_stream();  // before the workspace is freed
 }
 
+/// The width of the ELL arrays of `a` whose row lengths `len` holds: its longest row, refused
+/// as Ell::build refuses it when the padding passes the `max_fill` option of format `fmt`.
+template <class Value, class Index>
+std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const Index* len, const char* fmt,
+                           const FormatOptions& o) {
+  const std::int64_t width = max_of(len, a.rows);
+  check_padding(fmt, static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
+                row_limit_option(fmt, o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  return width;
+}
+
 /// Fills width*pitch slots from the CSR arrays.
 template <class Value, class Index>
 void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t pitch,
@@ -129,6 +140,20 @@ void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::
   ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(len, ptr, rows,
       width, pitch, map);
   SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
+}
+
+/// The value map (nnz entries, complete on return) of an ELL array whose rows hold `len`
+/// entries: ell_map over the CSR row offsets of `len`. `what`: the map's name, and its offsets'.
+template <class Index>
+cuda::DeviceBuffer<std::int64_t> value_map(const Index* len, std::int64_t rows, std::int64_t width,
+                                           std::int64_t pitch, std::int64_t nnz, const char* what,
+                                           const char* what_offsets) {
+  cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
+  cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), what);
+  offsets(len, rows, ptr.data());
+  ell_map(len, ptr.data(), rows, width, pitch, map.data());
+  cuda::synchronize_stream();  // before `ptr` is freed
+  return map;
 }
 
 /// The stored lengths of an ELL array's rows.

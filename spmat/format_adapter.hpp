@@ -62,13 +62,46 @@ template <class F, class V>
 void do_update_values(F& f, const V* v) { update_values(f, v); }
 }  // namespace adl
 
+/// spmv, spmv_t and spmm of a MatrixImpl whose storage struct `S` (Derived::product_storage())
+/// gives them as free functions, or MatrixImpl's defaults (unsupported) where it does not. The
+/// host backend and both CUDA backends (spmat/cuda/device_impl.hpp) forward their products this
+/// way; CRTP, so that the call stays direct (no virtual call to reach the storage).
+template <class Derived, class S, class Value>
+class StorageProducts : public MatrixImpl<Value> {
+ public:
+  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
+    if constexpr (adl::HasSpmv<S, Value>)
+      adl::do_spmv(operand(), x, y, alpha, beta);
+    else
+      MatrixImpl<Value>::spmv(x, y, alpha, beta);
+  }
+  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
+    if constexpr (adl::HasSpmvT<S, Value>)
+      adl::do_spmv_t(operand(), x, y, alpha, beta);
+    else
+      MatrixImpl<Value>::spmv_t(x, y, alpha, beta);
+  }
+  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
+            Value beta) const override {
+    if constexpr (adl::HasSpmm<S, Value>)
+      adl::do_spmm(operand(), b, c, k, layout, alpha, beta);
+    else
+      MatrixImpl<Value>::spmm(b, c, k, layout, alpha, beta);
+  }
+
+ private:
+  const S& operand() const { return static_cast<const Derived&>(*this).product_storage(); }
+};
+
 /// Host (OpenMP) backend of a storage struct.
 template <class Fmt>
-class HostImpl final : public MatrixImpl<typename Fmt::value_type> {
+class HostImpl final
+    : public StorageProducts<HostImpl<Fmt>, Fmt, typename Fmt::value_type> {
  public:
   using Value = typename Fmt::value_type;
   explicit HostImpl(Fmt a) : a_(std::move(a)) {}
   const Fmt& storage() const { return a_; }
+  const Fmt& product_storage() const { return a_; }
 
   Shape shape() const override { return a_.shape(); }
   Backend backend() const override { return Backend::cpu; }
@@ -76,25 +109,6 @@ class HostImpl final : public MatrixImpl<typename Fmt::value_type> {
   std::size_t traffic_bytes(Op op, std::int64_t k) const override { return adl::traffic(a_, op, k); }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(a_.to_csr());
-  }
-  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmv<Fmt, Value>)
-      adl::do_spmv(a_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv(x, y, alpha, beta);
-  }
-  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmvT<Fmt, Value>)
-      adl::do_spmv_t(a_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv_t(x, y, alpha, beta);
-  }
-  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
-            Value beta) const override {
-    if constexpr (adl::HasSpmm<Fmt, Value>)
-      adl::do_spmm(a_, b, c, k, layout, alpha, beta);
-    else
-      MatrixImpl<Value>::spmm(b, c, k, layout, alpha, beta);
   }
   std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& b, Value alpha,
                                          Value beta) const override {

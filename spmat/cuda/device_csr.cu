@@ -144,13 +144,10 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
   int end_bit = 1;  // the bits that distinguish keys in [0, key_bound): fewer radix passes
   while (end_bit < static_cast<int>(8 * sizeof(Index)) - 1 && (std::int64_t{1} << end_bit) < key_bound)
     ++end_bit;
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys_sorted, iota.data(),
-                                                   positions, n, 0, end_bit, stream()));
-  DeviceBuffer<std::byte> tmp(bytes, "radix sort workspace");
-  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys, keys_sorted,
-                                                   iota.data(), positions, n, 0, end_bit,
-                                                   stream()));
+  const auto tmp = run_cub("radix sort workspace", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, keys_sorted, iota.data(), positions,
+                                           n, 0, end_bit, stream());
+  });
   synchronize_stream();  // before the workspace and the positions are freed
 }
 

@@ -170,6 +170,18 @@ void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n
 template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n);
 
+/// dst[map[k]] = values[k] for the n new values in `where` (a host array is uploaded first):
+/// update_values of a storage with a value map, once the map is made. Returns with the values
+/// queued on stream() when they were on the device, complete when they came from the host.
+template <class Value, class Map>
+void scatter_new_values(Value* dst, const Map* map, const Value* values, std::int64_t n,
+                        Memory where) {
+  DeviceBuffer<Value> staging;
+  const Value* src = device_values(values, static_cast<std::size_t>(n), where, staging);
+  scatter_values(dst, map, src, n);
+  if (staging.size()) synchronize_stream();  // staging is freed on return
+}
+
 /// A device array's bytes as a StoredArray (for MatrixImpl::stored_arrays).
 template <class T>
 StoredArray stored(std::string name, const T* p, std::size_t n) {

@@ -10,8 +10,9 @@
 //   void spmv_t(const Dev&, const Value* x, Value* y, Value alpha, Value beta);  // optional
 //   void spmm  (const Dev&, const Value* b, Value* c, std::int64_t k, DenseLayout,
 //               Value alpha, Value beta);                                        // optional
-// then returns std::make_unique<cuda::DeviceImpl<HostFmt, Dev>>(std::move(host)) from its
-// make_cuda_impl. The host copy serves to_csr and storage_bytes (same arrays as on device).
+// then defines its make_cuda_impl (a DeviceImpl<HostFmt, Dev>) with
+// SPMAT_DEFINE_CUDA_IMPL(HostFmt, Dev), below. The host copy serves to_csr and storage_bytes
+// (same arrays as on device).
 // A product must not allocate, free or synchronize once its operation was prepared (it may then
 // be captured into a CUDA graph): a Dev whose products need scratch that upload does not size
 // (it depends on k, say) gives the hook
@@ -25,9 +26,11 @@
 // A format with a device builder (docs/device-input.md) also gives Dev
 //   Shape shape() const;  std::size_t storage_bytes() const;  HostFmt download() const;
 // and the free function traffic_bytes(const Dev&, Op, std::int64_t k); DeviceOnlyImpl then
-// holds the device storage with no host copy: to_csr downloads. Optional:
+// holds the device storage with no host copy (its make_cuda_impl(Dev&&):
+// SPMAT_DEFINE_DEVICE_ONLY_IMPL(HostFmt, Dev)): to_csr downloads. Optional:
 //   void update_values(Dev&, const Value* csr_values, Memory where);
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -62,44 +65,43 @@ void do_device_prepare(const D& d, Op op, std::int64_t k, DenseLayout l) { prepa
 
 namespace cuda {
 
+/// What both CUDA backends of a device storage `Dev` (Derived::product_storage()) share: the
+/// products (StorageProducts), prepare and stored_arrays forwarded to Dev's optional hooks.
+template <class Derived, class Dev, class Value>
+class DeviceProducts : public StorageProducts<Derived, Dev, Value> {
+ public:
+  Backend backend() const override { return Backend::cuda; }
+  void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
+    if constexpr (adl::HasDevicePrepare<Dev>) adl::do_device_prepare(dev(), op, k, layout);
+  }
+  std::vector<StoredArray> stored_arrays() const override {
+    if constexpr (adl::HasStoredArrays<Dev>)
+      return adl::do_stored_arrays(dev());
+    else
+      return MatrixImpl<Value>::stored_arrays();
+  }
+
+ private:
+  const Dev& dev() const { return static_cast<const Derived&>(*this).product_storage(); }
+};
+
 template <class HostFmt, class Dev>
-class DeviceImpl final : public MatrixImpl<typename HostFmt::value_type> {
+class DeviceImpl final
+    : public DeviceProducts<DeviceImpl<HostFmt, Dev>, Dev, typename HostFmt::value_type> {
  public:
   using Value = typename HostFmt::value_type;
   explicit DeviceImpl(HostFmt host) : host_(std::move(host)), dev_(Dev::upload(host_)) {}
   const HostFmt& host() const { return host_; }
   const Dev& device() const { return dev_; }
+  const Dev& product_storage() const { return dev_; }
 
   Shape shape() const override { return host_.shape(); }
-  Backend backend() const override { return Backend::cuda; }
   std::size_t storage_bytes() const override { return host_.storage_bytes(); }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     return adl::traffic(host_, op, k);
   }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(host_.to_csr());
-  }
-  void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
-    if constexpr (adl::HasDevicePrepare<Dev>) adl::do_device_prepare(dev_, op, k, layout);
-  }
-  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmv<Dev, Value>)
-      adl::do_spmv(dev_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv(x, y, alpha, beta);
-  }
-  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmvT<Dev, Value>)
-      adl::do_spmv_t(dev_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv_t(x, y, alpha, beta);
-  }
-  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
-            Value beta) const override {
-    if constexpr (adl::HasSpmm<Dev, Value>)
-      adl::do_spmm(dev_, b, c, k, layout, alpha, beta);
-    else
-      MatrixImpl<Value>::spmm(b, c, k, layout, alpha, beta);
   }
   /// The host copy takes the new values (the host format's update_values), then the device
   /// values are uploaded from it: both stay the same storage.
@@ -113,12 +115,6 @@ class DeviceImpl final : public MatrixImpl<typename HostFmt::value_type> {
       MatrixImpl<Value>::update_values(values, where);
     }
   }
-  std::vector<StoredArray> stored_arrays() const override {
-    if constexpr (adl::HasStoredArrays<Dev>)
-      return adl::do_stored_arrays(dev_);
-    else
-      return MatrixImpl<Value>::stored_arrays();
-  }
 
  private:
   HostFmt host_;
@@ -128,14 +124,15 @@ class DeviceImpl final : public MatrixImpl<typename HostFmt::value_type> {
 /// The device storage alone, built on the GPU from a device CSR: nothing of the matrix is kept
 /// in host memory. to_csr downloads the arrays and converts them on the host.
 template <class HostFmt, class Dev>
-class DeviceOnlyImpl final : public MatrixImpl<typename HostFmt::value_type> {
+class DeviceOnlyImpl final
+    : public DeviceProducts<DeviceOnlyImpl<HostFmt, Dev>, Dev, typename HostFmt::value_type> {
  public:
   using Value = typename HostFmt::value_type;
   explicit DeviceOnlyImpl(Dev dev) : dev_(std::move(dev)) {}
   const Dev& device() const { return dev_; }
+  const Dev& product_storage() const { return dev_; }
 
   Shape shape() const override { return dev_.shape(); }
-  Backend backend() const override { return Backend::cuda; }
   std::size_t storage_bytes() const override { return dev_.storage_bytes(); }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     return adl::traffic(dev_, op, k);
@@ -143,39 +140,11 @@ class DeviceOnlyImpl final : public MatrixImpl<typename HostFmt::value_type> {
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(dev_.download().to_csr());
   }
-  void prepare(Op op, std::int64_t k, DenseLayout layout) const override {
-    if constexpr (adl::HasDevicePrepare<Dev>) adl::do_device_prepare(dev_, op, k, layout);
-  }
-  void spmv(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmv<Dev, Value>)
-      adl::do_spmv(dev_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv(x, y, alpha, beta);
-  }
-  void spmv_t(const Value* x, Value* y, Value alpha, Value beta) const override {
-    if constexpr (adl::HasSpmvT<Dev, Value>)
-      adl::do_spmv_t(dev_, x, y, alpha, beta);
-    else
-      MatrixImpl<Value>::spmv_t(x, y, alpha, beta);
-  }
-  void spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout, Value alpha,
-            Value beta) const override {
-    if constexpr (adl::HasSpmm<Dev, Value>)
-      adl::do_spmm(dev_, b, c, k, layout, alpha, beta);
-    else
-      MatrixImpl<Value>::spmm(b, c, k, layout, alpha, beta);
-  }
   void update_values(const Value* values, Memory where) override {
     if constexpr (adl::HasDeviceUpdateValues<Dev, Value>)
       adl::do_device_update_values(dev_, values, where);
     else
       MatrixImpl<Value>::update_values(values, where);
-  }
-  std::vector<StoredArray> stored_arrays() const override {
-    if constexpr (adl::HasStoredArrays<Dev>)
-      return adl::do_stored_arrays(dev_);
-    else
-      return MatrixImpl<Value>::stored_arrays();
   }
 
  private:
@@ -184,3 +153,36 @@ class DeviceOnlyImpl final : public MatrixImpl<typename HostFmt::value_type> {
 
 }  // namespace cuda
 }  // namespace spmat
+
+// make_cuda_impl of a format, for every type pair of SPMAT_FOR_EACH_TYPE_PAIR
+// (spmat/core/types.hpp). Expand it inside namespace spmat of the .cu file that defines the
+// device storage's products: DeviceImpl finds spmv, spmv_t, spmm and the hooks by
+// argument-dependent lookup where it is instantiated, and an instantiation where they are not
+// declared would quietly fall back to MatrixImpl's defaults.
+//   SPMAT_DEFINE_CUDA_IMPL(Host, Dev):         make_cuda_impl(Host<V, I>&&), a DeviceImpl
+//                                              (the host storage and its upload);
+//   SPMAT_DEFINE_DEVICE_ONLY_IMPL(Host, Dev):  make_cuda_impl(Dev<V, I>&&), a DeviceOnlyImpl
+//                                              (the device storage of a device builder).
+#define SPMAT_DEFINE_CUDA_IMPL(Host, Dev)                                                       \
+  template <class Value, class Index>                                                          \
+  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Host<Value, Index>&& host) {               \
+    return std::make_unique<::spmat::cuda::DeviceImpl<Host<Value, Index>, Dev<Value, Index>>>( \
+        std::move(host));                                                                      \
+  }                                                                                            \
+  SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Host)
+
+#define SPMAT_DEFINE_DEVICE_ONLY_IMPL(Host, Dev)                                                  \
+  template <class Value, class Index>                                                            \
+  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Dev<Value, Index>&& d) {                     \
+    return std::make_unique<::spmat::cuda::DeviceOnlyImpl<Host<Value, Index>, Dev<Value, Index>>>( \
+        std::move(d));                                                                           \
+  }                                                                                              \
+  SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Dev)
+
+// The explicit instantiations of make_cuda_impl(Arg<V, I>&&); the pairs of
+// SPMAT_FOR_EACH_TYPE_PAIR, which takes no extra argument to pass `Arg` along.
+#define SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Arg)                                             \
+  template std::unique_ptr<MatrixImpl<float>> make_cuda_impl(Arg<float, std::int32_t>&&);   \
+  template std::unique_ptr<MatrixImpl<float>> make_cuda_impl(Arg<float, std::int64_t>&&);   \
+  template std::unique_ptr<MatrixImpl<double>> make_cuda_impl(Arg<double, std::int32_t>&&); \
+  template std::unique_ptr<MatrixImpl<double>> make_cuda_impl(Arg<double, std::int64_t>&&);

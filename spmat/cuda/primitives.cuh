@@ -19,6 +19,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cub/warp/warp_scan.cuh>
 #include <type_traits>
@@ -81,6 +82,22 @@ __device__ __forceinline__ std::int64_t global_thread_id() {
 }
 __device__ __forceinline__ std::int64_t grid_thread_count() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+/// Runs a CUB device-wide algorithm, the CUB way: `call(temp, bytes)` (forwarding to, say,
+/// cub::DeviceScan::InclusiveSum(temp, bytes, ..., cuda::stream())) first with a null `temp`,
+/// which only sizes the temporary storage, then with storage of that size, named `what`. The
+/// storage holds at least one byte: a null one would make the second call a size query again.
+/// Returns it: the queued algorithm reads it, so the caller keeps it until the stream is done
+/// (or frees it where freeing waits). `Buffer`: DeviceBuffer<std::byte>, or a buffer with the
+/// same constructor (a pool's).
+template <class Buffer = DeviceBuffer<std::byte>, class Call>
+[[nodiscard]] Buffer run_cub(const char* what, Call&& call) {
+  std::size_t bytes = 0;
+  check(call(nullptr, bytes), what, __FILE__, __LINE__);
+  Buffer temp(bytes > 0 ? bytes : 1, what);
+  check(call(temp.data(), bytes), what, __FILE__, __LINE__);
+  return temp;
 }
 
 // ---------------------------------------------------------------------------------------------

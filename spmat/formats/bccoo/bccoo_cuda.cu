@@ -894,15 +894,6 @@ void spmv_t(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Val
   SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_spmv_t_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BccooGpu<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<BccooGpu<Value, Index>, BccooGpuDevice<Value, Index>>>(
-      std::move(host));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BccooGpu<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(BccooGpu, BccooGpuDevice)
 
 }  // namespace spmat

@@ -116,18 +116,13 @@ void spmv_t(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value
   bro_coo_launch(d, x, y, alpha, true);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroCoo<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<BroCoo<Value, Index>, BroCooDevice<Value, Index>>>(
-      std::move(host));
-}
+SPMAT_DEFINE_CUDA_IMPL(BroCoo, BroCooDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                          \
   template struct BroCooDevice<V, I>;                                                   \
   template void bro_coo_launch(const BroCooDevice<V, I>&, const V*, V*, V, bool);       \
   template void spmv(const BroCooDevice<V, I>&, const V*, V*, V, V);                    \
-  template void spmv_t(const BroCooDevice<V, I>&, const V*, V*, V, V);                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroCoo<V, I>&&);
+  template void spmv_t(const BroCooDevice<V, I>&, const V*, V*, V, V);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

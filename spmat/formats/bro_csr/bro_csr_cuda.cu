@@ -163,17 +163,12 @@ void spmv_t(const BroCsrDevice<Value, Index>& d, const Value* x, Value* y, Value
   launch<true>(d, x, y, alpha, Value(0));
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroCsr<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<BroCsr<Value, Index>, BroCsrDevice<Value, Index>>>(
-      std::move(host));
-}
+SPMAT_DEFINE_CUDA_IMPL(BroCsr, BroCsrDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                              \
   template struct BroCsrDevice<V, I>;                                        \
   template void spmv(const BroCsrDevice<V, I>&, const V*, V*, V, V);         \
-  template void spmv_t(const BroCsrDevice<V, I>&, const V*, V*, V, V);       \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroCsr<V, I>&&);
+  template void spmv_t(const BroCsrDevice<V, I>&, const V*, V*, V, V);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

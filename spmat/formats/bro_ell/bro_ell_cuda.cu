@@ -352,19 +352,14 @@ void spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value
   bro_ell_launch_spmv_t(d, x, y, alpha);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<BroEll<Value, Index>, BroEllDevice<Value, Index>>>(
-      std::move(host));
-}
+SPMAT_DEFINE_CUDA_IMPL(BroEll, BroEllDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                               \
   template struct BroEllDevice<V, I>;                                                        \
   template void bro_ell_launch_spmv(const BroEllDevice<V, I>&, const V*, V*, V, V);          \
   template void bro_ell_launch_spmv_t(const BroEllDevice<V, I>&, const V*, V*, V);           \
   template void spmv(const BroEllDevice<V, I>&, const V*, V*, V, V);                         \
-  template void spmv_t(const BroEllDevice<V, I>&, const V*, V*, V, V);                       \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroEll<V, I>&&);
+  template void spmv_t(const BroEllDevice<V, I>&, const V*, V*, V, V);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -43,15 +43,6 @@ void spmv_t(const BroHybDevice<Value, Index>& d, const Value* x, Value* y, Value
   bro_coo_launch(d.coo, x, y, alpha, true);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroHyb<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<BroHyb<Value, Index>, BroHybDevice<Value, Index>>>(
-      std::move(host));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(BroHyb<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(BroHyb, BroHybDevice)
 
 }  // namespace spmat

@@ -178,22 +178,7 @@ void spmv_t(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value al
   SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel (transpose)");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooStorage<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<CooStorage<Value, Index>, CooDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<CooStorage<Value, Index>, CooDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CooStorage<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CooDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(CooStorage, CooDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(CooStorage, CooDevice)
 
 }  // namespace spmat

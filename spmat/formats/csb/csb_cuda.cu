@@ -113,15 +113,6 @@ void spmv_t(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
   launch<true>(d, x, y, alpha, beta);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Csb<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Csb<Value, Index>, CsbDevice<Value, Index>>>(
-      std::move(host));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Csb<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Csb, CsbDevice)
 
 }  // namespace spmat

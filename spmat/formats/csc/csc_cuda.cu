@@ -77,22 +77,7 @@ void spmv(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   SPMAT_CUDA_CHECK_LAUNCH("csc_scatter_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscStorage<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<CscStorage<Value, Index>, CscDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<CscStorage<Value, Index>, CscDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscStorage<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CscDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(CscStorage, CscDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(CscStorage, CscDevice)
 
 }  // namespace spmat

@@ -54,10 +54,7 @@ void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where
     cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
-  cuda::DeviceBuffer<Value> staging;
-  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
-  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
 template <class Value, class Index>

@@ -754,21 +754,10 @@ void spmm(const CsrDevice<Value, Index>& d, const Value* b, Value* c, std::int64
   SPMAT_CUDA_CHECK_LAUNCH("csr_spmm_row_major_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<CsrStorage<Value, Index>, CsrDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<CsrStorage<Value, Index>, CsrDevice<Value, Index>>>(
-      std::move(d));
-}
+SPMAT_DEFINE_CUDA_IMPL(CsrStorage, CsrDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(CsrStorage, CsrDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CsrStorage<V, I>&&);                    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(CsrDevice<V, I>&&);                     \
   template CsrDevice<V, I> CsrDevice<V, I>::upload(const CsrStorage<V, I>&);                     \
   template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
   template CsrStorage<V, I> CsrDevice<V, I>::download() const;

@@ -24,22 +24,7 @@ void spmv_t(const EllDevice<Value, Index>& d, const Value* x, Value* y, Value al
                                  y, alpha);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ell<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Ell<Value, Index>, EllDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(EllDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<Ell<Value, Index>, EllDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ell<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(EllDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Ell, EllDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(Ell, EllDevice)
 
 }  // namespace spmat

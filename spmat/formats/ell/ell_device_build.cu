@@ -18,10 +18,8 @@ EllDevice<Value, Index> EllDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   {
     cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "ell build: row lengths");
     ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
-    width = ell_build::max_of(len.data(), a.rows);
+    width = ell_build::checked_width(a, len.data(), "ell", o);
   }
-  check_padding("ell", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
-                row_limit_option("ell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   EllDevice d;
   d.rows = a.rows;
   d.cols = a.cols;
@@ -47,18 +45,11 @@ void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where
   if (d.nnz == 0) return;
   if (d.value_map.size() == 0) {
     cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell value map: row lengths");
-    cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(d.rows) + 1, "ell value map: offsets");
-    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "ell value map");
     ell_build::stored_lengths(d.col_idx.data(), d.rows, d.width, d.pitch, len.data());
-    ell_build::offsets(len.data(), d.rows, ptr.data());
-    ell_build::ell_map(len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
-    cuda::synchronize_stream();
-    d.value_map = std::move(map);
+    d.value_map = ell_build::value_map(len.data(), d.rows, d.width, d.pitch, d.nnz,
+                                       "ell value map", "ell value map: offsets");
   }
-  cuda::DeviceBuffer<Value> staging;
-  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
-  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
 template <class Value, class Index>

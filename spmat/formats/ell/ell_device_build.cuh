@@ -90,10 +90,10 @@ template <class Index>
 std::int64_t max_of(const Index* v, std::int64_t n) {
   if (n <= 0) return 0;
   cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, v, out.data(), n, cuda::stream()));
-  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: reduction workspace");
-  SPMAT_CUDA_CHECK(cub::DeviceReduce::Max(tmp.data(), bytes, v, out.data(), n, cuda::stream()));
+  const auto tmp = cuda::run_cub("ell build: reduction workspace",
+                                 [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
+  });
   return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
 }
 
@@ -102,13 +102,21 @@ template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
   if (rows <= 0) return;
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(
-      cub::DeviceScan::InclusiveSum(nullptr, bytes, len, ptr + 1, rows, cuda::stream()));
-  cuda::DeviceBuffer<std::byte> tmp(bytes, "ell build: scan workspace");
-  SPMAT_CUDA_CHECK(
-      cub::DeviceScan::InclusiveSum(tmp.data(), bytes, len, ptr + 1, rows, cuda::stream()));
+  const auto tmp = cuda::run_cub("ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
+  });
   cuda::synchronize_stream();  // before the workspace is freed
+}
+
+/// The width of the ELL arrays of `a` whose row lengths `len` holds: its longest row, refused
+/// as Ell::build refuses it when the padding passes the `max_fill` option of format `fmt`.
+template <class Value, class Index>
+std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const Index* len, const char* fmt,
+                           const FormatOptions& o) {
+  const std::int64_t width = max_of(len, a.rows);
+  check_padding(fmt, static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
+                row_limit_option(fmt, o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  return width;
 }
 
 /// Fills width*pitch slots from the CSR arrays.
@@ -132,6 +140,20 @@ void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::
   ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(len, ptr, rows,
       width, pitch, map);
   SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
+}
+
+/// The value map (nnz entries, complete on return) of an ELL array whose rows hold `len`
+/// entries: ell_map over the CSR row offsets of `len`. `what`: the map's name, and its offsets'.
+template <class Index>
+cuda::DeviceBuffer<std::int64_t> value_map(const Index* len, std::int64_t rows, std::int64_t width,
+                                           std::int64_t pitch, std::int64_t nnz, const char* what,
+                                           const char* what_offsets) {
+  cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
+  cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), what);
+  offsets(len, rows, ptr.data());
+  ell_map(len, ptr.data(), rows, width, pitch, map.data());
+  cuda::synchronize_stream();  // before `ptr` is freed
+  return map;
 }
 
 /// The stored lengths of an ELL array's rows.

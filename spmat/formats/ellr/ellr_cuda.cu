@@ -67,22 +67,7 @@ void spmv_t(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value a
   SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_t_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Ellr<Value, Index>, EllrDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(EllrDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<Ellr<Value, Index>, EllrDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Ellr<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(EllrDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Ellr, EllrDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(Ellr, EllrDevice)
 
 }  // namespace spmat

@@ -17,9 +17,7 @@ EllrDevice<Value, Index> EllrDevice<Value, Index>::from_csr(const DeviceCsrView<
   d.nnz = a.nnz;
   d.row_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.rows), "ellr row_len");
   ell_build::csr_row_lengths(a.row_ptr, a.rows, d.row_len.data());
-  d.width = ell_build::max_of(d.row_len.data(), a.rows);
-  check_padding("ellr", static_cast<double>(a.rows) * static_cast<double>(d.width), a.nnz, a.rows,
-                row_limit_option("ellr", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+  d.width = ell_build::checked_width(a, d.row_len.data(), "ellr", o);
   const auto slots = static_cast<std::size_t>(d.pitch * d.width);
   d.col_idx = cuda::DeviceBuffer<Index>(slots, "ellr col_idx");
   d.values = cuda::DeviceBuffer<Value>(slots, "ellr values");
@@ -38,17 +36,10 @@ template <class Value, class Index>
 void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory where) {
   if (d.nnz == 0) return;
   if (d.value_map.size() == 0) {
-    cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(d.rows) + 1, "ellr value map: offsets");
-    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "ellr value map");
-    ell_build::offsets(d.row_len.data(), d.rows, ptr.data());
-    ell_build::ell_map(d.row_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
-    cuda::synchronize_stream();
-    d.value_map = std::move(map);
+    d.value_map = ell_build::value_map(d.row_len.data(), d.rows, d.width, d.pitch, d.nnz,
+                                       "ellr value map", "ellr value map: offsets");
   }
-  cuda::DeviceBuffer<Value> staging;
-  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
-  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
 template <class Value, class Index>

@@ -624,15 +624,6 @@ void spmv_t(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
   launch<true>(d, x, y, alpha, beta);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Gcsb<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Gcsb<Value, Index>, GcsbDevice<Value, Index>>>(
-      std::move(host));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Gcsb<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Gcsb, GcsbDevice)
 
 }  // namespace spmat

@@ -191,10 +191,10 @@ T read_at(const T* p) {
 /// out[0..n) = exclusive prefix sums of in[0..n).
 template <class T>
 void exclusive_scan(const T* in, T* out, std::int64_t n) {
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, cuda::stream()));
-  Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n, cuda::stream()));
+  const auto tmp = cuda::run_cub<Work<unsigned char>>(
+      "the scan temporary", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, n, cuda::stream());
+      });
 }
 
 #define SPMAT_GRID_LOOP(i, n)                                                           \
@@ -276,13 +276,12 @@ void transposed_sort(const DevLevel& lv, std::int64_t* perm) {
       lv.begin.data(), lv.node.data(), lv.nodes, lv.lr.data(), lv.lc.data(), e, k.data(),
       v.data());
   SPMAT_CUDA_CHECK_LAUNCH("hisparse add tkey_kernel");
-  std::size_t bytes = 0;
   const int end_bit = st::tkey_bits(lv.nodes);
-  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k.data(), k2.data(), v.data(),
-                                                   perm, e, 0, end_bit, cuda::stream()));
-  Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
-  SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, k.data(), k2.data(),
-                                                   v.data(), perm, e, 0, end_bit, cuda::stream()));
+  const auto tmp = cuda::run_cub<Work<unsigned char>>(
+      "the sort temporary", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(temp, bytes, k.data(), k2.data(), v.data(), perm,
+                                               e, 0, end_bit, cuda::stream());
+      });
 }
 
 /// add=merge_ct: the sorted view of a transposed operand's level without a sort. One warp per
@@ -641,27 +640,24 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
           lb ? lb->begin.data() : nullptr, lb ? lb->lr.data() : nullptr,
           lb ? lb->lc.data() : nullptr, tb, m, keys.data(), idx.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse add expand_kernel");
-      std::size_t bytes = 0;
       const int end_bit = hisparse::steps::key_bits(n);
-      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys2.data(),
-                                                       idx.data(), idx2.data(), m, 0, end_bit,
-                                                       cuda::stream()));
-      Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the sort temporary");
-      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
-                                                       keys2.data(), idx.data(), idx2.data(), m,
-                                                       0, end_bit, cuda::stream()));
+      const auto tmp = cuda::run_cub<Work<unsigned char>>(
+          "the sort temporary", [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.data(), keys2.data(),
+                                                   idx.data(), idx2.data(), m, 0, end_bit,
+                                                   cuda::stream());
+          });
       prof.mark(L + "sort");
     }
     W64 pos(static_cast<std::size_t>(m + 1), "the positions");
     {  // pos = exclusive scan of the head flags, computed from the keys inside the scan
       const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
                                                          HeadFlag{keys2.data(), m});
-      std::size_t bytes = 0;
-      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, flags, pos.data(), m + 1,
-                                                     cuda::stream()));
-      Work<unsigned char> tmp(bytes > 0 ? bytes : 1, "the scan temporary");
-      SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, flags, pos.data(), m + 1,
-                                                     cuda::stream()));
+      const auto tmp = cuda::run_cub<Work<unsigned char>>(
+          "the scan temporary", [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceScan::ExclusiveSum(temp, bytes, flags, pos.data(), m + 1,
+                                                 cuda::stream());
+          });
     }
     const std::int64_t e = read_at(pos.data() + m);
     prof.mark(L + "head+E");

@@ -46,10 +46,10 @@ T read_back(const T* p) {
 
 template <class T>
 void scan_exclusive(const T* in, T* out, std::int64_t n) {
-  std::size_t bytes = 0;
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, cuda::stream()));
-  cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse scan temp");
-  SPMAT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp.data(), bytes, in, out, n, cuda::stream()));
+  const auto tmp = cuda::run_cub<cuda::DeviceBuffer<unsigned char>>(
+      "hisparse scan temp", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, n, cuda::stream());
+      });
 }
 
 template <class Index>
@@ -162,15 +162,13 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
         nnz, log2d, depth, keys.data(), idx.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse build key_kernel");
     {
-      std::size_t bytes = 0;
       const int end_bit = 2 * log2d * depth;
-      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), skeys.data(),
-                                                       idx.data(), perm.data(), nnz, 0, end_bit,
-                                                       cuda::stream()));
-      cuda::DeviceBuffer<unsigned char> tmp(bytes > 0 ? bytes : 1, "hisparse sort temp");
-      SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, keys.data(),
-                                                       skeys.data(), idx.data(), perm.data(),
-                                                       nnz, 0, end_bit, cuda::stream()));
+      const auto tmp = cuda::run_cub<cuda::DeviceBuffer<unsigned char>>(
+          "hisparse sort temp", [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.data(), skeys.data(),
+                                                   idx.data(), perm.data(), nnz, 0, end_bit,
+                                                   cuda::stream());
+          });
     }
     I64 r(static_cast<std::size_t>(nnz), "hisparse build rows");
     I64 c(static_cast<std::size_t>(nnz), "hisparse build cols");

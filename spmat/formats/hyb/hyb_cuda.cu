@@ -70,22 +70,7 @@ void spmv_t(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value al
   SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_t_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Hyb<Value, Index>, HybDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HybDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<Hyb<Value, Index>, HybDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Hyb<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(HybDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Hyb, HybDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(Hyb, HybDevice)
 
 }  // namespace spmat

@@ -82,22 +82,7 @@ void spmv_t(const SellDevice<Value, Index>& d, const Value* x, Value* y, Value a
   SPMAT_CUDA_CHECK_LAUNCH("sell_spmv_t_kernel");
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<Sell<Value, Index>, SellDevice<Value, Index>>>(
-      std::move(host));
-}
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(SellDevice<Value, Index>&& d) {
-  return std::make_unique<cuda::DeviceOnlyImpl<Sell<Value, Index>, SellDevice<Value, Index>>>(
-      std::move(d));
-}
-
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(Sell<V, I>&&);    \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(SellDevice<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(Sell, SellDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(Sell, SellDevice)
 
 }  // namespace spmat

@@ -157,14 +157,12 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
     const std::uint64_t key_bound = windows * static_cast<std::uint64_t>(max_len + 1);
     int end_bit = 1;  // only the bits the keys use: fewer radix passes
     while (end_bit < 64 && (std::uint64_t{1} << end_bit) < key_bound) ++end_bit;
-    std::size_t bytes = 0;
-    SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key.data(), key_sorted.data(),
-                                                     iota.data(), d.perm.data(), rows, 0, end_bit,
-                                                     cuda::stream()));
-    cuda::DeviceBuffer<std::byte> tmp(bytes, "sell build: radix sort workspace");
-    SPMAT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp.data(), bytes, key.data(), key_sorted.data(),
-                                                     iota.data(), d.perm.data(), rows, 0, end_bit,
-                                                     cuda::stream()));
+    const auto tmp = cuda::run_cub("sell build: radix sort workspace",
+                                   [&](void* temp, std::size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, key.data(), key_sorted.data(),
+                                             iota.data(), d.perm.data(), rows, 0, end_bit,
+                                             cuda::stream());
+    });
     cuda::synchronize_stream();  // before the temporaries are freed
   } else if (rows > 0) {
     identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows,
@@ -232,10 +230,7 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
     cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
-  cuda::DeviceBuffer<Value> staging;
-  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
-  cuda::scatter_values(d.values.data(), d.value_map.data(), src, d.nnz);
-  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
 template <class Value, class Index>

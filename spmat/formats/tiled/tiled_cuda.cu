@@ -916,15 +916,6 @@ void spmv(const TiledDevice<Value, Index>& d, const Value* x, Value* y, Value al
   spmm(d, x, y, 1, DenseLayout::row_major, alpha, beta);
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(TiledStorage<Value, Index>&& host) {
-  return std::make_unique<cuda::DeviceImpl<TiledStorage<Value, Index>, TiledDevice<Value, Index>>>(
-      std::move(host));
-}
-
-#define SPMAT_INSTANTIATE(V, I) \
-  template std::unique_ptr<MatrixImpl<V>> make_cuda_impl(TiledStorage<V, I>&&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_DEFINE_CUDA_IMPL(TiledStorage, TiledDevice)
 
 }  // namespace spmat

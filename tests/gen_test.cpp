@@ -13,6 +13,7 @@
 #include <string>
 
 #include "spmat/gen/generators.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace spmat {
 namespace {
@@ -122,13 +123,11 @@ const char* const kSpecs[] = {
 
 template <class T>
 struct GenTyped : ::testing::Test {};
-using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(GenTyped, TypePairs);
+TYPED_TEST_SUITE(GenTyped, spmat::testing::Pairs);
 
 TYPED_TEST(GenTyped, EveryGeneratorGivesCanonicalCsrEqualToTheFp64Int32One) {
-  using Value = typename TypeParam::first_type;
-  using Index = typename TypeParam::second_type;
+  using Value = typename TypeParam::Value;
+  using Index = typename TypeParam::Index;
   for (const char* spec : kSpecs) {
     SCOPED_TRACE(spec);
     const auto a = generate<Value, Index>(spec);

@@ -28,6 +28,7 @@
 #include "spmat/io/load.hpp"
 #include "spmat/io/matrix_market.hpp"
 #include "spmat/io/read_options.hpp"
+#include "tests/support/temp_files.hpp"
 
 namespace {
 
@@ -38,36 +39,19 @@ using Mat = Csr<double, std::int32_t>;
 using Mat64 = Csr<double, std::int64_t>;
 
 std::string temp_path(const std::string& name) {
-  static const std::string dir = [] {
-    const fs::path p =
-        fs::path(::testing::TempDir()) / ("spmat_io_hostile_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p.string();
-  }();
+  static const std::string dir = spmat::testing::make_temp_dir("spmat_io_hostile_");
   return dir + "/" + name;
 }
 
 std::string write_text(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
+  return spmat::testing::write_file(temp_path(name), text);
 }
 
-// gzip-compressed through the library's own writer (one gzip member).
 std::string write_gzip(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  spmat::io::FileWriter w(path, true);
-  w.write(text.data(), text.size());
-  w.commit();
-  return path;
+  return spmat::testing::write_gzip_file(temp_path(name), text);
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using spmat::testing::read_file;
 
 ReadOptions lenient() {
   ReadOptions o;
@@ -174,7 +158,7 @@ Mat small_matrix() {
 }
 
 TEST(Hostile, DataAfterTheGzipStreamIsRefusedStrictlyAndIgnoredLeniently) {
-  const std::string gz = read_all(write_gzip("good.mtx.gz", kSmall));
+  const std::string gz = read_file(write_gzip("good.mtx.gz", kSmall));
   const std::string path = write_text("trailing.mtx.gz", gz + "garbage after the stream\n");
   const std::string msg = error_of([&] { (void)spmat::io::load_matrix<double, std::int32_t>(path); });
   EXPECT_CONTAINS(msg, "trailing.mtx.gz:");
@@ -187,14 +171,14 @@ TEST(Hostile, DataAfterTheGzipStreamIsRefusedStrictlyAndIgnoredLeniently) {
 }
 
 TEST(Hostile, ConcatenatedGzipMembersAreOneStream) {
-  const std::string a = read_all(write_gzip("part1.gz", kSmall.substr(0, 60)));
-  const std::string b = read_all(write_gzip("part2.gz", kSmall.substr(60)));
+  const std::string a = read_file(write_gzip("part1.gz", kSmall.substr(0, 60)));
+  const std::string b = read_file(write_gzip("part2.gz", kSmall.substr(60)));
   const std::string path = write_text("members.mtx.gz", a + b);
   EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(path)), small_matrix());
 }
 
 TEST(Hostile, TheGzipTrailerSizeIsNotTrusted) {
-  std::string gz = read_all(write_gzip("trailer.mtx.gz", kSmall));
+  std::string gz = read_file(write_gzip("trailer.mtx.gz", kSmall));
   for (int k = 1; k <= 4; ++k) gz[gz.size() - k] = '\xff';  // ISIZE: 4 GiB - 1
   const std::string path = write_text("lying_trailer.mtx.gz", gz);
   const std::string msg = error_of([&] { (void)spmat::io::load_matrix<double, std::int32_t>(path); });
@@ -458,7 +442,7 @@ TEST(Hostile, ALyingBinaryCacheHeaderAllocatesNothingAhead) {
   a.values = {1, 2};
   const std::string good = temp_path("lying.smc");
   spmat::io::write_binary_cache(good, a);
-  std::string bytes = read_all(good);
+  std::string bytes = read_file(good);
   const std::int64_t rows = 100000000, nnz = 100000000;  // 2.4 GB of arrays claimed
   std::memcpy(&bytes[24], &rows, 8);
   std::memcpy(&bytes[40], &nnz, 8);
@@ -475,12 +459,12 @@ TEST(Hostile, PipesAreStreamedWhateverTheyHold) {
   through_fifo("text.fifo", kSmall, [](const std::string& p) {
     EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(p)), small_matrix());
   });
-  const std::string gz = read_all(write_gzip("pipe.mtx.gz", kSmall));
+  const std::string gz = read_file(write_gzip("pipe.mtx.gz", kSmall));
   through_fifo("gz.fifo", gz, [](const std::string& p) {
     EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(p)), small_matrix());
   });
   spmat::io::write_binary_cache(temp_path("pipe.smc"), small_matrix());
-  const std::string smc = read_all(temp_path("pipe.smc"));
+  const std::string smc = read_file(temp_path("pipe.smc"));
   through_fifo("smc.fifo", smc, [](const std::string& p) {
     EXPECT_EQ((spmat::io::load_matrix<double, std::int32_t>(p)), small_matrix());
   });
@@ -556,10 +540,10 @@ TEST(Hostile, EveryFieldAndSymmetryRoundTripsIdentically) {
       EXPECT_EQ(h2.symmetry, h.symmetry);
       EXPECT_EQ(h2.entries, h.entries);  // the stored triangle, not the expanded matrix
     }
-    EXPECT_EQ(read_all(temp_path("out.mtx")).rfind(std::string("%%MatrixMarket matrix ") + c.banner + "\n", 0), 0u);
+    EXPECT_EQ(read_file(temp_path("out.mtx")).rfind(std::string("%%MatrixMarket matrix ") + c.banner + "\n", 0), 0u);
   }
   // Pattern writes no values.
-  const std::string text = read_all(temp_path("out.mtx"));
+  const std::string text = read_file(temp_path("out.mtx"));
   EXPECT_NE(text.find("\n3 3 3\n1 1\n3 1\n3 2\n"), std::string::npos) << text;
 }
 

@@ -24,6 +24,7 @@
 #include "spmat/io/file_io.hpp"
 #include "spmat/io/load.hpp"
 #include "spmat/io/matrix_market.hpp"
+#include "tests/support/temp_files.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace {
@@ -33,28 +34,17 @@ using spmat::Csr;
 using spmat::io::read_matrix_market;
 
 std::string temp_dir() {
-  static const std::string dir = [] {
-    const fs::path p = fs::path(::testing::TempDir()) / ("spmat_io_test_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p.string();
-  }();
+  static const std::string dir = spmat::testing::make_temp_dir("spmat_io_test_");
   return dir;
 }
 
 std::string temp_path(const std::string& name) { return temp_dir() + "/" + name; }
 
 std::string write_text(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
+  return spmat::testing::write_file(temp_path(name), text);
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using spmat::testing::read_file;
 
 // A random matrix with empty rows, an explicit zero, negative and non-terminating values.
 template <class Value, class Index>
@@ -80,13 +70,11 @@ Csr<Value, Index> random_matrix(Index rows, Index cols, std::uint64_t seed) {
 
 template <class Pair>
 class IoTyped : public ::testing::Test {};
-using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(IoTyped, TypePairs);
+TYPED_TEST_SUITE(IoTyped, spmat::testing::Pairs);
 
 TYPED_TEST(IoTyped, WritingThenReadingMtxAndMtxGzGivesTheSameMatrixExactly) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   const auto seed = spmat::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto a = random_matrix<V, I>(37, 23, seed);
@@ -105,8 +93,8 @@ TYPED_TEST(IoTyped, WritingThenReadingMtxAndMtxGzGivesTheSameMatrixExactly) {
 }
 
 TYPED_TEST(IoTyped, WritingThenReadingTheBinaryCacheGivesTheSameMatrixExactly) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   const auto seed = spmat::testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   const auto a = random_matrix<V, I>(41, 53, seed);
@@ -125,8 +113,8 @@ TYPED_TEST(IoTyped, WritingThenReadingTheBinaryCacheGivesTheSameMatrixExactly) {
 }
 
 TYPED_TEST(IoTyped, EmptyAndZeroByZeroMatricesRoundTrip) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   Csr<V, I> zero;  // 0 x 0
   Csr<V, I> empty;
   empty.rows = 4;
@@ -151,12 +139,12 @@ TEST(Io, TheWriterPrintsGeneralCoordinateOneBasedWithRoundTripDigits) {
   a.values = {0.1, -2.0};
   const std::string path = temp_path("format.mtx");
   spmat::io::write_matrix_market(path, a);
-  const std::string text = read_all(path);
+  const std::string text = read_file(path);
   EXPECT_EQ(text.rfind("%%MatrixMarket matrix coordinate real general\n", 0), 0u) << text;
   EXPECT_NE(text.find("\n2 3 2\n1 3 0.10000000000000001\n2 1 -2\n"), std::string::npos) << text;
   Csr<float, std::int32_t> f = spmat::convert<float, std::int32_t>(a);
   spmat::io::write_matrix_market(path, f);
-  EXPECT_NE(read_all(path).find("\n1 3 0.100000001\n"), std::string::npos) << read_all(path);
+  EXPECT_NE(read_file(path).find("\n1 3 0.100000001\n"), std::string::npos) << read_file(path);
   EXPECT_FALSE(fs::exists(path + ".part"));
 }
 
@@ -193,7 +181,7 @@ TEST(Io, ACorruptedBinaryCacheIsRefusedWithAMessageNamingTheProblem) {
   const auto a = random_matrix<double, std::int32_t>(20, 20, 11);
   const std::string good_path = temp_path("good.smc");
   spmat::io::write_binary_cache(good_path, a);
-  const std::string good = read_all(good_path);
+  const std::string good = read_file(good_path);
   std::string flipped = good;
   flipped[good.size() - 3] ^= 0x10;  // a bit of the last value
   expect_bad_cache("flipped.smc", flipped, "checksum");
@@ -507,11 +495,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
 }
 
 std::string write_gzip_text(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  spmat::io::FileWriter w(path, true);
-  w.write(text.data(), text.size());
-  w.commit();
-  return path;
+  return spmat::testing::write_gzip_file(temp_path(name), text);
 }
 
 // The message of the spmat::Error reading `path` on `threads` threads throws ("" if none).
@@ -644,7 +628,7 @@ TEST(MatrixMarketParallel, ErrorsNameTheLineTheSerialReaderNames) {
 
 TEST(MatrixMarketParallel, GzipErrorsAndLenientReadingMatchTheSerialReader) {
   const std::string text = join_lines(big_file_lines("real general", false, 10));
-  const std::string gz = read_all(write_gzip_text("whole.mtx.gz", text));
+  const std::string gz = read_file(write_gzip_text("whole.mtx.gz", text));
   // Cut in the middle: the error names the line where the text stops, as a serial read does.
   const std::string cut = write_text("cut.mtx.gz", gz.substr(0, gz.size() / 2));
   const std::string serial = read_error(cut, 1);

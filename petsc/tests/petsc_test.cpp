@@ -172,7 +172,7 @@ std::string fmt_err(double e) {
 
 // The four products and their Add forms (y ≠ z and y = z) of S against the AIJ matrix R.
 void compare_products(const std::string& name, Mat S, Mat R, double tol = 1e-12) {
-  Vec x, y, xt, yt, ref, got, w;
+  Vec x, y, xt, yt;
   TRY(MatCreateVecs(R, &x, &y));
   TRY(MatCreateVecs(R, &yt, &xt));  // yt: columns (Aᵀ's output), xt: rows (Aᵀ's input)
   TRY(fill(x, 0.3));
@@ -184,39 +184,32 @@ void compare_products(const std::string& name, Mat S, Mat R, double tol = 1e-12)
     worst = std::max(worst, e);
     PetscFunctionReturn(0);
   };
-  // Ax
-  TRY(VecDuplicate(y, &ref));
-  TRY(VecDuplicate(y, &got));
-  TRY(VecDuplicate(y, &w));
-  TRY(MatMult(R, x, ref));
-  TRY(MatMult(S, x, got));
-  TRY(track(got, ref));
-  // z = w + Ax (z ≠ w), then w = w + Ax in place
-  TRY(fill(w, 2.1));
-  TRY(MatMultAdd(R, x, w, ref));
-  TRY(MatMultAdd(S, x, w, got));
-  TRY(track(got, ref));
-  TRY(VecCopy(w, got));
-  TRY(MatMultAdd(S, x, got, got));
-  TRY(track(got, ref));
-  TRY(VecDestroy(&ref));
-  TRY(VecDestroy(&got));
-  TRY(VecDestroy(&w));
-  // Aᵀx and its Add forms
-  TRY(VecDuplicate(yt, &ref));
-  TRY(VecDuplicate(yt, &got));
-  TRY(VecDuplicate(yt, &w));
-  TRY(MatMultTranspose(R, xt, ref));
-  TRY(MatMultTranspose(S, xt, got));
-  TRY(track(got, ref));
-  TRY(fill(w, -0.9));
-  TRY(MatMultTransposeAdd(R, xt, w, ref));
-  TRY(MatMultTransposeAdd(S, xt, w, got));
-  TRY(track(got, ref));
-  TRY(VecCopy(w, got));
-  TRY(MatMultTransposeAdd(S, xt, got, got));
-  TRY(track(got, ref));
-  for (Vec* v : {&x, &y, &xt, &yt, &ref, &got, &w}) TRY(VecDestroy(v));
+  // op(A)·in, then z = w + op(A)·in (z ≠ w) and w = w + op(A)·in in place; out gives the shape
+  // of the outputs and w0 the value of w.
+  using Mult = PetscErrorCode (*)(Mat, Vec, Vec);
+  using MultAdd = PetscErrorCode (*)(Mat, Vec, Vec, Vec);
+  auto compare = [&](Mult mult, MultAdd mult_add, Vec in, Vec out, double w0) -> PetscErrorCode {
+    Vec ref, got, w;
+    PetscFunctionBegin;
+    PetscCall(VecDuplicate(out, &ref));
+    PetscCall(VecDuplicate(out, &got));
+    PetscCall(VecDuplicate(out, &w));
+    PetscCall(mult(R, in, ref));
+    PetscCall(mult(S, in, got));
+    PetscCall(track(got, ref));
+    PetscCall(fill(w, w0));
+    PetscCall(mult_add(R, in, w, ref));
+    PetscCall(mult_add(S, in, w, got));
+    PetscCall(track(got, ref));
+    PetscCall(VecCopy(w, got));
+    PetscCall(mult_add(S, in, got, got));
+    PetscCall(track(got, ref));
+    for (Vec* v : {&ref, &got, &w}) PetscCall(VecDestroy(v));
+    PetscFunctionReturn(0);
+  };
+  TRY(compare(MatMult, MatMultAdd, x, y, 2.1));
+  TRY(compare(MatMultTranspose, MatMultTransposeAdd, xt, yt, -0.9));
+  for (Vec* v : {&x, &y, &xt, &yt}) TRY(VecDestroy(v));
   report(name, worst <= tol, fmt_err(worst));
 }
 

@@ -54,6 +54,19 @@ struct Coo {
   bool operator==(const Coo&) const = default;
 };
 
+/// An empty Coo of shape rows×cols with room for `nnz` entries: what a format's decoder appends
+/// its entries to before the final to_csr (which sorts, so decoders may emit in any order).
+template <class Value, class Index>
+Coo<Value, Index> reserved_coo(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+  Coo<Value, Index> c;
+  c.rows = static_cast<Index>(rows);
+  c.cols = static_cast<Index>(cols);
+  c.row_idx.reserve(static_cast<std::size_t>(nnz));
+  c.col_idx.reserve(static_cast<std::size_t>(nnz));
+  c.values.reserve(static_cast<std::size_t>(nnz));
+  return c;
+}
+
 template <class Value, class Index>
 struct Csc {
   using value_type = Value;

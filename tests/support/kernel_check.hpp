@@ -236,15 +236,6 @@ void check_cpu_thread_independence(const char* fmt, Op op) {
   omp_set_num_threads(saved);
 }
 
-template <class V, class I>
-struct Pair {
-  using Value = V;
-  using Index = I;
-};
-using Pairs = ::testing::Types<Pair<float, std::int32_t>, Pair<float, std::int64_t>,
-                               Pair<double, std::int32_t>, Pair<double, std::int64_t>>;
-
-
 inline const std::vector<Spec>& gpu_specs() {
   // Sizes around the segmented kernel's interval (256 nonzeros) and warp (32): rows longer
   // than several intervals, single-row and single-column matrices, leading/trailing empty rows.

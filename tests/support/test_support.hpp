@@ -1,6 +1,8 @@
 // tests/support/test_support.hpp — shared test helpers: random inputs, poisoning, device copies.
 // SPDX-License-Identifier: MIT
 #pragma once
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +18,15 @@
 #include "spmat/core/types.hpp"
 
 namespace spmat::testing {
+
+/// A (value, index) type pair of the typed tests; Pairs: the four the library instantiates.
+template <class V, class I>
+struct Pair {
+  using Value = V;
+  using Index = I;
+};
+using Pairs = ::testing::Types<Pair<float, std::int32_t>, Pair<float, std::int64_t>,
+                               Pair<double, std::int32_t>, Pair<double, std::int64_t>>;
 
 /// The worked 4×4 example of the format tests, row lengths 2, 0, 3, 1:
 ///   [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]

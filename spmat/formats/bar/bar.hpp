@@ -29,6 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "spmat/core/csr.hpp"
+#include "spmat/core/options.hpp"
+
 namespace spmat::bar {
 
 enum class Algo { greedy, fast };
@@ -56,5 +59,21 @@ template <class Index>
 std::int64_t cost(std::int64_t rows, std::span<const Index> row_ptr,
                   std::span<const Index> col_idx, const Params& p,
                   const std::vector<std::int64_t>& order);
+
+
+/// The BAR order a BRO format's build uses: slices of h rows, symbols of sym_len bits, the first
+/// max_len entries of each row (-1: all), and the options bar_algo= (auto) and bar_window= (4).
+template <class Value, class Index>
+std::vector<std::int64_t> order_for(const Csr<Value, Index>& a, const FormatOptions& o, int h,
+                                    int sym_len, std::int64_t max_len) {
+  Params p;
+  p.h = h;
+  p.sym_len = sym_len;
+  p.value_bytes = static_cast<int>(sizeof(Value));
+  p.max_len = max_len;
+  p.algo = parse_algo(o.get_string("bar_algo", "auto"), a.rows, a.nnz(), h);
+  p.window = static_cast<int>(o.get_int("bar_window", 4));
+  return order<Index>(a.rows, a.row_ptr, a.col_idx, p);
+}
 
 }  // namespace spmat::bar

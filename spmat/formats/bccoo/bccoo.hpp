@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "spmat/core/bytes.hpp"
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
@@ -83,17 +84,8 @@ struct Lut {
 template <class Value>
 Lut<Value> build_lut(const std::vector<Value>& values);
 
-// Byte helpers (little-endian, unaligned: memcpy, clean under UBSan).
-template <class T>
-inline T load(const std::uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-template <class T>
-inline void store(std::uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
-}
+using bytes::load;
+using bytes::store;
 
 /// Sub-array placement of one bccoo-gpu chunk of `len` entries with format byte `fmt`.
 struct GpuChunk {

@@ -6,17 +6,13 @@
 #include <vector>
 
 #include "spmat/formats/bro_coo/bro_coo.hpp"
+#include "spmat/formats/bro_ell/bro_test_support.hpp"
 
 namespace spmat {
 namespace {
 
 TEST(BroCoo, PacksThePapersRowIndicesInOneInterval) {
-  Csr<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 5;
-  a.row_ptr = {0, 2, 7, 10, 12};
-  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
-  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
+  const auto a = bro_testing::paper_example();
   const auto c = BroCoo<double, std::int32_t>::build(a, FormatOptions().set("interval", "32"));
   EXPECT_EQ(c.base_row, (std::vector<std::int32_t>{0}));
   EXPECT_EQ(c.widths, (std::vector<std::uint8_t>{2}));  // deltas up to 3

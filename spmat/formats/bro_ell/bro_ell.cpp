@@ -154,15 +154,7 @@ BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, con
     longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
   check_row_skew(name, longest, a.nnz(), a.rows, 1, max_skew, "bro-hyb, hyb or csr");
   std::vector<std::int64_t> order;
-  if (bar == 1) {
-    bar::Params p;
-    p.h = h;
-    p.sym_len = sym_len;
-    p.value_bytes = static_cast<int>(sizeof(Value));
-    p.algo = bar::parse_algo(o.get_string("bar_algo", "auto"), a.rows, a.nnz(), h);
-    p.window = static_cast<int>(o.get_int("bar_window", 4));
-    order = bar::order<Index>(a.rows, a.row_ptr, a.col_idx, p);
-  }
+  if (bar == 1) order = bar::order_for(a, o, h, sym_len, -1);
   check_padding(name, static_cast<double>(bro_ell_slots(a, h, order, -1)), a.nnz(), a.rows,
                 max_fill, "bro-hyb, hyb or csr");
   BroEll e = encode(a, h, sym_len, order, -1, first_slice);
@@ -172,12 +164,7 @@ BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, con
 
 template <class Value, class Index>
 Csr<Value, Index> BroEll<Value, Index>::to_csr() const {
-  Coo<Value, Index> c;
-  c.rows = rows;
-  c.cols = cols;
-  c.row_idx.reserve(static_cast<std::size_t>(nnz));
-  c.col_idx.reserve(static_cast<std::size_t>(nnz));
-  c.values.reserve(static_cast<std::size_t>(nnz));
+  Coo<Value, Index> c = reserved_coo<Value, Index>(rows, cols, nnz);
   for (std::int64_t p = 0; p < rows; ++p) {
     const Index r = static_cast<Index>(original_row(p));
     auto f = [&](std::int64_t col, Value v) {

@@ -20,17 +20,7 @@ namespace spmat {
 namespace {
 
 using bro_testing::Csr64;
-
-/// The paper's 4×5 example, 0-based.
-Csr<double, std::int32_t> paper_example() {
-  Csr<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 5;
-  a.row_ptr = {0, 2, 7, 10, 12};
-  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
-  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
-  return a;
-}
+using bro_testing::paper_example;
 
 TEST(BroEll, StoresThePapersExampleAsInFigure1) {
   const auto a = paper_example();

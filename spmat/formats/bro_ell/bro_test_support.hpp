@@ -16,6 +16,17 @@ namespace spmat::bro_testing {
 
 using Csr64 = Csr<double, std::int64_t>;
 
+/// The BRO paper's 4×5 example matrix, 0-based: the hand-checked layouts of every BRO format.
+inline Csr<double, std::int32_t> paper_example() {
+  Csr<double, std::int32_t> a;
+  a.rows = 4;
+  a.cols = 5;
+  a.row_ptr = {0, 2, 7, 10, 12};
+  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
+  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
+  return a;
+}
+
 /// A banded matrix (row i: columns i-w..i+w) with its rows shuffled: BAR's favourite input.
 inline Csr64 shuffled_band(std::int64_t rows, std::int64_t w, std::uint64_t seed) {
   std::vector<std::int64_t> perm(static_cast<std::size_t>(rows));

@@ -92,16 +92,7 @@ BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, con
   const std::int64_t bar = o.get_int("bar", 0);
   if (bar != 0 && bar != 1) throw ParseError("bro-hyb: bar=" + std::to_string(bar) + " is not 0 or 1");
   std::vector<std::int64_t> order;
-  if (bar == 1) {
-    bar::Params p;
-    p.h = h;
-    p.sym_len = sym_len;
-    p.value_bytes = static_cast<int>(sizeof(Value));
-    p.max_len = k;
-    p.algo = bar::parse_algo(o.get_string("bar_algo", "auto"), a.rows, a.nnz(), h);
-    p.window = static_cast<int>(o.get_int("bar_window", 4));
-    order = bar::order<Index>(a.rows, a.row_ptr, a.col_idx, p);
-  }
+  if (bar == 1) order = bar::order_for(a, o, h, sym_len, k);
   // Both split rules keep the BRO-ELL part's padding small; a forced width may not.
   if (forced)
     check_padding(bar == 1 ? "bro-hyb-bar (forced ell_width)" : "bro-hyb (forced ell_width)",

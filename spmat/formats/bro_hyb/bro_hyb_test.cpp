@@ -48,12 +48,7 @@ TEST(BroHybSplit, ByteRulePricesTheSlicedPadding) {
 }
 
 TEST(BroHyb, PutsTheFirstKEntriesInEllAndTheRestInCoo) {
-  Csr<double, std::int32_t> a;
-  a.rows = 4;
-  a.cols = 5;
-  a.row_ptr = {0, 2, 7, 10, 12};
-  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
-  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
+  const auto a = bro_testing::paper_example();
   const auto m = BroHyb<double, std::int32_t>::build(a, FormatOptions().set("ell_width", "3").set("h", "32"));
   EXPECT_EQ(m.ell_width, 3);
   EXPECT_EQ(m.ell.nnz, 10);

@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -86,6 +87,23 @@ Csr<Value, Index> random_csr(Index rows, Index cols, double p, std::uint64_t see
       }
     }
   return to_csr(c);
+}
+
+/// n×n tridiagonal fp64 CSR with entry (r, c) = value(r, c): with a small β the block grid of a
+/// large n has more blocks than int32 can count while only the diagonal band is non-empty.
+template <class ValueOf>
+Csr<double, std::int32_t> tridiagonal(std::int32_t n, ValueOf value) {
+  Csr<double, std::int32_t> a;
+  a.rows = a.cols = n;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t r = 0; r < n; ++r) {
+    for (std::int32_t c = std::max(0, r - 1); c <= std::min(n - 1, r + 1); ++c) {
+      a.col_idx.push_back(c);
+      a.values.push_back(value(r, c));
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  return a;
 }
 
 /// Checks y = alpha·op(A)·x + beta·y0 on `backend` against the fp64 reference. For beta == 0 the

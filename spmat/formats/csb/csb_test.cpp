@@ -131,16 +131,8 @@ TEST(Csb, BillionsOfBlocksBeyondInt32AreStoredSparsely) {
   // 200000² with β = 4 has 2.5·10^9 blocks (more than int32 can count); tridiagonal: 3 blocks a
   // block row are non-empty, and the storage stays within 1.1× CSR's.
   const std::int32_t n = 200000;
-  Csr<double, std::int32_t> a;
-  a.rows = a.cols = n;
-  a.row_ptr.assign(1, 0);
-  for (std::int32_t r = 0; r < n; ++r) {
-    for (std::int32_t c = std::max(0, r - 1); c <= std::min(n - 1, r + 1); ++c) {
-      a.col_idx.push_back(c);
-      a.values.push_back(static_cast<double>((r + 2 * c) % 7) - 3);
-    }
-    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
-  }
+  const auto a = block_testing::tridiagonal(
+      n, [](std::int32_t r, std::int32_t c) { return static_cast<double>((r + 2 * c) % 7) - 3; });
   const auto s = Csb<double, std::int32_t>::build(a, FormatOptions().set("beta", "4"));
   ASSERT_TRUE(s.sparse_grid);
   EXPECT_EQ(s.n_stored(), 3 * (n / 4) - 2);
@@ -153,13 +145,11 @@ TEST(Csb, BillionsOfBlocksBeyondInt32AreStoredSparsely) {
 
 template <class T>
 class CsbTyped : public ::testing::Test {};
-using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(CsbTyped, TypePairs);
+TYPED_TEST_SUITE(CsbTyped, spmat::testing::Pairs);
 
 TYPED_TEST(CsbTyped, RoundTripIsExactAndKeepsExplicitZeros) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   for (auto [r, c, beta] : {std::tuple{37, 53, 4}, std::tuple{64, 29, 8}, std::tuple{5, 3, 32},
                             std::tuple{0, 7, 2}, std::tuple{7, 0, 2}}) {
     const auto a = block_testing::random_csr<V, I>(r, c, 0.2, testing::fresh_seed());
@@ -171,8 +161,8 @@ TYPED_TEST(CsbTyped, RoundTripIsExactAndKeepsExplicitZeros) {
 }
 
 TYPED_TEST(CsbTyped, CpuKernelsMatchTheReference) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   for (auto [r, c, beta] : {std::tuple{45, 70, 8}, std::tuple{100, 33, 16}, std::tuple{70, 70, 0},
                             std::tuple{1, 50, 4}}) {
     const auto seed = testing::fresh_seed();
@@ -186,8 +176,8 @@ TYPED_TEST(CsbTyped, CpuKernelsMatchTheReference) {
 }
 
 TYPED_TEST(CsbTyped, SparseGridRoundTripAndKernelsMatchTheReference) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   for (auto [r, c, beta, p] : {std::tuple{37, 53, 4, 0.2}, std::tuple{300, 200, 2, 0.004},
                                std::tuple{5, 3, 32, 0.2}, std::tuple{0, 7, 2, 0.2},
                                std::tuple{7, 0, 2, 0.2}}) {
@@ -211,8 +201,8 @@ TYPED_TEST(CsbTyped, SparseGridRoundTripAndKernelsMatchTheReference) {
 }
 
 TYPED_TEST(CsbTyped, GpuKernelsMatchTheReference) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   SPMAT_SKIP_WITHOUT_GPU();
   for (auto [r, c, beta] : {std::tuple{45, 70, 8}, std::tuple{300, 257, 0}, std::tuple{1, 50, 4},
                             std::tuple{0, 5, 2}})

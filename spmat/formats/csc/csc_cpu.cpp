@@ -1,7 +1,7 @@
 // spmat/formats/csc/csc_cpu.cpp — OpenMP kernels of CSC: spmv_t (column gather), spmv (scatter_reduce).
 // SPDX-License-Identifier: MIT
-#include "spmat/core/parallel.hpp"
 #include "spmat/formats/csc/csc.hpp"
+#include "spmat/formats/csr/compressed_cpu.hpp"
 
 namespace spmat {
 
@@ -11,13 +11,7 @@ namespace spmat {
 // Columns split dynamically in chunks of 256 as CSR's rows are. Work 2·nnz flops.
 template <class Value, class Index>
 void spmv_t(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  const auto& a = s.a;
-#pragma omp parallel for schedule(dynamic, 256)
-  for (Index c = 0; c < a.cols; ++c) {
-    Value sum = 0;
-    for (Index k = a.col_ptr[c]; k < a.col_ptr[c + 1]; ++k) sum += a.values[k] * x[a.row_idx[k]];
-    axpby_store(y[c], alpha, sum, beta);
-  }
+  compressed_gather(s.a.cols, s.a.col_ptr, s.a.row_idx, s.a.values, x, y, alpha, beta);
 }
 
 // Contract: x has cols entries, y rows entries. Columns are split statically over the threads;
@@ -25,11 +19,7 @@ void spmv_t(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value a
 // are summed in thread order: deterministic for a fixed thread count. Scratch threads×rows.
 template <class Value, class Index>
 void spmv(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  const auto& a = s.a;
-  scatter_reduce<Value>(a.rows, a.cols, y, alpha, beta, [&](std::int64_t c, Value* acc) {
-    const Value xc = x[c];
-    for (Index k = a.col_ptr[c]; k < a.col_ptr[c + 1]; ++k) acc[a.row_idx[k]] += a.values[k] * xc;
-  });
+  compressed_scatter(s.a.rows, s.a.cols, s.a.col_ptr, s.a.row_idx, s.a.values, x, y, alpha, beta);
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                     \

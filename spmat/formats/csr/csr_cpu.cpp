@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "spmat/core/parallel.hpp"
+#include "spmat/formats/csr/compressed_cpu.hpp"
 #include "spmat/formats/csr/csr.hpp"
 
 namespace spmat {
@@ -13,22 +14,12 @@ namespace spmat {
 // imbalanced rows from stalling one thread). Work 2·nnz flops; bytes as traffic_bytes.
 template <class Value, class Index>
 void spmv(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  const auto& a = s.a;
-#pragma omp parallel for schedule(dynamic, 256)
-  for (Index r = 0; r < a.rows; ++r) {
-    Value sum = 0;
-    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) sum += a.values[k] * x[a.col_idx[k]];
-    axpby_store(y[r], alpha, sum, beta);
-  }
+  compressed_gather(s.a.rows, s.a.row_ptr, s.a.col_idx, s.a.values, x, y, alpha, beta);
 }
 
 template <class Value, class Index>
 void spmv_t(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  const auto& a = s.a;
-  scatter_reduce<Value>(a.cols, a.rows, y, alpha, beta, [&](std::int64_t r, Value* acc) {
-    const Value xr = x[r];
-    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) acc[a.col_idx[k]] += a.values[k] * xr;
-  });
+  compressed_scatter(s.a.cols, s.a.rows, s.a.row_ptr, s.a.col_idx, s.a.values, x, y, alpha, beta);
 }
 
 template <class Value, class Index>

@@ -266,12 +266,7 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
 
 template <class Value, class Index>
 Csr<Value, Index> Gcsb<Value, Index>::to_csr() const {
-  Coo<Value, Index> c;
-  c.rows = rows;
-  c.cols = cols;
-  c.row_idx.reserve(static_cast<std::size_t>(nnz));
-  c.col_idx.reserve(static_cast<std::size_t>(nnz));
-  c.values.reserve(static_cast<std::size_t>(nnz));
+  Coo<Value, Index> c = reserved_coo<Value, Index>(rows, cols, nnz);
   const int d = beta_log2;
   const std::int32_t mask = (1 << d) - 1;
   for (std::int64_t i = 0; i < n_sorted(); ++i) {

@@ -124,16 +124,8 @@ TEST(Gcsb, BlockIdsBeyondTheIndexTypeAreStoredAsRowAndColumn) {
 TEST(Gcsb, BillionsOfBlocksBuildWithStorageNearCsr) {
   // 200000² tridiagonal, fp64, β = 4: 2.5·10^9 blocks (ids beyond int32), 1.5·10^5 non-empty.
   const std::int32_t n = 200000;
-  Csr<double, std::int32_t> a;
-  a.rows = a.cols = n;
-  a.row_ptr.assign(1, 0);
-  for (std::int32_t r = 0; r < n; ++r) {
-    for (std::int32_t c = std::max(0, r - 1); c <= std::min(n - 1, r + 1); ++c) {
-      a.col_idx.push_back(c);
-      a.values.push_back(static_cast<double>((3 * r + c) % 5) - 2);
-    }
-    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
-  }
+  const auto a = block_testing::tridiagonal(
+      n, [](std::int32_t r, std::int32_t c) { return static_cast<double>((3 * r + c) % 5) - 2; });
   const auto o = FormatOptions().set("beta", "4");
   const auto s = Gcsb<double, std::int32_t>::build(a, o);
   EXPECT_TRUE(s.split_ids());
@@ -367,9 +359,7 @@ TEST(Gcsb, BadOptionsAreRefusedWithTheirName) {
 
 template <class T>
 class GcsbTyped : public ::testing::Test {};
-using TypePairs = ::testing::Types<std::pair<float, std::int32_t>, std::pair<float, std::int64_t>,
-                                   std::pair<double, std::int32_t>, std::pair<double, std::int64_t>>;
-TYPED_TEST_SUITE(GcsbTyped, TypePairs);
+TYPED_TEST_SUITE(GcsbTyped, spmat::testing::Pairs);
 
 std::vector<FormatOptions> option_sets() {
   return {FormatOptions(),
@@ -408,8 +398,8 @@ bool plan_opts(const FormatOptions& o) {
 bool gcsb_only(const FormatOptions& o) { return o.has("empty") || o.has("dense") || o.has("flush"); }
 
 TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   for (auto [r, c] : {std::pair{37, 53}, std::pair{64, 29}, std::pair{5, 3}, std::pair{0, 7}, std::pair{7, 0}})
     for (const auto& o : option_sets()) {
       const auto a = block_testing::random_csr<V, I>(r, c, 0.2, testing::fresh_seed());
@@ -444,8 +434,8 @@ TYPED_TEST(GcsbTyped, RoundTripIsExactAndStorageBytesAreCounted) {
 }
 
 TYPED_TEST(GcsbTyped, CpuKernelsMatchTheReference) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   for (const char* name : {"gcsb", "gcsb-det", "gcsb-atomic"})
     for (auto [r, c] : {std::pair{45, 70}, std::pair{100, 33}, std::pair{1, 50}, std::pair{70, 1}})
       for (const auto& o : option_sets()) {
@@ -474,8 +464,8 @@ TEST(Gcsb, DeterministicCpuResultDoesNotDependOnTheThreadCount) {
 }
 
 TYPED_TEST(GcsbTyped, GpuKernelsMatchTheReference) {
-  using V = typename TypeParam::first_type;
-  using I = typename TypeParam::second_type;
+  using V = typename TypeParam::Value;
+  using I = typename TypeParam::Index;
   SPMAT_SKIP_WITHOUT_GPU();
   auto sets = option_sets();
   sets.push_back(FormatOptions().set("beta", "128"));  // fast: 64 (fp32) / 32 (fp64) threads

@@ -294,6 +294,18 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   const std::string build_opt = o.get_string("build", "cpu");
   if (build_opt != "cpu" && build_opt != "gpu")
     throw ParseError("hisparse: build=" + build_opt + " is not one of cpu, gpu");
+  // The kernel choices are state on top of the pool, the same whichever side built it.
+  auto with_options = [&](HiSparse s) {
+    s.gpu_levels = spmv_opt == "levels";
+    s.gpu_plan_block = spmv_opt == "plan1";
+    s.gpu_plan_occ6 = spmv_opt == "plan6";
+    s.gpu_plan_tlanes = spmv_opt == "plan_tl";
+    s.plan_item_cost = item_cost;
+    s.gpu_add_sort = add_opt == "sort";
+    s.gpu_add_tcount = add_opt == "merge_ct";
+    s.transposed = t_opt == "1";  // state only: the logical matrix is aᵀ, the pool stores a
+    return s;
+  };
   Proto<Value> t;
   t.rows = a.rows;
   t.cols = a.cols;
@@ -303,16 +315,7 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   const std::int64_t nnz = a.nnz();
   if (build_opt == "gpu") {
 #if SPMAT_WITH_CUDA
-    HiSparse s = build_on_gpu(a, t.log2d, t.depth, dense_opt == "auto");
-    s.gpu_levels = spmv_opt == "levels";
-    s.gpu_plan_block = spmv_opt == "plan1";
-    s.gpu_plan_occ6 = spmv_opt == "plan6";
-    s.gpu_plan_tlanes = spmv_opt == "plan_tl";
-    s.plan_item_cost = item_cost;
-    s.gpu_add_sort = add_opt == "sort";
-    s.gpu_add_tcount = add_opt == "merge_ct";
-    s.transposed = t_opt == "1";
-    return s;
+    return with_options(build_on_gpu(a, t.log2d, t.depth, dense_opt == "auto"));
 #else
     throw UnsupportedError("hisparse: build=gpu needs a CUDA build of spmat; use build=cpu");
 #endif
@@ -370,27 +373,14 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
       lv.begin.push_back(static_cast<std::int64_t>(lv.lr.size()));
     }
   }
-  HiSparse s = serialize<Value, Index>(t, dense_opt == "auto");
-  s.gpu_levels = spmv_opt == "levels";
-  s.gpu_plan_block = spmv_opt == "plan1";
-  s.gpu_plan_occ6 = spmv_opt == "plan6";
-  s.gpu_plan_tlanes = spmv_opt == "plan_tl";
-  s.plan_item_cost = item_cost;
-  s.gpu_add_sort = add_opt == "sort";
-  s.gpu_add_tcount = add_opt == "merge_ct";
-  s.transposed = t_opt == "1";  // state only: the logical matrix is aᵀ, the pool stores a
-  return s;
+  return with_options(serialize<Value, Index>(t, dense_opt == "auto"));
 }
 
 template <class Value, class Index>
 Csr<Value, Index> HiSparse<Value, Index>::to_csr() const {
   const hisparse::Proto<Value> t = hisparse::decode(*this);
-  Coo<Value, Index> coo;
-  coo.rows = transposed ? cols : rows;
-  coo.cols = transposed ? rows : cols;
-  coo.row_idx.reserve(t.values.size());
-  coo.col_idx.reserve(t.values.size());
-  coo.values.reserve(t.values.size());
+  Coo<Value, Index> coo = reserved_coo<Value, Index>(transposed ? cols : rows, transposed ? rows : cols,
+                                                     static_cast<std::int64_t>(t.values.size()));
   if (!t.levels.empty()) {
     const hisparse::ProtoLevel& leaf = t.levels.back();
     for (std::int64_t i = 0; i < leaf.nodes(); ++i)

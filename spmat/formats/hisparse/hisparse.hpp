@@ -39,6 +39,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/core/bytes.hpp"
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/matrix_impl.hpp"
@@ -84,16 +85,8 @@ inline constexpr int size_class(NodeType t, std::int64_t n) {
   return t == dense ? cls_dense : n == 1 ? cls_one : n <= 32 ? cls_warp : cls_block;
 }
 
-template <class T>
-inline T load(const std::uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-template <class T>
-inline void store(std::uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
-}
+using bytes::load;
+using bytes::store;
 
 /// Per-level statistics (for queue sizing and the thesis's Fig. 7.1).
 struct LevelStats {

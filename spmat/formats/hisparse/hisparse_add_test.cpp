@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "spmat/bench/harness.hpp"
 #include "spmat/formats/csr/csr.hpp"
@@ -122,6 +123,25 @@ TEST(HiSparseAdd, CpuThroughTheMatrixHandle) {
   EXPECT_EQ(A.add(Bt, 1.0, 1.0).to_csr(), csr_add(a, transpose(b), 1.0, 1.0));
 }
 
+/// Runs `c` through the harness on the GPU with the fewest repetitions (these tests check
+/// results, not times) and expects every result to complete and match the reference.
+void expect_gpu_bench_correct(bench::BenchConfig c) {
+  c.backend = Backend::cuda;
+  c.reps = 2;
+  c.warmup = 1;
+  c.copy_gbs = 1;
+  for (const auto& x : bench::run_bench(c).results)
+    EXPECT_TRUE(x.completed && x.correct)
+        << x.format << " " << x.options << " " << x.matrix << ": " << x.error;
+}
+
+/// The add-mode matrices: a random one and an empty one (no entries to merge).
+std::vector<bench::MatrixSource> add_mode_matrices() {
+  return {bench::matrix_from_csr("m", testing::random_int_matrix(300, 300, 0.02, 3)),
+          bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
+                                              5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+}
+
 // The harness's add modes (add_b = a, t, t_flag) on the CPU: every result completed and
 // correct against csr_add of the logical operands; t_flag builds B with transposed=1.
 TEST(HiSparseAdd, BenchHarnessAddModes) {
@@ -154,30 +174,18 @@ TEST(HiSparseAdd, GpuBenchHarnessCusparseAddModes) {
   for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
     for (const char* mode : {"a", "t", "t_flag"}) {
       bench::BenchConfig c;
-      c.backend = Backend::cuda;
       c.index = index;
-      c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 300, 0.02, 3)),
-                    bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
-                                                        5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+      c.matrices = add_mode_matrices();
       c.formats = {{"cusparse-csr", FormatOptions().set("add_b", mode)}};
       c.ops = {Op::add};
-      c.reps = 2;
-      c.warmup = 1;
-      c.copy_gbs = 1;
-      for (const auto& x : bench::run_bench(c).results)
-        EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.matrix << ": " << x.error;
+      expect_gpu_bench_correct(c);
     }
   bench::BenchConfig c;
-  c.backend = Backend::cuda;
   c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 200, 0.02, 4))};
   c.formats = {{"hisparse", {}}, {"hisparse", FormatOptions().set("spmv", "levels")},
                {"hisparse", FormatOptions().set("item_cost", "16").set("d", "16")}};
   c.ops = {Op::spmv, Op::spmv_t};
-  c.reps = 2;
-  c.warmup = 1;
-  c.copy_gbs = 1;
-  for (const auto& x : bench::run_bench(c).results)
-    EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
+  expect_gpu_bench_correct(c);
   // cusparse-csr transposed=1: products swap N/T, to_csr is the transpose.
   const auto a = testing::random_int_matrix(60, 40, 0.1, 9);
   const auto T = Matrix<double>::build(a, "cusparse-csr", Backend::cuda,
@@ -200,31 +208,19 @@ TEST(HiSparseAdd, Gpu) {
   for (auto index : {bench::IndexWidth::int32, bench::IndexWidth::int64})
     for (const char* mode : {"a", "t", "t_flag"}) {
       bench::BenchConfig c;
-      c.backend = Backend::cuda;
       c.index = index;
-      c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 300, 0.02, 3)),
-                    bench::matrix_from_csr("empty", Csr<double, std::int64_t>{
-                                                        5, 5, std::vector<std::int64_t>(6, 0), {}, {}})};
+      c.matrices = add_mode_matrices();
       c.formats = {{"hisparse", FormatOptions().set("add_b", mode)},
                    {"hisparse", FormatOptions().set("add_b", mode).set("d", "4")}};
       c.ops = {Op::add};
-      c.reps = 2;
-      c.warmup = 1;
-      c.copy_gbs = 1;
-      for (const auto& x : bench::run_bench(c).results)
-        EXPECT_TRUE(x.completed && x.correct) << mode << " " << x.matrix << " " << x.options << ": " << x.error;
+      expect_gpu_bench_correct(c);
     }
   bench::BenchConfig c;
-  c.backend = Backend::cuda;
   c.matrices = {bench::matrix_from_csr("m", testing::random_int_matrix(300, 200, 0.02, 4))};
   c.formats = {{"hisparse", FormatOptions().set("build", "gpu")},
                {"hisparse", FormatOptions().set("build", "gpu").set("d", "8")}};
   c.ops = {Op::spmv, Op::spmv_t};
-  c.reps = 2;
-  c.warmup = 1;
-  c.copy_gbs = 1;
-  for (const auto& x : bench::run_bench(c).results)
-    EXPECT_TRUE(x.completed && x.correct) << x.format << " " << x.options << ": " << x.error;
+  expect_gpu_bench_correct(c);
 }
 
 }  // namespace

@@ -111,6 +111,22 @@ void build_panels(TiledStorage<Value, Index>& s, const Csr<Value, Index>& a,
     }
   }
 }
+
+/// The work rows of both layouts (row kernels and S-ELL): rows cut into segments of segsize
+/// entries (0: whole rows), optionally sorted by column pattern. Work rows are addressed with
+/// Index, so their count must fit it.
+template <class Value, class Index>
+std::vector<model::WorkRow> segmented_work(const Csr<Value, Index>& a, std::int64_t segsize,
+                                           bool reorder) {
+  auto work = model::segment_rows(a, segsize);
+  if (static_cast<std::int64_t>(work.size()) > index_max<Index>())
+    throw IndexOverflowError("tiled: " + std::to_string(work.size()) + " work rows (segsize " +
+                             std::to_string(segsize) + ") do not fit the " +
+                             std::string(index_name<Index>()) + " index type; use int64 indices "
+                             "or a larger segsize");
+  if (reorder) model::sort_by_pattern(a, work);
+  return work;
+}
 }  // namespace
 
 template <class Value, class Index>
@@ -199,13 +215,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
     }
     s.segsize = segsize;
     s.reordered = do_reorder;
-    auto work = model::segment_rows(a, segsize);
-    if (static_cast<std::int64_t>(work.size()) > index_max<Index>())
-      throw IndexOverflowError("tiled: " + std::to_string(work.size()) + " work rows (segsize " +
-                               std::to_string(segsize) + ") do not fit the " +
-                               std::string(index_name<Index>()) + " index type; use int64 indices "
-                               "or a larger segsize");
-    if (do_reorder) model::sort_by_pattern(a, work);
+    auto work = segmented_work(a, segsize, do_reorder);
     s.reuse = model::reuse_profile(a, std::span<const model::WorkRow>(work), s.panel_rows);
     s.col_idx = a.col_idx;
     s.values = a.values;
@@ -252,13 +262,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.segsize = segsize;
   s.reordered = do_reorder;
 
-  auto work = model::segment_rows(a, segsize);
-  if (static_cast<std::int64_t>(work.size()) > index_max<Index>())
-    throw IndexOverflowError("tiled: " + std::to_string(work.size()) + " work rows (segsize " +
-                             std::to_string(segsize) + ") do not fit the " +
-                             std::string(index_name<Index>()) + " index type; use int64 indices "
-                             "or a larger segsize");
-  if (do_reorder) model::sort_by_pattern(a, work);
+  auto work = segmented_work(a, segsize, do_reorder);
   auto plan = model::plan_tiles(a, std::span<const model::WorkRow>(work), s.panel_rows, s.stage_cap);
 
   const std::int64_t wpp = s.warps_per_panel(), nw = static_cast<std::int64_t>(work.size());

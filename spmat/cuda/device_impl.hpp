@@ -20,12 +20,16 @@
 // which Matrix::prepare reaches; an unprepared product still sizes it on first use.
 // Other optional hooks:
 //   void upload_values(Dev&, const HostFmt&);      // refresh the device values from the host
-//                                                  // copy (with the host format's update_values)
-//   std::vector<StoredArray> stored_arrays(const Dev&);  // the device arrays, downloaded
+//                                                  // copy (with the host format's update_values);
+//                                                  // derived from a Dev that lists its arrays
+//   std::vector<StoredArray> stored_arrays(const Dev&);  // the device arrays, downloaded;
+//                                                  // derived from a Dev that lists its arrays
+//                                                  // (spmat/cuda/array_list.hpp)
 //
 // A format with a device builder (docs/device-input.md) also gives Dev
 //   Shape shape() const;  std::size_t storage_bytes() const;  HostFmt download() const;
-// and the free function traffic_bytes(const Dev&, Op, std::int64_t k); DeviceOnlyImpl then
+// and the free function traffic_bytes(const Dev&, Op, std::int64_t k) (default_traffic of its
+// storage_bytes when absent); DeviceOnlyImpl then
 // holds the device storage with no host copy (its make_cuda_impl(Dev&&):
 // SPMAT_DEFINE_DEVICE_ONLY_IMPL(HostFmt, Dev)): to_csr downloads. Optional:
 //   void update_values(Dev&, const Value* csr_values, Memory where);
@@ -35,8 +39,10 @@
 #include <utility>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/format_adapter.hpp"
+#include "spmat/model/traffic.hpp"
 
 namespace spmat {
 namespace adl {
@@ -51,6 +57,10 @@ concept HasStoredArrays = requires(const D& d) {
 };
 template <class D>
 std::vector<StoredArray> do_stored_arrays(const D& d) { return stored_arrays(d); }
+template <class D>
+concept HasDeviceTraffic = requires(const D& d, Op op, std::int64_t k) {
+  { traffic_bytes(d, op, k) } -> std::convertible_to<std::size_t>;
+};
 template <class D, class V>
 concept HasDeviceUpdateValues = requires(D& d, const V* v, Memory m) { update_values(d, v, m); };
 template <class D, class V>
@@ -77,6 +87,8 @@ class DeviceProducts : public StorageProducts<Derived, Dev, Value> {
   std::vector<StoredArray> stored_arrays() const override {
     if constexpr (adl::HasStoredArrays<Dev>)
       return adl::do_stored_arrays(dev());
+    else if constexpr (ListedArrays<Dev>)
+      return cuda::stored_arrays(dev());
     else
       return MatrixImpl<Value>::stored_arrays();
   }
@@ -106,11 +118,15 @@ class DeviceImpl final
   /// The host copy takes the new values (the host format's update_values), then the device
   /// values are uploaded from it: both stay the same storage.
   void update_values(const Value* values, Memory where) override {
-    if constexpr (adl::HasUpdateValues<HostFmt, Value> && adl::HasUploadValues<Dev, HostFmt>) {
+    if constexpr (adl::HasUpdateValues<HostFmt, Value> &&
+                  (adl::HasUploadValues<Dev, HostFmt> || ListedArrays<Dev>)) {
       const std::vector<Value> h =
           host_values(values, static_cast<std::size_t>(host_.shape().nnz), where);
       adl::do_update_values(host_, h.data());
-      adl::do_upload_values(dev_, host_);
+      if constexpr (adl::HasUploadValues<Dev, HostFmt>)
+        adl::do_upload_values(dev_, host_);
+      else
+        upload_value_arrays<Value>(Dev::arrays(dev_), Dev::host_arrays(host_));
     } else {
       MatrixImpl<Value>::update_values(values, where);
     }
@@ -135,7 +151,10 @@ class DeviceOnlyImpl final
   Shape shape() const override { return dev_.shape(); }
   std::size_t storage_bytes() const override { return dev_.storage_bytes(); }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
-    return adl::traffic(dev_, op, k);
+    if constexpr (adl::HasDeviceTraffic<Dev>)
+      return adl::traffic(dev_, op, k);
+    else  // the storage read once per product
+      return default_traffic(dev_.storage_bytes(), op, dev_.shape(), k, sizeof(Value));
   }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(dev_.download().to_csr());

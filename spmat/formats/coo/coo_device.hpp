@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/coo/coo.hpp"
@@ -34,9 +35,7 @@ struct CooDevice {
     d.cols = s.a.cols;
     d.nnz = static_cast<std::int64_t>(s.a.values.size());
     d.kernel = s.kernel;
-    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "coo row_idx");
-    d.col_idx = cuda::DeviceBuffer<Index>(s.a.col_idx, "coo col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.a.values, "coo values");
+    cuda::upload_arrays("coo", arrays(d), host_arrays(s));
     d.allocate_workspace();
     return d;
   }
@@ -50,32 +49,33 @@ struct CooDevice {
       tail = cuda::DeviceBuffer<Value>(intervals, "coo-seg tail carries");
     }
   }
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"row_idx", d.row_idx}, cuda::Field{"col_idx", d.col_idx},
+                      cuda::Field{"values", d.values}};
+  }
+  static auto host_arrays(auto& s) { return std::tie(s.a.row_idx, s.a.col_idx, s.a.values); }
+  static constexpr const char* scalar_names = "kernel, workspace";
+  std::vector<std::int64_t> scalars() const {
+    return {static_cast<std::int64_t>(kernel), static_cast<std::int64_t>(head.size()),
+            static_cast<std::int64_t>(tail.size())};
+  }
+
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return row_idx.bytes() + col_idx.bytes() + values.bytes(); }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   CooStorage<Value, Index> download() const {
     CooStorage<Value, Index> s;
     s.a.rows = rows;
     s.a.cols = cols;
-    s.a.row_idx = row_idx.download();
-    s.a.col_idx = col_idx.download();
-    s.a.values = values.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     s.kernel = kernel;
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CooDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (coo_device_build.cu). COO keeps CSR order: a plain copy.
+// Value updates from device or host memory (coo_device_build.cu). COO keeps CSR order: a plain copy.
 template <class Value, class Index>
 void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(CooDevice<Value, Index>& d, const CooStorage<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const CooDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (coo_cuda.cu, where the kernels are).
 template <class Value, class Index>

@@ -41,28 +41,11 @@ void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where
   cuda::copy_values(d.values.data(), values, d.values.size(), where);
 }
 
-template <class Value, class Index>
-void upload_values(CooDevice<Value, Index>& d, const CooStorage<Value, Index>& s) {
-  d.values.upload(s.a.values);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const CooDevice<Value, Index>& d) {
-  return {cuda::stored("row_idx", d.row_idx.data(), d.row_idx.size()),
-          cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
-          cuda::stored("values", d.values.data(), d.values.size()),
-          cuda::stored_scalars("kernel, workspace", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel),
-                                                     static_cast<std::int64_t>(d.head.size()),
-                                                     static_cast<std::int64_t>(d.tail.size())})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template CooDevice<V, I> CooDevice<V, I>::from_csr(const DeviceCsrView<V, I>&, CooKernel);      \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<CooStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
-  template void update_values(CooDevice<V, I>&, const V*, Memory);                                \
-  template void upload_values(CooDevice<V, I>&, const CooStorage<V, I>&);                         \
-  template std::vector<StoredArray> stored_arrays(const CooDevice<V, I>&);
+  template void update_values(CooDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/csc/csc.hpp"
@@ -33,9 +34,7 @@ struct CscDevice {
     d.cols = s.a.cols;
     d.nnz = static_cast<std::int64_t>(s.a.values.size());
     d.set_lanes();
-    d.col_ptr = cuda::DeviceBuffer<Index>(s.a.col_ptr, "csc col_ptr");
-    d.row_idx = cuda::DeviceBuffer<Index>(s.a.row_idx, "csc row_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.a.values, "csc values");
+    cuda::upload_arrays("csc", arrays(d), host_arrays(s));
     return d;
   }
   /// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu).
@@ -46,31 +45,29 @@ struct CscDevice {
     lanes = 1;
     while (lanes < 32 && lanes < mean) lanes *= 2;
   }
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"col_ptr", d.col_ptr}, cuda::Field{"row_idx", d.row_idx},
+                      cuda::Field{"values", d.values}};
+  }
+  static auto host_arrays(auto& s) { return std::tie(s.a.col_ptr, s.a.row_idx, s.a.values); }
+  static constexpr const char* scalar_names = "lanes";
+  std::vector<std::int64_t> scalars() const { return {lanes}; }
+
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return col_ptr.bytes() + row_idx.bytes() + values.bytes(); }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   CscStorage<Value, Index> download() const {
     CscStorage<Value, Index> s;
     s.a.rows = rows;
     s.a.cols = cols;
-    s.a.col_ptr = col_ptr.download();
-    s.a.row_idx = row_idx.download();
-    s.a.values = values.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CscDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (csc_device_build.cu).
+// Value updates from device or host memory (csc_device_build.cu).
 template <class Value, class Index>
 void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(CscDevice<Value, Index>& d, const CscStorage<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const CscDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (csc_cuda.cu, where the kernels are).
 template <class Value, class Index>

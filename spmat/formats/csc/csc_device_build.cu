@@ -57,26 +57,11 @@ void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where
   cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
-template <class Value, class Index>
-void upload_values(CscDevice<Value, Index>& d, const CscStorage<Value, Index>& s) {
-  d.values.upload(s.a.values);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const CscDevice<Value, Index>& d) {
-  return {cuda::stored("col_ptr", d.col_ptr.data(), d.col_ptr.size()),
-          cuda::stored("row_idx", d.row_idx.data(), d.row_idx.size()),
-          cuda::stored("values", d.values.data(), d.values.size()),
-          cuda::stored_scalars("lanes", std::vector<std::int64_t>{d.lanes})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template CscDevice<V, I> CscDevice<V, I>::from_csr(const DeviceCsrView<V, I>&);                 \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<CscStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
-  template void update_values(CscDevice<V, I>&, const V*, Memory);                                \
-  template void upload_values(CscDevice<V, I>&, const CscStorage<V, I>&);                         \
-  template std::vector<StoredArray> stored_arrays(const CscDevice<V, I>&);
+  template void update_values(CscDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -603,9 +603,7 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
   d.rows = a.rows;
   d.cols = a.cols;
   d.nnz = a.nnz();
-  d.row_ptr = cuda::DeviceBuffer<Index>(a.row_ptr, "csr row_ptr");
-  d.col_idx = cuda::DeviceBuffer<Index>(a.col_idx, "csr col_idx");
-  d.values = cuda::DeviceBuffer<Value>(a.values, "csr values");
+  cuda::upload_arrays("csr", arrays(d), host_arrays(s));
   d.set_plan(a.row_ptr.data(), s);
   return d;
 }
@@ -662,9 +660,7 @@ CsrStorage<Value, Index> CsrDevice<Value, Index>::download() const {
   CsrStorage<Value, Index> s;
   s.a.rows = static_cast<Index>(rows);
   s.a.cols = static_cast<Index>(cols);
-  s.a.row_ptr = row_ptr.download();
-  s.a.col_idx = col_idx.download();
-  s.a.values = values.download();
+  cuda::download_arrays(arrays(*this), host_arrays(s));
   s.kernel = built_kernel;
   s.threads_per_row = built_tpr;
   s.bins = built_bins;

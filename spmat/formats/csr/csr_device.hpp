@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/csr/csr.hpp"
@@ -65,17 +66,32 @@ struct CsrDevice {
   /// (csr_cuda.cu).
   void set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s);
 
+  // The three CSR arrays and the host vectors they mirror (spmat/cuda/array_list.hpp); the plan
+  // arrays, built on the device from the plan, have no host counterpart. Not a ListedArrays
+  // struct: stored_arrays (csr_device_build.cu) puts the plan scalars between the two lists.
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"row_ptr", d.row_ptr}, cuda::Field{"col_idx", d.col_idx},
+                      cuda::Field{"values", d.values}};
+  }
+  static auto host_arrays(auto& s) { return std::tie(s.a.row_ptr, s.a.col_idx, s.a.values); }
+  static auto plan_arrays(auto& d) {
+    return std::tuple{cuda::Field{"medium_rows", d.medium_rows},
+                      cuda::Field{"long_rows", d.long_rows},
+                      cuda::Field{"long_chunk_ptr", d.long_chunk_ptr},
+                      cuda::Field{"chunk_row", d.chunk_row},
+                      cuda::Field{"chunk_begin", d.chunk_begin},
+                      cuda::Field{"chunk_long", d.chunk_long},
+                      cuda::Field{"tile_row", d.tile_row},
+                      cuda::Field{"fix_tile", d.fix_tile},
+                      cuda::Field{"fix_first", d.fix_first}};
+  }
+
   Shape shape() const { return {rows, cols, nnz}; }
   /// The three CSR arrays, as the host storage counts them.
-  std::size_t storage_bytes() const { return row_ptr.bytes() + col_idx.bytes() + values.bytes(); }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   /// The host storage these arrays and options make (downloads).
   CsrStorage<Value, Index> download() const;
 };
-
-template <class Value, class Index>
-std::size_t traffic_bytes(const CsrDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
 
 // Value updates and test access (csr_device_build.cu).
 template <class Value, class Index>

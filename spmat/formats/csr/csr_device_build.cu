@@ -55,21 +55,12 @@ void upload_values(CsrDevice<Value, Index>& d, const CsrStorage<Value, Index>& s
 template <class Value, class Index>
 std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   std::vector<StoredArray> v;
-  v.push_back(cuda::stored("row_ptr", d.row_ptr.data(), d.row_ptr.size()));
-  v.push_back(cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()));
-  v.push_back(cuda::stored("values", d.values.data(), d.values.size()));
-  v.push_back(cuda::stored_scalars("plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.tpr, d.short_max,
-                                             d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
-                                             d.n_long_fix}));
-  v.push_back(cuda::stored("medium_rows", d.medium_rows.data(), d.medium_rows.size()));
-  v.push_back(cuda::stored("long_rows", d.long_rows.data(), d.long_rows.size()));
-  v.push_back(cuda::stored("long_chunk_ptr", d.long_chunk_ptr.data(), d.long_chunk_ptr.size()));
-  v.push_back(cuda::stored("chunk_row", d.chunk_row.data(), d.chunk_row.size()));
-  v.push_back(cuda::stored("chunk_begin", d.chunk_begin.data(), d.chunk_begin.size()));
-  v.push_back(cuda::stored("chunk_long", d.chunk_long.data(), d.chunk_long.size()));
-  v.push_back(cuda::stored("tile_row", d.tile_row.data(), d.tile_row.size()));
-  v.push_back(cuda::stored("fix_tile", d.fix_tile.data(), d.fix_tile.size()));
-  v.push_back(cuda::stored("fix_first", d.fix_first.data(), d.fix_first.size()));
+  cuda::append_stored(v, CsrDevice<Value, Index>::arrays(d));
+  v.push_back(cuda::stored_scalars(
+      "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.tpr, d.short_max,
+                                        d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
+                                        d.n_long_fix}));
+  cuda::append_stored(v, CsrDevice<Value, Index>::plan_arrays(d));
   return v;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/ell/ell.hpp"
@@ -30,16 +31,23 @@ struct EllDevice {
     d.width = s.width;
     d.pitch = s.pitch;
     d.nnz = s.nnz;
-    d.col_idx = cuda::DeviceBuffer<Index>(s.col_idx, "ell col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.values, "ell values");
+    cuda::upload_arrays("ell", arrays(d), host_arrays(s));
     return d;
   }
   /// The same arrays built on the GPU from a validated device CSR, refused like Ell::build
   /// (padding limit `max_fill`) (ell_device_build.cu).
   static EllDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"col_idx", d.col_idx}, cuda::Field{"values", d.values}};
+  }
+  static auto host_arrays(auto& s) { return std::tie(s.col_idx, s.values); }
+  static constexpr const char* scalar_names = "rows, cols, width, pitch, nnz";
+  std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, nnz}; }
+
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return col_idx.bytes() + values.bytes(); }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Ell<Value, Index> download() const {
     Ell<Value, Index> s;
     s.rows = static_cast<Index>(rows);
@@ -47,24 +55,14 @@ struct EllDevice {
     s.nnz = static_cast<Index>(nnz);
     s.width = static_cast<Index>(width);
     s.pitch = pitch;
-    s.col_idx = col_idx.download();
-    s.values = values.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const EllDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (ell_device_build.cu).
+// Value updates from device or host memory (ell_device_build.cu).
 template <class Value, class Index>
 void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(EllDevice<Value, Index>& d, const Ell<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const EllDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (ell_cuda.cu, where the kernels are).
 template <class Value, class Index>

@@ -52,27 +52,12 @@ void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where
   cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
-template <class Value, class Index>
-void upload_values(EllDevice<Value, Index>& d, const Ell<Value, Index>& s) {
-  d.values.upload(s.values);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const EllDevice<Value, Index>& d) {
-  return {cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
-          cuda::stored("values", d.values.data(), d.values.size()),
-          cuda::stored_scalars("rows, cols, width, pitch, nnz",
-                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch, d.nnz})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template EllDevice<V, I> EllDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
                                                      const FormatOptions&);                       \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<Ell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
-  template void update_values(EllDevice<V, I>&, const V*, Memory);                                \
-  template void upload_values(EllDevice<V, I>&, const Ell<V, I>&);                                \
-  template std::vector<StoredArray> stored_arrays(const EllDevice<V, I>&);
+  template void update_values(EllDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

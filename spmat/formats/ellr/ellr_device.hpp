@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/ellr/ellr.hpp"
@@ -30,17 +31,24 @@ struct EllrDevice {
     d.pitch = s.ell.pitch;
     d.width = s.ell.width;
     d.nnz = s.ell.nnz;
-    d.col_idx = cuda::DeviceBuffer<Index>(s.ell.col_idx, "ellr col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.ell.values, "ellr values");
-    d.row_len = cuda::DeviceBuffer<Index>(s.row_len, "ellr row_len");
+    cuda::upload_arrays("ellr", arrays(d), host_arrays(s));
     return d;
   }
   /// The same arrays built on the GPU from a validated device CSR, refused like Ellr::build
   /// (ellr_device_build.cu).
   static EllrDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"col_idx", d.col_idx}, cuda::Field{"values", d.values},
+                      cuda::Field{"row_len", d.row_len}};
+  }
+  static auto host_arrays(auto& s) { return std::tie(s.ell.col_idx, s.ell.values, s.row_len); }
+  static constexpr const char* scalar_names = "rows, cols, width, pitch, nnz";
+  std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, nnz}; }
+
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return col_idx.bytes() + values.bytes() + row_len.bytes(); }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Ellr<Value, Index> download() const {
     Ellr<Value, Index> s;
     s.ell.rows = static_cast<Index>(rows);
@@ -48,25 +56,14 @@ struct EllrDevice {
     s.ell.nnz = static_cast<Index>(nnz);
     s.ell.width = static_cast<Index>(width);
     s.ell.pitch = pitch;
-    s.ell.col_idx = col_idx.download();
-    s.ell.values = values.download();
-    s.row_len = row_len.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const EllrDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (ellr_device_build.cu).
+// Value updates from device or host memory (ellr_device_build.cu).
 template <class Value, class Index>
 void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(EllrDevice<Value, Index>& d, const Ellr<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const EllrDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (ellr_cuda.cu, where the kernels are).
 template <class Value, class Index>

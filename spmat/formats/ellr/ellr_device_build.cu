@@ -42,28 +42,12 @@ void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory wher
   cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
-template <class Value, class Index>
-void upload_values(EllrDevice<Value, Index>& d, const Ellr<Value, Index>& s) {
-  d.values.upload(s.ell.values);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const EllrDevice<Value, Index>& d) {
-  return {cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
-          cuda::stored("values", d.values.data(), d.values.size()),
-          cuda::stored("row_len", d.row_len.data(), d.row_len.size()),
-          cuda::stored_scalars("rows, cols, width, pitch, nnz",
-                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch, d.nnz})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template EllrDevice<V, I> EllrDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
                                                        const FormatOptions&);                     \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<Ellr<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
-  template void update_values(EllrDevice<V, I>&, const V*, Memory);                               \
-  template void upload_values(EllrDevice<V, I>&, const Ellr<V, I>&);                              \
-  template std::vector<StoredArray> stored_arrays(const EllrDevice<V, I>&);
+  template void update_values(EllrDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

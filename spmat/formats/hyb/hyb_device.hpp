@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/hyb/hyb.hpp"
@@ -32,20 +33,26 @@ struct HybDevice {
     d.pitch = s.ell.pitch;
     d.ell_nnz = s.ell.nnz;
     d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
-    d.ell_col = cuda::DeviceBuffer<Index>(s.ell.col_idx, "hyb ell col_idx");
-    d.ell_val = cuda::DeviceBuffer<Value>(s.ell.values, "hyb ell values");
-    d.coo_row = cuda::DeviceBuffer<Index>(s.coo_row, "hyb coo row");
-    d.coo_col = cuda::DeviceBuffer<Index>(s.coo_col, "hyb coo col");
-    d.coo_val = cuda::DeviceBuffer<Value>(s.coo_val, "hyb coo values");
+    cuda::upload_arrays("hyb", arrays(d), host_arrays(s));
     return d;
   }
   /// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
   static HybDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
-  Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
-  std::size_t storage_bytes() const {
-    return ell_col.bytes() + ell_val.bytes() + coo_row.bytes() + coo_col.bytes() + coo_val.bytes();
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"ell_col", d.ell_col}, cuda::Field{"ell_val", d.ell_val},
+                      cuda::Field{"coo_row", d.coo_row}, cuda::Field{"coo_col", d.coo_col},
+                      cuda::Field{"coo_val", d.coo_val}};
   }
+  static auto host_arrays(auto& s) {
+    return std::tie(s.ell.col_idx, s.ell.values, s.coo_row, s.coo_col, s.coo_val);
+  }
+  static constexpr const char* scalar_names = "rows, cols, width, pitch, ell_nnz, coo_nnz";
+  std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, ell_nnz, coo_nnz}; }
+
+  Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Hyb<Value, Index> download() const {
     Hyb<Value, Index> s;
     s.ell.rows = static_cast<Index>(rows);
@@ -53,27 +60,14 @@ struct HybDevice {
     s.ell.nnz = static_cast<Index>(ell_nnz);
     s.ell.width = static_cast<Index>(width);
     s.ell.pitch = pitch;
-    s.ell.col_idx = ell_col.download();
-    s.ell.values = ell_val.download();
-    s.coo_row = coo_row.download();
-    s.coo_col = coo_col.download();
-    s.coo_val = coo_val.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const HybDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (hyb_device_build.cu).
+// Value updates from device or host memory (hyb_device_build.cu).
 template <class Value, class Index>
 void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(HybDevice<Value, Index>& d, const Hyb<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const HybDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (hyb_cuda.cu, where the kernels are).
 template <class Value, class Index>

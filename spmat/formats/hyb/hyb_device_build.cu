@@ -182,32 +182,12 @@ void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where
   if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
-template <class Value, class Index>
-void upload_values(HybDevice<Value, Index>& d, const Hyb<Value, Index>& s) {
-  d.ell_val.upload(s.ell.values);
-  d.coo_val.upload(s.coo_val);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const HybDevice<Value, Index>& d) {
-  return {cuda::stored("ell_col", d.ell_col.data(), d.ell_col.size()),
-          cuda::stored("ell_val", d.ell_val.data(), d.ell_val.size()),
-          cuda::stored("coo_row", d.coo_row.data(), d.coo_row.size()),
-          cuda::stored("coo_col", d.coo_col.data(), d.coo_col.size()),
-          cuda::stored("coo_val", d.coo_val.data(), d.coo_val.size()),
-          cuda::stored_scalars("rows, cols, width, pitch, ell_nnz, coo_nnz",
-                               std::vector<std::int64_t>{d.rows, d.cols, d.width, d.pitch,
-                                                         d.ell_nnz, d.coo_nnz})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template HybDevice<V, I> HybDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
                                                      const FormatOptions&);                       \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<Hyb<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
-  template void update_values(HybDevice<V, I>&, const V*, Memory);                                \
-  template void upload_values(HybDevice<V, I>&, const Hyb<V, I>&);                                \
-  template std::vector<StoredArray> stored_arrays(const HybDevice<V, I>&);
+  template void update_values(HybDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

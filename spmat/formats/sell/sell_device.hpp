@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/sell/sell.hpp"
@@ -31,20 +32,26 @@ struct SellDevice {
     d.chunk = s.chunk;
     d.sigma = s.sigma;
     d.nnz = s.nnz;
-    d.perm = cuda::DeviceBuffer<Index>(s.perm, "sell perm");
-    d.chunk_len = cuda::DeviceBuffer<Index>(s.chunk_len, "sell chunk_len");
-    d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(s.chunk_ptr, "sell chunk_ptr");
-    d.col_idx = cuda::DeviceBuffer<Index>(s.col_idx, "sell col_idx");
-    d.values = cuda::DeviceBuffer<Value>(s.values, "sell values");
+    cuda::upload_arrays("sell", arrays(d), host_arrays(s));
     return d;
   }
   /// The same arrays built on the GPU from a validated device CSR (sell_device_build.cu).
   static SellDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
-  Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const {
-    return perm.bytes() + chunk_ptr.bytes() + chunk_len.bytes() + col_idx.bytes() + values.bytes();
+  // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
+  static auto arrays(auto& d) {
+    return std::tuple{cuda::Field{"perm", d.perm}, cuda::Field{"chunk_ptr", d.chunk_ptr},
+                      cuda::Field{"chunk_len", d.chunk_len}, cuda::Field{"col_idx", d.col_idx},
+                      cuda::Field{"values", d.values}};
   }
+  static auto host_arrays(auto& s) {
+    return std::tie(s.perm, s.chunk_ptr, s.chunk_len, s.col_idx, s.values);
+  }
+  static constexpr const char* scalar_names = "rows, cols, chunk, sigma, nnz";
+  std::vector<std::int64_t> scalars() const { return {rows, cols, chunk, sigma, nnz}; }
+
+  Shape shape() const { return {rows, cols, nnz}; }
+  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Sell<Value, Index> download() const {
     Sell<Value, Index> s;
     s.rows = static_cast<Index>(rows);
@@ -52,27 +59,14 @@ struct SellDevice {
     s.nnz = static_cast<Index>(nnz);
     s.chunk = chunk;
     s.sigma = sigma;
-    s.perm = perm.download();
-    s.chunk_ptr = chunk_ptr.download();
-    s.chunk_len = chunk_len.download();
-    s.col_idx = col_idx.download();
-    s.values = values.download();
+    cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const SellDevice<Value, Index>& d, Op op, std::int64_t k) {
-  return default_traffic(d.storage_bytes(), op, d.shape(), k, sizeof(Value));
-}
-
-// Value updates and test access (sell_device_build.cu).
+// Value updates from device or host memory (sell_device_build.cu).
 template <class Value, class Index>
 void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where);
-template <class Value, class Index>
-void upload_values(SellDevice<Value, Index>& d, const Sell<Value, Index>& s);
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const SellDevice<Value, Index>& d);
 
 /// The device-only matrix over `d` (sell_cuda.cu, where the kernels are).
 template <class Value, class Index>

@@ -233,30 +233,12 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
   cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
 }
 
-template <class Value, class Index>
-void upload_values(SellDevice<Value, Index>& d, const Sell<Value, Index>& s) {
-  d.values.upload(s.values);
-}
-
-template <class Value, class Index>
-std::vector<StoredArray> stored_arrays(const SellDevice<Value, Index>& d) {
-  return {cuda::stored("perm", d.perm.data(), d.perm.size()),
-          cuda::stored("chunk_ptr", d.chunk_ptr.data(), d.chunk_ptr.size()),
-          cuda::stored("chunk_len", d.chunk_len.data(), d.chunk_len.size()),
-          cuda::stored("col_idx", d.col_idx.data(), d.col_idx.size()),
-          cuda::stored("values", d.values.data(), d.values.size()),
-          cuda::stored_scalars("rows, cols, chunk, sigma, nnz",
-                               std::vector<std::int64_t>{d.rows, d.cols, d.chunk, d.sigma, d.nnz})};
-}
-
 #define SPMAT_INSTANTIATE(V, I)                                                                   \
   template SellDevice<V, I> SellDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
                                                        const FormatOptions&);                     \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
       std::type_identity<Sell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
-  template void update_values(SellDevice<V, I>&, const V*, Memory);                               \
-  template void upload_values(SellDevice<V, I>&, const Sell<V, I>&);                              \
-  template std::vector<StoredArray> stored_arrays(const SellDevice<V, I>&);
+  template void update_values(SellDevice<V, I>&, const V*, Memory);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -265,10 +265,12 @@ std::vector<std::string> run_on_own_streams(const std::vector<std::string>& form
   return failures;
 }
 
+// Matrix i of a run takes kSpecs[i % 4]; the third (sell in the test below) is a regular one,
+// because sell refuses a matrix whose longest row is far above the mean.
 const std::vector<std::string> kSpecs = {"gen:powerlaw:3000:8:values=int:seed=11",
                                          "gen:random_k:2500:9:values=int:seed=12",
-                                         "gen:powerlaw:2000:12:values=int:seed=13",
-                                         "gen:lap2d:50"};
+                                         "gen:lap2d:50",
+                                         "gen:powerlaw:2000:12:values=int:seed=13"};
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;

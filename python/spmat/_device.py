@@ -199,7 +199,12 @@ def torch_csr_arrays(t, dtype):
         if t.layout == torch.sparse_csr:
             crow, col, val = t.crow_indices(), t.col_indices(), t.values()
             if not _sorted_within_rows(torch, crow, col, col.numel()):
-                c = t.to_sparse_coo().coalesce().to_sparse_csr()
+                # Through COO made from the arrays: torch's own CSR-to-COO conversion marks its
+                # result coalesced, so coalesce() would keep the unsorted order.
+                row = torch.repeat_interleave(
+                    torch.arange(t.shape[0], device=t.device), crow.diff().long())
+                c = torch.sparse_coo_tensor(torch.stack([row, col.long()]), val, t.shape,
+                                            is_coalesced=False).coalesce().to_sparse_csr()
                 crow, col, val = c.crow_indices(), c.col_indices(), c.values()
         elif t.layout == torch.sparse_coo:
             # coalesce: entries sorted by (row, column), duplicates summed.

@@ -174,14 +174,6 @@ class Matrix:
             on_gpu = isinstance(a, (Matrix, TransposedMatrix)) and a.device == "cuda"
             device = "cuda" if gpu_input or on_gpu else "cpu"
         _check_device(device)
-        if device == "cuda" and format == "tune":
-            # The timed planner crashes the CUDA build of this extension when it writes the
-            # plan cache (integer formatting through an output stream); refused until that is
-            # fixed, never a crash.
-            raise _spmat.UnsupportedError(
-                "format='tune' is not available from Python on the GPU yet: use "
-                "format='auto' (the same model without the timing), or tune with the command "
-                "line (`spmat plan MATRIX --backend cuda --tune`) and pass the format it names")
         opts = _options_text(options)
         if isinstance(a, (Matrix, TransposedMatrix)):
             a = a.to_scipy()
@@ -280,6 +272,8 @@ class Matrix:
         return self._h.supports(op)
 
     def __repr__(self):
+        if not hasattr(self, "_shape"):  # the constructor raised before the matrix existed
+            return "<spmat.Matrix (not built)>"
         r, c = self.shape
         return (f"<spmat.Matrix {r}x{c}, nnz={self.nnz}, {self.dtype.name}, "
                 f"format={self.format!r}, device={self.device!r}>")

@@ -18,8 +18,7 @@ from conftest import MATRICES, REPO
 pytestmark = pytest.mark.skipif(not spmat.cuda_available(), reason=spmat.cuda_status())
 
 TOL = 1e-12
-# "tune" is refused from Python on the GPU (test_tune_refused_on_gpu).
-GPU_FORMATS = [f for f in spmat.formats("cuda") if f != "tune"] if spmat.cuda_compiled() else []
+GPU_FORMATS = spmat.formats("cuda") if spmat.cuda_compiled() else []
 
 
 def rel_err(y, ref):
@@ -494,6 +493,13 @@ def test_sparse_input_errors():
         spmat.Matrix(torch.ones((3, 3), device="cuda"))
 
 
-def test_tune_refused_on_gpu():
-    with pytest.raises(spmat.UnsupportedError, match="tune"):
-        spmat.Matrix(MATRICES["nnc1374"], format="tune", device="cuda")
+def test_tune_on_gpu_times_candidates_then_plans_from_the_cache():
+    cupy = _cupy()
+    a = MATRICES["nnc1374"]
+    x = np.random.default_rng(7).uniform(-1, 1, a.shape[1])
+    first = spmat.Matrix(a, format="tune", device="cuda")
+    assert first.plan.level == "tune"
+    assert rel_err(cupy.asnumpy(first @ cupy.asarray(x)), a @ x) <= TOL
+    second = spmat.Matrix(a, format="tune", device="cuda")
+    assert second.plan.from_cache
+    assert second.plan.choices == first.plan.choices

@@ -134,9 +134,9 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
     for (auto& p : parts_)
       if (p.format == choice->format && p.transposed == choice->transposed) part = &p;
     if (!part) part = &parts_.emplace_back(Part{choice->format, choice->transposed, nullptr});
-    if (part->impl) return *part;
     try {
-      build_part(*part);
+      if (!part->impl) build_part(*part);
+      resolved_[static_cast<std::size_t>(op)].store(part, std::memory_order_release);
       return *part;
     } catch (const Error& e) {
       if (!gives_way(e)) throw;
@@ -178,14 +178,14 @@ void PlannedImpl<Value>::prepare(Op op, std::int64_t k, DenseLayout layout) cons
 
 template <class Value>
 void PlannedImpl<Value>::spmv(const Value* x, Value* y, Value alpha, Value beta) const {
-  const Part& p = part_for(Op::spmv);
+  const Part& p = resolved(Op::spmv);
   if (p.transposed) throw UnsupportedError("auto: spmv planned on a transposed copy");
   p.impl->spmv(x, y, alpha, beta);
 }
 
 template <class Value>
 void PlannedImpl<Value>::spmv_t(const Value* x, Value* y, Value alpha, Value beta) const {
-  const Part& p = part_for(Op::spmv_t);
+  const Part& p = resolved(Op::spmv_t);
   if (p.transposed) p.impl->spmv(x, y, alpha, beta);
   else p.impl->spmv_t(x, y, alpha, beta);
 }
@@ -193,7 +193,7 @@ void PlannedImpl<Value>::spmv_t(const Value* x, Value* y, Value alpha, Value bet
 template <class Value>
 void PlannedImpl<Value>::spmm(const Value* b, Value* c, std::int64_t k, DenseLayout layout,
                               Value alpha, Value beta) const {
-  part_for(Op::spmm).impl->spmm(b, c, k, layout, alpha, beta);
+  resolved(Op::spmm).impl->spmm(b, c, k, layout, alpha, beta);
 }
 
 template <class Value>
@@ -226,6 +226,7 @@ void PlannedImpl<Value>::update_values(const Value* values, Memory where) {
     throw UnsupportedError("auto: the plan's first storage holds the transpose (" +
                            parts_.front().format + " on A^T), whose values are not in CSR order; "
                            "rebuild the matrix with the new values");
+  for (auto& r : resolved_) r.store(nullptr, std::memory_order_release);
   std::set<const MatrixImpl<Value>*> done;
   for (auto& p : parts_) {
     // A transpose, even one sharing the forward storage because A was symmetric (the new values

@@ -7,8 +7,10 @@
 // matrix's transpose shares the forward storage.
 // SPDX-License-Identifier: MIT
 #pragma once
-#include <functional>
+#include <array>
+#include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -67,11 +69,19 @@ class PlannedImpl final : public MatrixImpl<Value> {
   /// candidate, and the plan says so. None left: OutOfMemoryError when one refused for lack of
   /// memory, UnsupportedError otherwise.
   const Part& part_for(Op op) const;
+  /// part_for without the lock once the operation's storage is built: the products' path,
+  /// where a lock and a search per call are a measurable share of a microsecond-long product.
+  const Part& resolved(Op op) const {
+    const Part* p = resolved_[static_cast<std::size_t>(op)].load(std::memory_order_acquire);
+    return p ? *p : part_for(op);
+  }
   /// Builds `part` from the first part's storage (A, or Aᵀ when that part holds the transpose).
   void build_part(Part& part) const;
   mutable FormatPlan plan_;      // choices move on to the next candidate when one refuses
   mutable std::deque<Part> parts_;  // impls filled in lazily under mutex_ (deque: stable references)
   mutable std::mutex mutex_;
+  /// Per operation (Op's value): its part once built; cleared under mutex_ when a part may go.
+  mutable std::array<std::atomic<const Part*>, 4> resolved_{};
   Shape shape_;
   Backend backend_;
   Builder builder_;

@@ -263,6 +263,7 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t total = rows + nnz;
   for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
+    if (b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
     const std::int64_t d0 = b * kT, d1 = min(d0 + kT, total);
     const std::int64_t row0 = tile_row[b], row1 = tile_row[b + 1];
     const std::int64_t nz0 = d0 - row0;
@@ -330,6 +331,7 @@ __global__ void csr_merge_fixup_kernel(std::int64_t n_tiles,
                                        const Value* __restrict__ carry,
                                        const Value* __restrict__ head, Value* __restrict__ y,
                                        Value alpha, Value beta) {
+  cuda::wait_for_prior_grid();  // launched during the tile kernel's last tiles
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x + 1;
        t < n_tiles; t += stride) {
@@ -578,9 +580,10 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
       d.values.data(), x, y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
   SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_kernel");
   if (d.n_tiles > 1) {
-    csr_merge_fixup_kernel<<<cuda::grid_for(d.n_tiles - 1, 256), 256, 0, cuda::stream()>>>(
-        d.n_tiles, d.tile_row.data(), d.tile_carry.data(), d.tile_head.data(), y, alpha, beta);
-    SPMAT_CUDA_CHECK_LAUNCH("csr_merge_fixup_kernel");
+    cuda::launch_after_prior("csr_merge_fixup_kernel", csr_merge_fixup_kernel<Value>,
+                             cuda::grid_for(d.n_tiles - 1, 256), 256, d.n_tiles,
+                             d.tile_row.data(), d.tile_carry.data(), d.tile_head.data(), y,
+                             alpha, beta);
   }
   if (d.n_long_fix > 0) {
     csr_merge_wide_fixup_kernel<<<cuda::grid_for(d.n_long_fix * 32, 256), 256, 0, cuda::stream()>>>(

@@ -54,7 +54,7 @@ void mask(Json& j) {
   static const std::set<std::string> masked = {
       "time_ms", "time_min_ms", "time_max_ms", "setup_ms", "gbs",  "csr_equiv_gbs",
       "gflops",  "bw_fraction", "speedup_vs_cusparse", "date", "commit", "device",
-      "spmat_version"};
+      "spmat_version", "build_host_before_bytes", "build_host_peak_bytes"};
   if (j.is_array())
     for (auto& v : j.items()) mask(v);
   if (j.is_object())

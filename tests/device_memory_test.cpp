@@ -146,3 +146,21 @@ TEST(DeviceMemory, OutOfMemoryFromTheDeviceNamesTheCauseAndTheUsage) {
 
 }  // namespace
 }  // namespace spmat
+
+TEST(DeviceMemory, PeakKeepsTheHeightUntilReset) {
+  reset_device_memory_peak();
+  const DeviceMemoryUsage before = device_memory_usage();
+  EXPECT_EQ(before.peak_bytes, before.bytes);
+  {
+    FakeAllocation a(100, "first");
+    {
+      FakeAllocation b(50, "second");
+    }
+    FakeAllocation c(20, "third");
+    EXPECT_EQ(device_memory_usage().peak_bytes, before.bytes + 150);
+  }
+  EXPECT_EQ(device_memory_usage().bytes, before.bytes);
+  EXPECT_EQ(device_memory_usage().peak_bytes, before.bytes + 150);
+  reset_device_memory_peak();
+  EXPECT_EQ(device_memory_usage().peak_bytes, before.bytes);
+}

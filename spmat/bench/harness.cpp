@@ -11,8 +11,10 @@
 #include <tuple>
 
 #include "spmat/config.hpp"
+#include "spmat/core/device_memory.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/csr/csr.hpp"  // csr_add: the reference of add
+#include "spmat/io/file_io.hpp"
 #include "spmat/io/load.hpp"
 #include "spmat/matrix.hpp"
 #include "spmat/model/traffic.hpp"
@@ -458,12 +460,22 @@ void run_matrix(const Context& ctx, const std::string& name,
     double build_ms = 0;
     std::string build_error = error;
     bool build_unsupported = false;
+    io::ResidentMemory host_before, host_after;
+    std::size_t device_before = 0, device_peak = 0;
     if (build_error.empty()) {
       try {
+        const bool host_peak_known = io::reset_resident_peak();
+        reset_device_memory_peak();
+        host_before = io::resident_memory();
+        device_before = device_memory_usage().bytes;
         build_ms = wall_ms([&] {
           A.emplace(Matrix<V>::build(md->a, f.name, ctx.cfg.backend, build_options(f.options)));
           device_sync(ctx.cfg.backend);
         });
+        host_after = io::resident_memory();
+        if (!host_peak_known) host_after.peak_bytes = 0;
+        const std::size_t peak = device_memory_usage().peak_bytes;
+        device_peak = peak > device_before ? peak - device_before : 0;
       } catch (const std::exception& e) {
         build_error = "build: " + describe_exception(e);
         build_unsupported = dynamic_cast<const UnsupportedError*>(&e) != nullptr;
@@ -479,6 +491,9 @@ void run_matrix(const Context& ctx, const std::string& name,
       }
       r.format = f.name;
       r.options = f.options.to_string();
+      r.build_host_before_bytes = host_before.bytes;
+      r.build_host_peak_bytes = host_after.peak_bytes;
+      r.build_device_peak_bytes = device_peak;
       r.device_build_ms = device.device_build_ms;
       r.device_builder = device.device_builder;
       r.device_build_error = device.device_build_error;

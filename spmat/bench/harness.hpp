@@ -114,6 +114,12 @@ struct Result {
   int repetitions = 0;
   int calls_per_sample = 1;  ///< back-to-back calls in one timed sample (time_ms is per call)
   double setup_ms = NAN;     ///< build + prepare, planning excluded
+  /// The build's memory at its height. Host: the process's resident memory at its height during
+  /// the build and when the build began (the matrix's CSR and what the benchmark holds), so
+  /// peak - before is what the build itself needed (0: unknown). Device: the most bytes the
+  /// build held at once beyond what spmat held before it, transients included.
+  std::uint64_t build_host_before_bytes = 0, build_host_peak_bytes = 0;
+  std::size_t build_device_peak_bytes = 0;
   /// build_from_device only: Matrix::build from the CSR already in device memory (NaN when not
   /// measured or refused: device_build_error says why); device_builder: the format has a
   /// device builder (else that build went through the host); update_values_ms: the median

@@ -82,6 +82,9 @@ Json to_json(const Result& r) {
   j.set("repetitions", r.repetitions);
   j.set("calls_per_sample", r.calls_per_sample);
   j.set("setup_ms", number_or_null(r.setup_ms));
+  j.set("build_host_before_bytes", r.build_host_before_bytes);  // 0: not known here
+  j.set("build_host_peak_bytes", r.build_host_peak_bytes);
+  j.set("build_device_peak_bytes", r.build_device_peak_bytes);
   if (!r.planned.empty()) j.set("plan_ms", number_or_null(r.plan_ms)).set("planned", r.planned);
   if (r.format == "tune")
   {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/core/device_memory.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@ constexpr const char* kLimitVariable = "SPMAT_DEVICE_MEMORY_LIMIT";
 std::atomic<std::size_t> g_bytes{0};
 std::atomic<std::size_t> g_allocations{0};
 std::atomic<std::uint64_t> g_attempts{0};
+std::atomic<std::size_t> g_peak{0};
 std::atomic<std::size_t> g_limit{0};
 /// Whether g_limit is settled: read from the environment, or set by a call.
 std::atomic<bool> g_limit_settled{false};
@@ -78,8 +80,11 @@ DeviceMemoryUsage device_memory_usage() {
   u.bytes = g_bytes.load(std::memory_order_relaxed);
   u.allocations = g_allocations.load(std::memory_order_relaxed);
   u.attempts = g_attempts.load(std::memory_order_relaxed);
+  u.peak_bytes = std::max(g_peak.load(std::memory_order_relaxed), u.bytes);
   return u;
 }
+
+void reset_device_memory_peak() { g_peak.store(g_bytes.load(std::memory_order_relaxed)); }
 
 void set_device_memory_limit(std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(g_limit_mutex);
@@ -128,8 +133,9 @@ void reserve_device_memory(std::size_t bytes, const char* what, DeviceFreeBytesF
   }
   settle_limit();
   const std::size_t limit = g_limit.load(std::memory_order_relaxed);
+  std::size_t now = 0;  // the bytes held with this allocation
   if (limit == 0) {
-    g_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    now = g_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   } else {
     std::size_t held = g_bytes.load(std::memory_order_relaxed);
     do {
@@ -141,6 +147,10 @@ void reserve_device_memory(std::size_t bytes, const char* what, DeviceFreeBytesF
                                bytes_text(limit) + " (set by spmat::set_device_memory_limit or " +
                                kLimitVariable + "); " + usage_text(free_bytes));
     } while (!g_bytes.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+    now = held + bytes;
+  }
+  for (std::size_t peak = g_peak.load(std::memory_order_relaxed);
+       now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed);) {
   }
   g_allocations.fetch_add(1, std::memory_order_relaxed);
 }

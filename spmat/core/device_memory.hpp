@@ -37,8 +37,13 @@ struct DeviceMemoryUsage {
   /// difference over a call is the number of allocations it makes (what
   /// ScopedDeviceAllocationFailure counts).
   std::uint64_t attempts = 0;
+  /// The most live bytes at any moment since the process started or since the last
+  /// reset_device_memory_peak(): what a build needed at its height, transients included.
+  std::size_t peak_bytes = 0;
 };
 DeviceMemoryUsage device_memory_usage();
+/// Starts a new peak from the bytes held now (DeviceMemoryUsage::peak_bytes).
+void reset_device_memory_peak();
 
 /// The most bytes spmat may hold on the device at once; 0: no budget (the default). An
 /// allocation that would go beyond it throws OutOfMemoryError naming the bytes asked for, what

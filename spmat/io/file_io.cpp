@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "spmat/core/error.hpp"
@@ -337,21 +338,39 @@ void FileWriter::commit() {
   }
 }
 
-std::uint64_t available_memory_bytes() {
-  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+namespace {
+/// The value in kB of the line "`key` N kB" of a /proc file, times 1024; 0 when absent.
+std::uint64_t proc_kb_field(const char* path, const char* key) {
+  std::uint64_t bytes = 0;
+  if (std::FILE* f = std::fopen(path, "r")) {
     char line[256];
-    unsigned long long kb = 0;
-    bool found = false;
+    const std::size_t n = std::strlen(key);
     while (std::fgets(line, sizeof line, f))
-      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-        found = true;
+      if (std::strncmp(line, key, n) == 0) {
+        bytes = std::strtoull(line + n, nullptr, 10) * 1024;
         break;
       }
     std::fclose(f);
-    if (found) return static_cast<std::uint64_t>(kb) * 1024;
   }
+  return bytes;
+}
+}  // namespace
+
+std::uint64_t available_memory_bytes() {
+  if (const std::uint64_t b = proc_kb_field("/proc/meminfo", "MemAvailable:")) return b;
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+ResidentMemory resident_memory() {
+  return {proc_kb_field("/proc/self/status", "VmRSS:"), proc_kb_field("/proc/self/status", "VmHWM:")};
+}
+
+bool reset_resident_peak() {
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
 }
 
 }  // namespace spmat::io

@@ -99,4 +99,16 @@ class FileWriter {
 /// Bytes of memory available to this process now (MemAvailable on Linux; 0 when unknown).
 std::uint64_t available_memory_bytes();
 
+/// This process's resident memory now and at its height (VmRSS and VmHWM on Linux; 0 when
+/// unknown).
+struct ResidentMemory {
+  std::uint64_t bytes = 0;
+  std::uint64_t peak_bytes = 0;
+};
+ResidentMemory resident_memory();
+/// Starts a new height from the resident memory now (Linux: /proc/self/clear_refs), so that
+/// resident_memory().peak_bytes afterwards is the height of what follows; false where the system
+/// does not allow it (the height then stays the process's).
+bool reset_resident_peak();
+
 }  // namespace spmat::io

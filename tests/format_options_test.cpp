@@ -25,6 +25,7 @@
 #include "spmat/formats/sell/sell.hpp"
 #include "spmat/formats/tiled/tiled.hpp"
 #include "spmat/matrix.hpp"
+#include "spmat/plan/plan_options.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat {
@@ -77,6 +78,11 @@ std::string all_set<CooOptions>() { return "kernel=segmented"; }
 template <>
 std::string all_set<HybOptions>() { return "K=3,breakeven=100,max_fill=inf"; }
 template <>
+std::string all_set<PlanOptions>() {
+  return "budget_ms=50,cache=0,calls=10,deterministic=1,k=8,layout=col,memory=100000000,"
+         "ops=spmv+spmv_t,transpose=store";
+}
+template <>
 std::string all_set<CsbOptions>() { return "beta=8,empty=drop,l1_line_bytes=64"; }
 template <>
 std::string all_set<GcsbOptions>() {
@@ -89,7 +95,8 @@ class FormatOptionsTest : public ::testing::Test {};
 using Converted = ::testing::Types<CsrOptions, SellOptions, TiledOptions, HiSparseOptions,
                                    BcooOptions, BccooOptions, BccooGpuOptions, BroEllOptions,
                                    BroCooOptions, BroHybOptions, BroCsrOptions, EllOptions,
-                                   EllrOptions, CooOptions, HybOptions, CsbOptions, GcsbOptions>;
+                                   EllrOptions, CooOptions, HybOptions, CsbOptions, GcsbOptions,
+                                   PlanOptions>;
 TYPED_TEST_SUITE(FormatOptionsTest, Converted);
 
 TYPED_TEST(FormatOptionsTest, RegistryParamsAreTheFieldTable) {
@@ -169,6 +176,8 @@ TEST(FormatOptions, BadValueNamesFormatKeyValueAndTheAcceptedOnes) {
   EXPECT_EQ(build_error("bro-ell", "h=48"), "bro-ell: h=48 is not a multiple of 32 in 32..1024");
   EXPECT_EQ(build_error("bro-hyb", "split=x"), "bro-hyb: split=x is not bytes or cusp");
   EXPECT_EQ(build_error("hyb", "K=-1"), "hyb: K=-1 is not an integer >= 0 or auto");
+  EXPECT_EQ(build_error("tune", "cache=maybe"),
+            "auto: cache=maybe is not 0, 1, false, true, no, yes, off or on");
   EXPECT_EQ(build_error("gcsb", "lanes=3"), "gcsb: lanes=3 is not 1, 2, 4, 8, 16, 32 or auto");
   // Cross-field rules stay in the build.
   EXPECT_EQ(build_error("sell", "C=32,sigma=48"),

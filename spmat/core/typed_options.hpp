@@ -33,10 +33,9 @@
 // multiple of C) stay in the format's build. docs/design.md lists the formats declared so.
 #pragma once
 #include <algorithm>
-#include <cmath>
+#include <charconv>
 #include <concepts>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -96,12 +95,11 @@ std::optional<T> to_number(const std::string& s) {
   }
 }
 
-/// %g; "inf" for infinity (what std::stod reads back).
+/// The shortest text that reads back to exactly `v` ("1.2", "8", "inf").
 inline std::string number(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 inline std::string join(const std::vector<std::string>& names) {

@@ -85,6 +85,11 @@ TEST(TypedOptions, StringsToStructToStringsRoundTrip) {
   EXPECT_EQ(d.text, "x y");
   EXPECT_EQ(to_format_options(d).to_string(), text);
   EXPECT_EQ(parse_options<DemoOptions>(to_format_options(d)), d);
+  // Numbers print as the shortest text that reads back exactly.
+  const auto exact =
+      parse_options<DemoOptions>(FormatOptions::parse("ratio=0.1234567890123,limit=1e300"));
+  EXPECT_EQ(to_format_options(exact).get_string("ratio", ""), "0.1234567890123");
+  EXPECT_EQ(parse_options<DemoOptions>(to_format_options(exact)), exact);
   // "auto" is the empty optional.
   EXPECT_EQ(parse_options<DemoOptions>(FormatOptions::parse("window=auto")).window, std::nullopt);
 }

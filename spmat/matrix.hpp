@@ -25,6 +25,7 @@
 // what can be captured into a CUDA graph, and the rule: one matrix, one stream at a time):
 //   { spmat::StreamScope on(my_stream); B.prepare(spmat::Op::spmv); B.spmv(dx, dy); }
 #pragma once
+#include <concepts>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -33,13 +34,21 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
-#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/plan/plan.hpp"
 #include "spmat/registry.hpp"
 #include "spmat/stream.hpp"
 
 namespace spmat {
+
+/// What the typed Matrix::build needs of an options struct: its format name and
+/// to_format_options (spmat/core/typed_options.hpp, found through the struct's namespace), so
+/// that this header does not depend on the typed-options machinery.
+template <class Opts>
+concept TypedOptionsStruct = requires(const Opts& o) {
+  { Opts::format } -> std::convertible_to<std::string_view>;
+  { to_format_options(o) } -> std::same_as<FormatOptions>;
+};
 
 template <class Value>
 class Matrix {
@@ -67,20 +76,24 @@ class Matrix {
                       const FormatOptions& options = {});
 
   /// The three builds above with a format's typed options (spmat/core/typed_options.hpp; the
-  /// struct is declared in the format's header), the format named by the struct:
+  /// struct is declared in the format's header, which brings to_format_options), the format
+  /// named by the struct:
   ///   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);
   /// The struct is rendered to strings (to_format_options) and built like the string form, so
   /// both give the same matrix and the same errors.
-  template <class Index, TypedOptions Opts>
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
   static Matrix build(const Csr<Value, Index>& a, const Opts& options,
                       Backend backend = Backend::cpu) {
     return build(a, Opts::format, backend, to_format_options(options));
   }
-  template <class Index, TypedOptions Opts>
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
   static Matrix build(const DeviceCsrView<Value, Index>& a, const Opts& options) {
     return build(a, Opts::format, to_format_options(options));
   }
-  template <class Index, TypedOptions Opts>
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
   static Matrix build(DeviceCsr<Value, Index> a, const Opts& options) {
     return build(std::move(a), Opts::format, to_format_options(options));
   }

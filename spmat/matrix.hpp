@@ -8,6 +8,10 @@
 //   A.spmv_t(y2, x2);      // x2 = Aᵀ y2, same storage
 //   A.storage_bytes();     // exact footprint
 //
+// Options as strings ("tpr=8") or as the format's typed struct (spmat/core/typed_options.hpp):
+//   Matrix<double>::build(csr, "csr", Backend::cuda, FormatOptions::parse("tpr=8"));
+//   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);  // formats/csr/csr.hpp
+//
 // Vectors are spans in the backend's memory: host memory for Backend::cpu, device memory
 // (e.g. spmat::cuda::DeviceBuffer) for Backend::cuda. Sizes are checked; contents are not.
 //
@@ -21,9 +25,11 @@
 // what can be captured into a CUDA graph, and the rule: one matrix, one stream at a time):
 //   { spmat::StreamScope on(my_stream); B.prepare(spmat::Op::spmv); B.spmv(dx, dy); }
 #pragma once
+#include <concepts>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/device_csr.hpp"
@@ -34,6 +40,15 @@
 #include "spmat/stream.hpp"
 
 namespace spmat {
+
+/// What the typed Matrix::build needs of an options struct: its format name and
+/// to_format_options (spmat/core/typed_options.hpp, found through the struct's namespace), so
+/// that this header does not depend on the typed-options machinery.
+template <class Opts>
+concept TypedOptionsStruct = requires(const Opts& o) {
+  { Opts::format } -> std::convertible_to<std::string_view>;
+  { to_format_options(o) } -> std::same_as<FormatOptions>;
+};
 
 template <class Value>
 class Matrix {
@@ -59,6 +74,29 @@ class Matrix {
   template <class Index>
   static Matrix build(DeviceCsr<Value, Index> a, std::string_view format = "auto",
                       const FormatOptions& options = {});
+
+  /// The three builds above with a format's typed options (spmat/core/typed_options.hpp; the
+  /// struct is declared in the format's header, which brings to_format_options), the format
+  /// named by the struct:
+  ///   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);
+  /// The struct is rendered to strings (to_format_options) and built like the string form, so
+  /// both give the same matrix and the same errors.
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
+  static Matrix build(const Csr<Value, Index>& a, const Opts& options,
+                      Backend backend = Backend::cpu) {
+    return build(a, Opts::format, backend, to_format_options(options));
+  }
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
+  static Matrix build(const DeviceCsrView<Value, Index>& a, const Opts& options) {
+    return build(a, Opts::format, to_format_options(options));
+  }
+  template <class Index, class Opts>
+    requires TypedOptionsStruct<Opts>
+  static Matrix build(DeviceCsr<Value, Index> a, const Opts& options) {
+    return build(std::move(a), Opts::format, to_format_options(options));
+  }
 
   const FormatEntry& format() const { return *entry_; }
   std::string_view format_name() const { return entry_->name; }

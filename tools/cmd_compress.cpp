@@ -268,11 +268,8 @@ int cmd_compress(int argc, char** argv) {
     return 2;
   }
   // Validate the shared options once, before any matrix is read.
-  (void)bro_option_h(options_of(f, false));
-  (void)bro_option_sym_len(options_of(f, false));
-  (void)bro_option_interval(options_of(f, false));
-  (void)bro_option_first_slice(options_of(f, false));
-  (void)bar::parse_algo(f.bar_algo, 0, 0, f.h);
+  (void)parse_options<BroEllOptions>(options_of(f, false));
+  (void)parse_options<BroHybOptions>(options_of(f, false));
 
   std::printf("BRO space savings eta (%%), int32 indices, h=%d, first=%s, sym_len=%d, interval=%lld; "
               "+m = with metadata; ELL32s = bro-ell h=32 first=slice (no BAR)\n",

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "spmat/plan/model.hpp"
 #include "spmat/plan/plan_cache.hpp"
+#include "spmat/plan/plan_options.hpp"
 #include "spmat/plan/tune.hpp"
 #include "spmat/registry.hpp"
 
@@ -34,41 +36,56 @@ std::vector<Op> parse_ops(const std::string& text) {
   return ops;
 }
 
-bool parse_bool(const FormatOptions& o, const std::string& key, bool fallback) {
-  if (!o.has(key)) return fallback;
-  const std::string v = o.get_string(key, "");
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  throw ParseError("auto: " + key + "=" + v + " is not a boolean (0/1, true/false)");
-}
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
 
+const OptionTable<PlanOptions>& PlanOptions::fields() {
+  using O = PlanOptions;
+  constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
+  static const std::vector<std::pair<std::string, bool>> yes_no{
+      {"0", false}, {"1", true}, {"false", false}, {"true", true},
+      {"no", false}, {"yes", true}, {"off", false}, {"on", true}};
+  static const OptionTable<O> t{
+      string_option("ops", &O::ops,
+                    "operations to plan for, joined by '+' (storages past the first one's are built on first use)"),
+      int_option("calls", &O::calls, 0, no_max,
+                 "expected calls of each operation; 0 = many (build cost not weighed)"),
+      int_option("k", &O::k, 1, no_max, "spmm: dense columns"),
+      enum_option("layout", &O::layout,
+                  {{"row", DenseLayout::row_major},
+                   {"col", DenseLayout::col_major},
+                   {"row_major", DenseLayout::row_major},
+                   {"col_major", DenseLayout::col_major}},
+                  "spmm: layout of B and C (row, col)"),
+      int_option("memory", &O::memory, 0, no_max,
+                 "bytes the stored matrix may take (0 = no limit); limits a stored transpose"),
+      enum_option("deterministic", &O::deterministic, yes_no,
+                  "1: only kernels with bitwise-identical results run to run"),
+      choice_option("transpose", &O::transpose, {"auto", "store", "native"},
+                    "spmv_t strategy: auto, store (a transposed copy), native (one storage)"),
+      double_option("budget_ms", &O::budget_ms, 0.0, true,
+                    "tune: wall time for building and timing candidates"),
+      enum_option("cache", &O::cache, yes_no, "tune: use the on-disk plan cache (SPMAT_CACHE_DIR)")};
+  return t;
+}
+
 PlanRequest PlanRequest::from_options(const FormatOptions& o, Backend backend, PlanLevel level) {
+  const auto opt = parse_options<PlanOptions>(o);
   PlanRequest r;
   r.backend = backend;
   r.level = level;
-  if (o.has("ops")) r.ops = parse_ops(o.get_string("ops", ""));
-  r.calls = o.get_int("calls", 0);
-  if (r.calls < 0) throw ParseError("auto: calls=" + std::to_string(r.calls) + " is negative");
-  r.k = o.get_int("k", 32);
-  if (r.k < 1) throw ParseError("auto: k=" + std::to_string(r.k) + " must be at least 1");
-  r.layout = parse_layout(o.get_string("layout", "row"));
-  const std::int64_t mem = o.get_int("memory", 0);
-  if (mem < 0) throw ParseError("auto: memory=" + std::to_string(mem) + " is negative");
-  r.memory_budget = static_cast<std::size_t>(mem);
-  r.deterministic = parse_bool(o, "deterministic", false);
-  r.tune_budget_ms = o.get_double("budget_ms", 100);
-  if (!(r.tune_budget_ms > 0))
-    throw ParseError("auto: budget_ms=" + o.get_string("budget_ms", "") + " must be positive");
-  r.use_cache = parse_bool(o, "cache", true);
-  r.transpose = o.get_string("transpose", "auto");
-  if (r.transpose != "auto" && r.transpose != "store" && r.transpose != "native")
-    throw ParseError("auto: transpose=" + r.transpose + " is not one of auto, store, native");
+  r.ops = parse_ops(opt.ops);
+  r.calls = opt.calls;
+  r.k = opt.k;
+  r.layout = opt.layout;
+  r.memory_budget = static_cast<std::size_t>(opt.memory);
+  r.deterministic = opt.deterministic;
+  r.tune_budget_ms = opt.budget_ms;
+  r.use_cache = opt.cache;
+  r.transpose = opt.transpose;
   return r;
 }
 

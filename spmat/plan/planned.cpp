@@ -5,6 +5,7 @@
 #include <set>
 
 #include "spmat/config.hpp"
+#include "spmat/plan/plan_options.hpp"
 #include "spmat/plan/tune.hpp"
 #include "spmat/registry.hpp"
 
@@ -269,18 +270,7 @@ FormatEntry planned_entry(std::string name, std::string summary, PlanLevel level
                         .spmm = true, .add = true, .deterministic_spmv = false,
                         .deterministic_spmv_t = false};
   FormatEntry e{.name = std::move(name), .summary = std::move(summary), .caps = {cpu, gpu}};
-  e.params = {
-      {"ops", "spmv+spmv_t+spmm+add",
-       "operations to plan for, joined by '+' (storages past the first one's are built on first use)"},
-      {"calls", "0", "expected calls of each operation; 0 = many (build cost not weighed)"},
-      {"k", "32", "spmm: dense columns"},
-      {"layout", "row", "spmm: layout of B and C (row, col)"},
-      {"memory", "0", "bytes the stored matrix may take (0 = no limit); limits a stored transpose"},
-      {"deterministic", "0", "1: only kernels with bitwise-identical results run to run"},
-      {"transpose", "auto", "spmv_t strategy: auto, store (a transposed copy), native (one storage)"},
-      {"budget_ms", "100", "tune: wall time for building and timing candidates"},
-      {"cache", "1", "tune: use the on-disk plan cache (SPMAT_CACHE_DIR)"},
-  };
+  e.params = option_params<PlanOptions>();
   e.factory<float, std::int32_t>() = planned_factory<float, std::int32_t>(level);
   e.factory<float, std::int64_t>() = planned_factory<float, std::int64_t>(level);
   e.factory<double, std::int32_t>() = planned_factory<double, std::int32_t>(level);

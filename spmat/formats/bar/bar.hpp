@@ -62,17 +62,18 @@ std::int64_t cost(std::int64_t rows, std::span<const Index> row_ptr,
 
 
 /// The BAR order a BRO format's build uses: slices of h rows, symbols of sym_len bits, the first
-/// max_len entries of each row (-1: all), and the options bar_algo= (auto) and bar_window= (4).
+/// max_len entries of each row (-1: all), and the options bar_algo (auto, greedy, fast) and
+/// bar_window.
 template <class Value, class Index>
-std::vector<std::int64_t> order_for(const Csr<Value, Index>& a, const FormatOptions& o, int h,
-                                    int sym_len, std::int64_t max_len) {
+std::vector<std::int64_t> order_for(const Csr<Value, Index>& a, const std::string& algo, int window,
+                                    int h, int sym_len, std::int64_t max_len) {
   Params p;
   p.h = h;
   p.sym_len = sym_len;
   p.value_bytes = static_cast<int>(sizeof(Value));
   p.max_len = max_len;
-  p.algo = parse_algo(o.get_string("bar_algo", "auto"), a.rows, a.nnz(), h);
-  p.window = static_cast<int>(o.get_int("bar_window", 4));
+  p.algo = parse_algo(algo, a.rows, a.nnz(), h);
+  p.window = window;
   return order<Index>(a.rows, a.row_ptr, a.col_idx, p);
 }
 

@@ -138,13 +138,40 @@ Csr<Value, Index> decode(const Fmt& s) {
 }  // namespace
 }  // namespace bccoo
 
+const OptionTable<BccooOptions>& BccooOptions::fields() {
+  static const OptionTable<BccooOptions> t{chunk_option(&BccooOptions::chunk)};
+  return t;
+}
+
+const OptionTable<BccooGpuOptions>& BccooGpuOptions::fields() {
+  using O = BccooGpuOptions;
+  static const OptionTable<O> t{
+      chunk_option(&O::chunk),
+      enum_option("kernel", &O::kernel,
+                  {{"auto", std::nullopt},
+                   {"stream", BccooGpuKernel::stream},
+                   {"block", BccooGpuKernel::block},
+                   {"atomic", BccooGpuKernel::atomic}},
+                  "CUDA spmv kernel: auto (block when more than half of the chunks are raw "
+                  "(no value table) with 4- or 8-byte column offsets, i.e. scattered x "
+                  "gathers; else stream), "
+                  "stream (persistent blocks, 8 entries per thread, "
+                  "L2 prefetch of the next chunk, deterministic), block (one block per "
+                  "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"),
+      int_option("blocks", &O::blocks, 0, 0x7fffffff,
+                 "CUDA stream kernel: persistent blocks (0 = one wave of resident blocks)"),
+      int_option("prefetch", &O::prefetch, 0, 2,
+                 "CUDA stream kernel: L2 prefetch distance in chunks (0, 1 or 2)")};
+  return t;
+}
+
 template <class Value, class Index>
 Bccoo<Value, Index> Bccoo<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Bccoo s;
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
-  s.chunk = parse_chunk_option(o, "bccoo");
+  s.chunk = parse_options<BccooOptions>(o).chunk;
   if (static_cast<std::uint64_t>(a.cols) > std::numeric_limits<std::uint32_t>::max() + 1ull)
     throw UnsupportedError("bccoo: " + std::to_string(a.cols) +
                            " columns do not fit the 4-byte absolute column field of the CPU "
@@ -180,26 +207,11 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
-  s.chunk = parse_chunk_option(o, "bccoo-gpu");
-  const std::string kernel = o.get_string("kernel", "auto");
-  const bool kernel_auto = kernel == "auto";
-  if (kernel_auto || kernel == "stream")
-    s.kernel = BccooGpuKernel::stream;
-  else if (kernel == "block")
-    s.kernel = BccooGpuKernel::block;
-  else if (kernel == "atomic")
-    s.kernel = BccooGpuKernel::atomic;
-  else
-    throw ParseError("bccoo-gpu: kernel=" + kernel +
-                     " is not a kernel; use auto, stream, block or atomic");
-  s.blocks = o.get_int("blocks", 0);
-  if (s.blocks < 0 || s.blocks > 0x7fffffff)
-    throw ParseError("bccoo-gpu: blocks=" + std::to_string(s.blocks) +
-                     " is out of range; use 0 (one wave of resident blocks) or 1..2^31-1");
-  s.prefetch = o.get_int("prefetch", 1);
-  if (s.prefetch < 0 || s.prefetch > 2)
-    throw ParseError("bccoo-gpu: prefetch=" + std::to_string(s.prefetch) +
-                     " is out of range; use 0 (none), 1 (next chunk) or 2 (two chunks ahead)");
+  const auto opt = parse_options<BccooGpuOptions>(o);
+  s.chunk = opt.chunk;
+  s.kernel = opt.kernel.value_or(BccooGpuKernel::stream);
+  s.blocks = opt.blocks;
+  s.prefetch = opt.prefetch;
   const auto lut = bccoo::build_lut(a.values);
   s.lut = lut.lut;
   s.lut_used = static_cast<std::int32_t>(lut.sorted.size());
@@ -229,7 +241,7 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
     s.offset[h + 1] = bccoo::gpu_chunk(s.format[h], p1 - p0, sizeof(Value)).bytes;
   }
   for (std::int64_t h = 0; h < nb; ++h) s.offset[h + 1] += s.offset[h];
-  if (kernel_auto) s.kernel = bccoo::auto_kernel(s.format);
+  if (!opt.kernel) s.kernel = bccoo::auto_kernel(s.format);
   s.data.assign(static_cast<std::size_t>(s.offset[nb]), 0);  // padding bytes are zero
   // Pass 2: fill the sub-arrays.
 #pragma omp parallel for schedule(static)
@@ -275,30 +287,17 @@ std::vector<FormatEntry> bccoo_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
   const BackendCaps none{};
-  const std::vector<ParamInfo> params{{"chunk", "1024", "nonzeros per chunk (b)"}};
-  std::vector<ParamInfo> gpu_params = params;
-  gpu_params.push_back({"kernel", "auto",
-                        "CUDA spmv kernel: auto (block when more than half of the chunks are raw "
-                        "(no value table) with 4- or 8-byte column offsets, i.e. scattered x "
-                        "gathers; else stream), "
-                        "stream (persistent blocks, 8 entries per thread, "
-                        "L2 prefetch of the next chunk, deterministic), block (one block per "
-                        "chunk, deterministic) or atomic (warp segmented sum + atomicAdd)"});
-  gpu_params.push_back({"blocks", "0",
-                        "CUDA stream kernel: persistent blocks (0 = one wave of resident blocks)"});
-  gpu_params.push_back({"prefetch", "1",
-                        "CUDA stream kernel: L2 prefetch distance in chunks (0, 1 or 2)"});
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",
        .summary = "balanced compressed COO: delta-coded columns, 256-value table, byte stream (CPU)",
        .caps = {cpu, none},
-       .params = params}));
+       .params = option_params<BccooOptions>()}));
   v.push_back(make_entry<BccooGpu>(
       {.name = "bccoo-gpu",
        .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent or per-chunk blocks chosen per matrix (GPU)",
        .caps = {cpu, gpu},
-       .params = gpu_params}));
+       .params = option_params<BccooGpuOptions>()}));
   return v;
 }
 

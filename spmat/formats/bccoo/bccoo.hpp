@@ -36,12 +36,14 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "spmat/core/bytes.hpp"
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -204,6 +206,25 @@ struct Bccoo {
       f(r, c, v);
     }
   }
+};
+
+/// Build options of bccoo (help texts: the field tables in bccoo.cpp).
+struct BccooOptions {
+  static constexpr const char* format = "bccoo";
+  std::int64_t chunk = 1024;
+  static const OptionTable<BccooOptions>& fields();
+  bool operator==(const BccooOptions&) const = default;
+};
+
+/// Build options of bccoo-gpu; kernel empty = auto (bccoo::auto_kernel).
+struct BccooGpuOptions {
+  static constexpr const char* format = "bccoo-gpu";
+  std::int64_t chunk = 1024;
+  std::optional<BccooGpuKernel> kernel;
+  std::int64_t blocks = 0;
+  std::int64_t prefetch = 1;
+  static const OptionTable<BccooGpuOptions>& fields();
+  bool operator==(const BccooGpuOptions&) const = default;
 };
 
 /// The GPU format `bccoo-gpu` (per-chunk uniform encoding; spec §4 [D]).

@@ -7,18 +7,15 @@
 
 namespace spmat {
 
-std::int64_t parse_chunk_option(const FormatOptions& o, const char* format) {
-  const std::int64_t b = o.get_int("chunk", 1024);
-  if (b < 1)
-    throw ParseError(std::string(format) + ": chunk=" + std::to_string(b) +
-                     " must be a positive number of nonzeros per chunk (default 1024)");
-  return b;
+const OptionTable<BcooOptions>& BcooOptions::fields() {
+  static const OptionTable<BcooOptions> t{chunk_option(&BcooOptions::chunk)};
+  return t;
 }
 
 template <class Value, class Index>
 Bcoo<Value, Index> Bcoo<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Bcoo s;
-  s.chunk = parse_chunk_option(o, "bcoo");
+  s.chunk = parse_options<BcooOptions>(o).chunk;
   s.a = to_coo(a);
   return s;
 }
@@ -41,7 +38,7 @@ std::vector<FormatEntry> bcoo_entries() {
       {.name = "bcoo",
        .summary = "balanced COO: chunks of b nonzeros over OpenMP threads (CPU)",
        .caps = {cpu, none},
-       .params = {{"chunk", "1024", "nonzeros per chunk (b)"}}})};
+       .params = option_params<BcooOptions>()})};
 }
 
 }  // namespace spmat

@@ -12,9 +12,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -45,8 +47,21 @@ struct Bcoo {
   }
 };
 
-/// Reads option `chunk` (b >= 1); throws ParseError naming `format` otherwise.
-std::int64_t parse_chunk_option(const FormatOptions& o, const char* format);
+/// Option `chunk` (b >= 1 nonzeros per chunk, default: the member's, 1024) of bcoo, bccoo and
+/// bccoo-gpu.
+template <class Opts>
+OptionField<Opts> chunk_option(std::int64_t Opts::*member) {
+  return int_option("chunk", member, 1, std::numeric_limits<std::int64_t>::max(),
+                    "nonzeros per chunk (b)");
+}
+
+/// Build options of bcoo.
+struct BcooOptions {
+  static constexpr const char* format = "bcoo";
+  std::int64_t chunk = 1024;
+  static const OptionTable<BcooOptions>& fields();
+  bool operator==(const BcooOptions&) const = default;
+};
 
 template <class Value, class Index>
 std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {

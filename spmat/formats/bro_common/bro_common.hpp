@@ -14,7 +14,10 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "spmat/core/typed_options.hpp"
 
 #if defined(__CUDACC__)
 #define SPMAT_BRO_HD __host__ __device__ __forceinline__
@@ -252,5 +255,59 @@ class HostReader {
   std::uint64_t cur_ = 0;
   int rb_ = 0;
 };
+
+// --- Options shared by the BRO formats (spmat/core/typed_options.hpp) --------------------------
+// Fields on members of the same names in each format's options struct: sym_len, interval; and
+// for the formats with a BRO-ELL storage (`ell_part`: the ELL part of bro-hyb, whose help says
+// so) h, first, kernel, unroll, fit_bits, bar, bar_algo, bar_window.
+
+template <class Opts>
+OptionField<Opts> sym_len_option() {
+  return int_choice_option("sym_len", &Opts::sym_len, {32, 64}, "symbol length in bits: 32 or 64");
+}
+
+template <class Opts>
+OptionField<Opts> interval_option(std::string help) {
+  return int_option("interval", &Opts::interval, 32, std::int64_t{1} << 24, 32, std::move(help));
+}
+
+/// h, sym_len, first, kernel, unroll, fit_bits.
+template <class Opts>
+OptionTable<Opts> slice_fields(bool ell_part) {
+  return {
+      int_option("h", &Opts::h, 32, 1024, 32,
+                 ell_part ? "slice height of the BRO-ELL part: a multiple of 32 in 32..1024 (paper: 256)"
+                          : "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per "
+                            "slice; paper: 256)"),
+      sym_len_option<Opts>(),
+      choice_option("first", &Opts::first, {"slice", "abs"},
+                    ell_part ? "first-column coding of the BRO-ELL part: slice or abs (paper)"
+                             : "first-column coding: slice (relative to the slice's smallest first column) "
+                               "or abs (paper: column+1)"),
+      choice_option("kernel", &Opts::kernel, {"fit", "batched", "classic"},
+                    ell_part ? "CUDA spmv kernel of the BRO-ELL part: fit, batched or classic"
+                             : "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; "
+                               "other matrices run batched), batched (U fields decoded, then U loads at once) "
+                               "or classic (one thread per row, the paper's decode loop)"),
+      int_choice_option("unroll", &Opts::unroll, {4, 8}, "U of the batched CUDA kernel: 4 or 8"),
+      int_choice_option("fit_bits", &Opts::fit_bits, {64, 128},
+                        "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit "
+                        "shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)")};
+}
+
+/// bar, bar_algo, bar_window.
+template <class Opts>
+OptionTable<Opts> bar_fields(bool ell_part) {
+  return {bool_option("bar", &Opts::bar,
+                      ell_part ? "1 = BAR row reordering of the BRO-ELL part (y in original order)"
+                               : "1 = BAR row reordering (y still in the original row order)"),
+          choice_option("bar_algo", &Opts::bar_algo, {"auto", "greedy", "fast"},
+                        ell_part ? "BAR algorithm: greedy, fast, auto"
+                                 : "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when "
+                                   "nnz·rows/h <= 2e8)"),
+          int_option("bar_window", &Opts::bar_window, 0, 1 << 20,
+                     ell_part ? "fast BAR: candidate clusters on either side of the home cluster"
+                              : "fast BAR: candidate clusters on either side of a row's home cluster")};
+}
 
 }  // namespace spmat::bro

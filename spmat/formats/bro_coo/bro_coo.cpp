@@ -9,12 +9,12 @@
 
 namespace spmat {
 
-std::int64_t bro_option_interval(const FormatOptions& o) {
-  const std::int64_t v = o.get_int("interval", 1024);
-  if (v < 32 || v % 32 != 0 || v > (std::int64_t{1} << 24))
-    throw ParseError("BRO-COO: interval=" + std::to_string(v) +
-                     " must be a multiple of 32 in 32..2^24 (entries per warp interval)");
-  return v;
+const OptionTable<BroCooOptions>& BroCooOptions::fields() {
+  static const OptionTable<BroCooOptions> t{
+      bro::sym_len_option<BroCooOptions>(),
+      bro::interval_option<BroCooOptions>(
+          "entries per warp interval (multiple of 32); one row width per interval")};
+  return t;
 }
 
 template <class Value, class Index>
@@ -77,11 +77,9 @@ BroCoo<Value, Index> BroCoo<Value, Index>::encode(Index rows, Index cols,
 
 template <class Value, class Index>
 BroCoo<Value, Index> BroCoo<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const std::int64_t s = o.get_int("sym_len", 32);
-  if (s != 32 && s != 64) throw ParseError("BRO-COO: sym_len=" + std::to_string(s) + " is not 32 or 64");
+  const auto opt = parse_options<BroCooOptions>(o);
   const Coo<Value, Index> coo = to_coo(a);
-  return encode(a.rows, a.cols, coo.row_idx, coo.col_idx, coo.values, static_cast<int>(s),
-                bro_option_interval(o));
+  return encode(a.rows, a.cols, coo.row_idx, coo.col_idx, coo.values, opt.sym_len, opt.interval);
 }
 
 template <class Value, class Index>
@@ -132,8 +130,7 @@ std::vector<FormatEntry> bro_coo_entries() {
       {.name = "bro-coo",
        .summary = "BRO-COO: COO with delta + bit-packed row indices per warp interval (SC'13)",
        .caps = {cpu, gpu},
-       .params = {{"sym_len", "32", "symbol length in bits: 32 or 64"},
-                  {"interval", "1024", "entries per warp interval (multiple of 32); one row width per interval"}}}));
+       .params = option_params<BroCooOptions>()}));
   return v;
 }
 

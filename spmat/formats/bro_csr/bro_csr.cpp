@@ -100,22 +100,28 @@ BroCsr<Value, Index> BroCsr<Value, Index>::encode(const Csr<Value, Index>& a, in
   return m;
 }
 
+const OptionTable<BroCsrOptions>& BroCsrOptions::fields() {
+  using O = BroCsrOptions;
+  static const OptionTable<O> t{
+      int_choice_option("tpr", &O::tpr, {0, 1, 2, 4, 8, 16, 32},
+                        "lanes per row, a power of two in 1..32 (0 = auto: largest power of two <= mean row length)"),
+      bro::sym_len_option<O>(), max_skew_option(&O::max_skew, "its tpr lanes")};
+  return t;
+}
+
 template <class Value, class Index>
 BroCsr<Value, Index> BroCsr<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  std::int64_t tpr = o.get_int("tpr", 0);
-  if (tpr == 0) tpr = auto_tpr(a.rows, a.nnz());
-  if (tpr < 1 || tpr > 32 || (tpr & (tpr - 1)) != 0)
-    throw ParseError("bro-csr: tpr=" + std::to_string(tpr) +
-                     " must be 0 (auto) or a power of two in 1..32");
+  const auto opt = parse_options<BroCsrOptions>(o);
+  const std::int64_t tpr = opt.tpr == 0 ? auto_tpr(a.rows, a.nnz()) : opt.tpr;
   // tpr lanes walk each row and the whole warp waits for its group's longest row: refuse a
   // row that would stall every call before encoding anything.
   std::int64_t longest = 0;
   for (Index r = 0; r < a.rows; ++r)
     longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
   check_row_skew("bro-csr", longest, a.nnz(), a.rows, tpr,
-                 row_limit_option("bro-csr", o, "max_skew", kDefaultMaxSkew),
+                 opt.max_skew,
                  "bro-hyb, hyb or csr");
-  return encode(a, static_cast<int>(tpr), static_cast<int>(o.get_int("sym_len", 32)));
+  return encode(a, static_cast<int>(tpr), opt.sym_len);
 }
 
 template <class Value, class Index>
@@ -172,9 +178,7 @@ std::vector<FormatEntry> bro_csr_entries() {
       {.name = "bro-csr",
        .summary = "BRO-CSR: CSR with delta + bit-packed column indices per warp group of rows",
        .caps = {cpu, gpu},
-       .params = {{"tpr", "0", "lanes per row, a power of two in 1..32 (0 = auto: largest power of two <= mean row length)"},
-                  {"sym_len", "32", "symbol length in bits: 32 or 64"},
-                  max_skew_param("its tpr lanes")}}));
+       .params = option_params<BroCsrOptions>()}));
   return v;
 }
 

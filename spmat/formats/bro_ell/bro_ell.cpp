@@ -12,41 +12,24 @@
 
 namespace spmat {
 
-int bro_option_h(const FormatOptions& o) {
-  const std::int64_t h = o.get_int("h", 32);
-  if (h < 32 || h > 1024 || h % 32 != 0)
-    throw ParseError("BRO: h=" + std::to_string(h) +
-                     " must be a multiple of 32 in 32..1024 (a slice must fill whole warps)");
-  return static_cast<int>(h);
-}
-
-int bro_option_sym_len(const FormatOptions& o) {
-  const std::int64_t s = o.get_int("sym_len", 32);
-  if (s != 32 && s != 64) throw ParseError("BRO: sym_len=" + std::to_string(s) + " is not 32 or 64");
-  return static_cast<int>(s);
-}
-
-bool bro_option_first_slice(const FormatOptions& o) {
-  const std::string f = o.get_string("first", "slice");
-  if (f == "slice") return true;
-  if (f == "abs") return false;
-  throw ParseError("BRO: first=" + f + " is not 'slice' (relative to the slice's smallest first "
-                   "column) or 'abs' (the paper's column + 1)");
+const OptionTable<BroEllOptions>& BroEllOptions::fields() {
+  using O = BroEllOptions;
+  static const OptionTable<O> t = [] {
+    OptionTable<O> v = bro::slice_fields<O>(false);
+    v.push_back(max_fill_option(&O::max_fill, "stored slots"));
+    v.push_back(max_skew_option(&O::max_skew, "its thread"));
+    for (auto& f : bro::bar_fields<O>(false)) v.push_back(std::move(f));
+    return v;
+  }();
+  return t;
 }
 
 template <class Value, class Index>
-void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o) {
-  const std::string k = o.get_string("kernel", "fit");
-  if (k != "fit" && k != "batched" && k != "classic")
-    throw ParseError("BRO: kernel=" + k + " is not 'fit', 'batched' or 'classic'");
-  e.kernel = k == "fit" ? 2 : (k == "batched" ? 1 : 0);
-  const std::int64_t u = o.get_int("unroll", 8);
-  if (u != 4 && u != 8) throw ParseError("BRO: unroll=" + std::to_string(u) + " is not 4 or 8");
-  e.unroll = static_cast<int>(u);
-  const std::int64_t fb = o.get_int("fit_bits", 128);
-  if (fb != 64 && fb != 128)
-    throw ParseError("BRO: fit_bits=" + std::to_string(fb) + " is not 64 or 128");
-  e.fit_max_words = static_cast<int>(fb / 64);
+void bro_apply_kernel_options(BroEll<Value, Index>& e, const std::string& kernel, int unroll,
+                              int fit_bits) {
+  e.kernel = kernel == "fit" ? 2 : (kernel == "batched" ? 1 : 0);
+  e.unroll = unroll;
+  e.fit_max_words = fit_bits / 64;
 }
 
 template <class Value, class Index>
@@ -140,25 +123,22 @@ BroEll<Value, Index> BroEll<Value, Index>::encode(const Csr<Value, Index>& a, in
 
 template <class Value, class Index>
 BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
-  const bool first_slice = bro_option_first_slice(o);
-  const double max_fill = row_limit_option("bro-ell", o, "max_fill", kDefaultMaxFill);
-  const double max_skew = row_limit_option("bro-ell", o, "max_skew", kDefaultMaxSkew);
-  const std::int64_t bar = o.get_int("bar", 0);
-  if (bar != 0 && bar != 1) throw ParseError("bro-ell: bar=" + std::to_string(bar) + " is not 0 or 1");
+  const auto opt = parse_options<BroEllOptions>(o);
+  const int h = opt.h, sym_len = opt.sym_len;
+  const int bar = opt.bar ? 1 : 0;
   const char* name = bar == 1 ? "bro-ell-bar" : "bro-ell";
   // Refuse before reordering and encoding: one thread walks each row, so a long row stalls
   // every call; then the slices are padded to their longest row.
   std::int64_t longest = 0;
   for (Index r = 0; r < a.rows; ++r)
     longest = std::max<std::int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
-  check_row_skew(name, longest, a.nnz(), a.rows, 1, max_skew, "bro-hyb, hyb or csr");
+  check_row_skew(name, longest, a.nnz(), a.rows, 1, opt.max_skew, "bro-hyb, hyb or csr");
   std::vector<std::int64_t> order;
-  if (bar == 1) order = bar::order_for(a, o, h, sym_len, -1);
+  if (bar == 1) order = bar::order_for(a, opt.bar_algo, opt.bar_window, h, sym_len, -1);
   check_padding(name, static_cast<double>(bro_ell_slots(a, h, order, -1)), a.nnz(), a.rows,
-                max_fill, "bro-hyb, hyb or csr");
-  BroEll e = encode(a, h, sym_len, order, -1, first_slice);
-  bro_apply_kernel_options(e, o);
+                opt.max_fill, "bro-hyb, hyb or csr");
+  BroEll e = encode(a, h, sym_len, order, -1, opt.first == "slice");
+  bro_apply_kernel_options(e, opt.kernel, opt.unroll, opt.fit_bits);
   return e;
 }
 
@@ -212,25 +192,11 @@ bro::IndexSavings BroEll<Value, Index>::index_savings() const {
 
 #define SPMAT_INSTANTIATE(V, I)                                                             \
   template struct BroEll<V, I>;                                                             \
-  template void bro_apply_kernel_options(BroEll<V, I>&, const FormatOptions&);              \
+  template void bro_apply_kernel_options(BroEll<V, I>&, const std::string&, int, int);      \
   template std::int64_t bro_ell_slots(const Csr<V, I>&, int, const std::vector<std::int64_t>&, \
                                       std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<ParamInfo> bro_ell_params() {
-  return {{"h", "32", "slice height: rows per slice, a multiple of 32 in 32..1024 (32 = one warp per slice; paper: 256)"},
-          {"sym_len", "32", "symbol length in bits: 32 or 64"},
-          {"first", "slice", "first-column coding: slice (relative to the slice's smallest first column) or abs (paper: column+1)"},
-          {"kernel", "fit", "CUDA spmv kernel: fit (rows of <= 128 bits, see fit_bits, decoded by shifts; other matrices run batched), batched (U fields decoded, then U loads at once) or classic (one thread per row, the paper's decode loop)"},
-          {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
-          {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
-          max_fill_param("stored slots"),
-          max_skew_param("its thread"),
-          {"bar", "0", "1 = BAR row reordering (y still in the original row order)"},
-          {"bar_algo", "auto", "BAR algorithm: greedy (Alg. 2), fast (windowed), auto (greedy when nnz·rows/h <= 2e8)"},
-          {"bar_window", "4", "fast BAR: candidate clusters on either side of a row's home cluster"}};
-}
 
 std::vector<FormatEntry> bro_ell_entries() {
   const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
@@ -241,10 +207,10 @@ std::vector<FormatEntry> bro_ell_entries() {
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroEll>({.name = "bro-ell",
                                   .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
-                                  .caps = {cpu, gpu}, .params = bro_ell_params()}));
+                                  .caps = {cpu, gpu}, .params = option_params<BroEllOptions>()}));
   v.push_back(make_entry<BroEll>({.name = "bro-ell-bar",
                                   .summary = "BRO-ELL with BAR row reordering (y in original order)",
-                                  .caps = {cpu, gpu}, .params = bro_ell_params()},
+                                  .caps = {cpu, gpu}, .params = option_params<BroEllOptions>()},
                                  FormatOptions().set("bar", "1")));
   return v;
 }

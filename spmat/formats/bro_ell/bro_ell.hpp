@@ -17,11 +17,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -60,8 +62,8 @@ struct BroEll {
   std::vector<Index> row_id;               ///< rows: original row of stored row p; empty = identity
   std::vector<Index> col_base;             ///< slices when first_slice (else empty = all 0)
 
-  /// Options: h, sym_len, first, kernel, unroll, max_fill, max_skew, bar, bar_algo, bar_window
-  /// (see bro_ell_params()). Throws UnsupportedError when the sliced padding exceeds
+  /// Options: BroEllOptions (h, sym_len, first, kernel, unroll, fit_bits, max_fill, max_skew,
+  /// bar, bar_algo, bar_window). Throws UnsupportedError when the sliced padding exceeds
   /// max_fill·(nnz + rows) slots or the longest row exceeds max_skew times the mean and 64
   /// entries (row_limits.hpp; one thread walks each row).
   static BroEll build(const Csr<Value, Index>& a, const FormatOptions& o);
@@ -172,13 +174,29 @@ template <class Value, class Index>
 std::int64_t bro_ell_slots(const Csr<Value, Index>& a, int h, const std::vector<std::int64_t>& order,
                            std::int64_t max_len);
 
-/// Reads h, sym_len, first (validated) from options; shared by BRO-ELL and BRO-HYB.
-int bro_option_h(const FormatOptions& o);
-int bro_option_sym_len(const FormatOptions& o);
-/// `first`: "slice" (default) → true, "abs" (the paper's coding) → false.
-bool bro_option_first_slice(const FormatOptions& o);
-/// Sets kernel (`batched`/`classic`) and unroll (4/8) of e from options (CUDA spmv choice).
+/// Build options of bro-ell and bro-ell-bar (which sets bar); the shared fields are in
+/// bro_common.hpp. first: "slice" or "abs" (the paper's coding).
+struct BroEllOptions {
+  static constexpr const char* format = "bro-ell";
+  int h = 32;
+  int sym_len = 32;
+  std::string first = "slice";
+  std::string kernel = "fit";
+  int unroll = 8;
+  int fit_bits = 128;
+  double max_fill = kDefaultMaxFill;
+  double max_skew = kDefaultMaxSkew;
+  bool bar = false;
+  std::string bar_algo = "auto";
+  int bar_window = 4;
+  static const OptionTable<BroEllOptions>& fields();
+  bool operator==(const BroEllOptions&) const = default;
+};
+
+/// Sets the CUDA spmv choice of e: kernel (fit / batched / classic), unroll (U of batched, 4 or
+/// 8) and fit_bits (64 or 128), as read by a field table (bro_common.hpp).
 template <class Value, class Index>
-void bro_apply_kernel_options(BroEll<Value, Index>& e, const FormatOptions& o);
+void bro_apply_kernel_options(BroEll<Value, Index>& e, const std::string& kernel, int unroll,
+                              int fit_bits);
 
 }  // namespace spmat

@@ -3,6 +3,7 @@
 #include "spmat/formats/bro_hyb/bro_hyb.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "spmat/format_adapter.hpp"
@@ -74,38 +75,49 @@ std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int 
   return best;
 }
 
+const OptionTable<BroHybOptions>& BroHybOptions::fields() {
+  using O = BroHybOptions;
+  static const OptionTable<O> t = [] {
+    OptionTable<O> v = bro::slice_fields<O>(true);
+    v.push_back(bro::interval_option<O>("entries per warp interval of the BRO-COO part (multiple of 32)"));
+    v.push_back(int_option("ell_width", &O::ell_width, -1, std::numeric_limits<std::int64_t>::max(),
+                           "entries per row in the BRO-ELL part (-1 = the split rule)"));
+    v.push_back(max_fill_option(&O::max_fill, "slots of the BRO-ELL part", "forced ell_width only: "));
+    v.push_back(choice_option("split", &O::split, {"bytes", "cusp"},
+                              "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"));
+    for (auto& f : bro::bar_fields<O>(true)) v.push_back(std::move(f));
+    return v;
+  }();
+  return t;
+}
+
 template <class Value, class Index>
 BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const int h = bro_option_h(o), sym_len = bro_option_sym_len(o);
-  const std::int64_t interval = bro_option_interval(o);
-  std::int64_t k = o.get_int("ell_width", -1);
-  if (k < -1) throw ParseError("bro-hyb: ell_width=" + std::to_string(k) + " must be >= 0 or -1 (rule)");
-  const std::string split = o.get_string("split", "bytes");
-  if (split != "bytes" && split != "cusp")
-    throw ParseError("bro-hyb: split=" + split + " is not 'bytes' (sliced-ELL byte cost) or "
-                     "'cusp' (CUSP's HYB rule, the paper's)");
+  const auto opt = parse_options<BroHybOptions>(o);
+  const int h = opt.h, sym_len = opt.sym_len;
+  std::int64_t k = opt.ell_width;
+  const std::string& split = opt.split;
   const bool forced = k >= 0;
   if (k < 0)
     k = split == "cusp" ? bro_hyb_ell_width<Index>(a.row_ptr)
                         : bro_hyb_ell_width_bytes<Index>(a.row_ptr, h, static_cast<int>(sizeof(Value)),
                                                          static_cast<int>(sizeof(Index)));
-  const std::int64_t bar = o.get_int("bar", 0);
-  if (bar != 0 && bar != 1) throw ParseError("bro-hyb: bar=" + std::to_string(bar) + " is not 0 or 1");
+  const int bar = opt.bar ? 1 : 0;
   std::vector<std::int64_t> order;
-  if (bar == 1) order = bar::order_for(a, o, h, sym_len, k);
+  if (bar == 1) order = bar::order_for(a, opt.bar_algo, opt.bar_window, h, sym_len, k);
   // Both split rules keep the BRO-ELL part's padding small; a forced width may not.
   if (forced)
     check_padding(bar == 1 ? "bro-hyb-bar (forced ell_width)" : "bro-hyb (forced ell_width)",
                   static_cast<double>(bro_ell_slots(a, h, order, k)), a.nnz(), a.rows,
-                  row_limit_option("bro-hyb", o, "max_fill", kDefaultMaxFill),
+                  opt.max_fill,
                   "bro-hyb with ell_width=-1, hyb or csr");
   BroHyb m;
   m.rows = a.rows;
   m.cols = a.cols;
   m.nnz = a.nnz();
   m.ell_width = k;
-  m.ell = BroEll<Value, Index>::encode(a, h, sym_len, order, k, bro_option_first_slice(o));
-  bro_apply_kernel_options(m.ell, o);
+  m.ell = BroEll<Value, Index>::encode(a, h, sym_len, order, k, opt.first == "slice");
+  bro_apply_kernel_options(m.ell, opt.kernel, opt.unroll, opt.fit_bits);
   std::vector<Index> ri, ci;
   std::vector<Value> vv;
   for (Index r = 0; r < a.rows; ++r)
@@ -115,7 +127,7 @@ BroHyb<Value, Index> BroHyb<Value, Index>::build(const Csr<Value, Index>& a, con
       vv.push_back(a.values[p]);
     }
   m.coo = BroCoo<Value, Index>::encode(a.rows, a.cols, ri, std::move(ci), std::move(vv), sym_len,
-                                       interval);
+                                       opt.interval);
   return m;
 }
 
@@ -164,20 +176,7 @@ std::vector<FormatEntry> bro_hyb_entries() {
   // CUDA: the BRO-COO part adds into y with atomicAdd, so neither operation is deterministic.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
-  const std::vector<ParamInfo> params{
-      {"h", "32", "slice height of the BRO-ELL part: a multiple of 32 in 32..1024 (paper: 256)"},
-      {"sym_len", "32", "symbol length in bits: 32 or 64"},
-      {"first", "slice", "first-column coding of the BRO-ELL part: slice or abs (paper)"},
-      {"kernel", "fit", "CUDA spmv kernel of the BRO-ELL part: fit, batched or classic"},
-      {"unroll", "8", "U of the batched CUDA kernel: 4 or 8"},
-      {"fit_bits", "128", "longest row stream of the fit kernel: 128 (up to 4 symbols of 32 bits, 128-bit shift decode) or 64 (one 64-bit word per row; longer rows run the batched kernel)"},
-      {"interval", "1024", "entries per warp interval of the BRO-COO part (multiple of 32)"},
-      {"ell_width", "-1", "entries per row in the BRO-ELL part (-1 = the split rule)"},
-      max_fill_param("slots of the BRO-ELL part", "forced ell_width only: "),
-      {"split", "bytes", "split rule: bytes (sliced-ELL byte cost, COO at 3x) or cusp (CUSP's HYB rule, the paper's)"},
-      {"bar", "0", "1 = BAR row reordering of the BRO-ELL part (y in original order)"},
-      {"bar_algo", "auto", "BAR algorithm: greedy, fast, auto"},
-      {"bar_window", "4", "fast BAR: candidate clusters on either side of the home cluster"}};
+  const std::vector<ParamInfo> params = option_params<BroHybOptions>();
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroHyb>({.name = "bro-hyb",
                                   .summary = "BRO-HYB: HYB split into BRO-ELL + BRO-COO (SC'13)",

@@ -7,15 +7,20 @@
 
 namespace spmat {
 
+const OptionTable<CooOptions>& CooOptions::fields() {
+  static const OptionTable<CooOptions> t{
+      enum_option("kernel", &CooOptions::kernel,
+                  {{"atomic", CooKernel::atomic}, {"segmented", CooKernel::segmented}},
+                  "GPU spmv kernel: atomic, segmented")};
+  return t;
+}
+
 template <class Value, class Index>
 CooStorage<Value, Index> CooStorage<Value, Index>::build(const Csr<Value, Index>& a,
                                                          const FormatOptions& o) {
   CooStorage s;
   s.a = to_coo(a);  // row-major, sorted: the canonical COO
-  const std::string k = o.get_string("kernel", "atomic");
-  if (k == "atomic") s.kernel = CooKernel::atomic;
-  else if (k == "segmented") s.kernel = CooKernel::segmented;
-  else throw ParseError("coo: kernel=" + k + " is not one of atomic, segmented");
+  s.kernel = parse_options<CooOptions>(o).kernel;
   return s;
 }
 
@@ -47,7 +52,7 @@ std::vector<FormatEntry> coo_entries() {
       {.name = "coo",
        .summary = "coordinate triplets, row-sorted; GPU: thread per nonzero with atomics",
        .caps = {cpu, gpu_atomic},
-       .params = {{"kernel", "atomic", "GPU spmv kernel: atomic, segmented"}}})));
+       .params = option_params<CooOptions>()})));
   const auto segmented = FormatOptions().set("kernel", "segmented");
   v.push_back(with_device_builder<CooStorage>(
       make_entry<CooStorage>({.name = "coo-seg",

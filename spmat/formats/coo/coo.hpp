@@ -19,6 +19,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -26,6 +27,14 @@ namespace spmat {
 
 /// GPU spmv kernel of COO: `atomic` (thread per nonzero) or `segmented` (warp segmented sum).
 enum class CooKernel { atomic, segmented };
+
+/// Build options of coo (coo-seg fixes kernel).
+struct CooOptions {
+  static constexpr const char* format = "coo";
+  CooKernel kernel = CooKernel::atomic;
+  static const OptionTable<CooOptions>& fields();
+  bool operator==(const CooOptions&) const = default;
+};
 
 template <class Value, class Index>
 struct CooStorage {

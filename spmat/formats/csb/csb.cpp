@@ -11,36 +11,32 @@
 
 namespace spmat {
 
-BlockParams block_params_from_options(const FormatOptions& o, std::size_t value_size,
-                                      bool with_group_size) {
-  const std::int64_t line = o.get_int("l1_line_bytes", 128);
-  if (line < static_cast<std::int64_t>(value_size) || line > (1 << 20))
+BlockParams block_params(std::optional<std::int64_t> beta, std::optional<std::int64_t> group_size,
+                         std::int64_t l1_line_bytes, std::size_t value_size) {
+  const std::int64_t line = l1_line_bytes;
+  if (line < static_cast<std::int64_t>(value_size))
     throw ParseError("l1_line_bytes=" + std::to_string(line) + " must be between the value size (" +
                      std::to_string(value_size) + ") and 1048576");
   const std::int64_t per_line = line / static_cast<std::int64_t>(value_size);
   BlockParams p;
-  // Eq. 3.3: β ≤ line / sizeof(value); β must be a power of two for the comb packing.
+  // Eq. 3.3: β ≤ line / sizeof(value); β must be a power of two for the comb packing (the
+  // field accepts powers of two up to 2^kMaxBetaLog2 only).
   int d = 0;
   while (d < csb_detail::kMaxBetaLog2 && (std::int64_t{2} << d) <= per_line) ++d;
   p.beta_log2 = d;
-  if (o.has("beta")) {
-    const std::int64_t b = o.get_int("beta", 0);
-    if (b < 1 || b > (1 << csb_detail::kMaxBetaLog2) || (b & (b - 1)) != 0)
-      throw ParseError("beta=" + std::to_string(b) +
-                       " must be a power of two between 1 and 32768 (the in-block row and column "
-                       "are packed into one int32)");
+  if (beta) {
     p.beta_log2 = 0;
-    while ((std::int64_t{1} << p.beta_log2) < b) ++p.beta_log2;
+    while ((std::int64_t{1} << p.beta_log2) < *beta) ++p.beta_log2;
   }
   // Eq. 3.4: group_size = line / sizeof(value).
-  p.group_size = static_cast<int>(std::min<std::int64_t>(per_line, 1024));
-  if (with_group_size && o.has("group_size")) {
-    const std::int64_t g = o.get_int("group_size", 0);
-    if (g < 1 || g > 1024)
-      throw ParseError("group_size=" + std::to_string(g) + " must be between 1 and 1024");
-    p.group_size = static_cast<int>(g);
-  }
+  p.group_size = static_cast<int>(group_size.value_or(std::min<std::int64_t>(per_line, 1024)));
   return p;
+}
+
+const OptionTable<CsbOptions>& CsbOptions::fields() {
+  static const OptionTable<CsbOptions> t = block_fields<CsbOptions>(
+      false, "keep: full block grid (thesis); drop: only non-empty blocks; auto: the smaller");
+  return t;
 }
 
 namespace csb_detail {
@@ -65,13 +61,6 @@ std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols) {
   return __builtin_mul_overflow(n_block_rows, n_block_cols, &n) ? -1 : n;
 }
 
-EmptyBlocks empty_blocks_from_options(const FormatOptions& o, const char* format) {
-  const std::string e = o.get_string("empty", "auto");
-  if (e == "keep") return EmptyBlocks::keep;
-  if (e == "drop") return EmptyBlocks::drop;
-  if (e == "auto") return EmptyBlocks::automatic;
-  throw ParseError(std::string(format) + ": empty=" + e + " is not one of keep, drop, auto");
-}
 
 // The entries of block row br are rows [br·β, (br+1)·β), i.e. the CSR range
 // [row_ptr[br·β], row_ptr[(br+1)·β]): sorting that range by (block column, Morton key) in place
@@ -143,9 +132,10 @@ Blocked<Value, Index> block_csr(const Csr<Value, Index>& a, int d) {
 
 template <class Value, class Index>
 Csb<Value, Index> Csb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
-  const BlockParams p = block_params_from_options(o, sizeof(Value), false);
+  const auto opt = parse_options<CsbOptions>(o);
+  const BlockParams p = block_params(opt, sizeof(Value));
   using csb_detail::EmptyBlocks;
-  const auto empty = csb_detail::empty_blocks_from_options(o, "csb");
+  const auto empty = opt.empty;
   Csb s;
   s.rows = a.rows;
   s.cols = a.cols;
@@ -225,18 +215,12 @@ std::vector<FormatEntry> csb_entries() {
   // CUDA: the thesis kernels (one thread per block, float atomics for both operations).
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
-  const std::vector<ParamInfo> params{
-      {"beta", "L1 line / sizeof(value) (fp32 32, fp64 16)",
-       "block size, a power of two (thesis Eq. 3.3)"},
-      {"l1_line_bytes", "128", "L1 line size the defaults derive from"},
-      {"empty", "auto",
-       "keep: full block grid (thesis); drop: only non-empty blocks; auto: the smaller"}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Csb>(
       {.name = "csb",
        .summary = "CSB-baseline: beta x beta blocks, Morton order inside; GPU thread per block",
        .caps = {cpu, gpu},
-       .params = params}));
+       .params = option_params<CsbOptions>()}));
   return v;
 }
 

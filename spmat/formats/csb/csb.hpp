@@ -33,10 +33,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -52,10 +54,18 @@ struct BlockParams {
 /// Defaults from the L1 line: β = largest power of two ≤ l1_line_bytes / sizeof(Value) (Eq. 3.3,
 /// the thesis picks the bound itself: 128 B / 4 B = 32), group_size = l1_line_bytes /
 /// sizeof(Value) (Eq. 3.4). fp32: β = 32, group_size = 32; fp64: β = 16, group_size = 16.
-/// Options: beta= (power of two, 1..32768), group_size= (1..1024), l1_line_bytes= (default 128).
-/// Throws ParseError naming the bad option.
-BlockParams block_params_from_options(const FormatOptions& o, std::size_t value_size,
-                                      bool with_group_size);
+/// beta and group_size empty ("auto"): these defaults. Throws ParseError when l1_line_bytes is
+/// below the value size.
+BlockParams block_params(std::optional<std::int64_t> beta, std::optional<std::int64_t> group_size,
+                         std::int64_t l1_line_bytes, std::size_t value_size);
+
+/// The same from an options struct with members beta, l1_line_bytes and (gcsb) group_size.
+template <class Opts>
+BlockParams block_params(const Opts& o, std::size_t value_size) {
+  std::optional<std::int64_t> group_size;
+  if constexpr (requires { o.group_size; }) group_size = o.group_size;
+  return block_params(o.beta, group_size, o.l1_line_bytes, value_size);
+}
 
 namespace csb_detail {
 /// comb of a zero-padding slot (gcsb): bit 30 set, decodes (with the masks below) to (0, 0),
@@ -90,10 +100,44 @@ std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols);
 /// Throws OutOfMemoryError / IndexOverflowError when a full grid of n_blocks cannot be stored.
 void check_block_count(std::int64_t n_blocks, std::int64_t index_limit, std::size_t index_size,
                        const char* format, int beta);
-/// Parses empty=keep|drop|auto (default auto). Throws ParseError naming the option.
+/// Option empty=keep|drop|auto (default auto).
 enum class EmptyBlocks { keep, drop, automatic };
-EmptyBlocks empty_blocks_from_options(const FormatOptions& o, const char* format);
 }  // namespace csb_detail
+
+/// Option fields shared by csb and gcsb (spmat/core/typed_options.hpp), on the members beta,
+/// l1_line_bytes, empty and, `with_group_size`, group_size of `Opts`; `empty_help` says what
+/// empty does in that format.
+template <class Opts>
+OptionTable<Opts> block_fields(bool with_group_size, std::string empty_help) {
+  OptionTable<Opts> t{int_choice_option("beta", &Opts::beta,
+                                        {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096,
+                                         8192, 16384, 32768},
+                                        "block size, a power of two (thesis Eq. 3.3; auto: L1 line / "
+                                        "sizeof(value), fp32 32, fp64 16)")};
+  if constexpr (requires { &Opts::group_size; })
+    if (with_group_size)
+      t.push_back(int_option("group_size", &Opts::group_size, 1, 1024,
+                             "blocks per group, 1..1024 (thesis Eq. 3.4; auto: L1 line / "
+                             "sizeof(value), fp32 32, fp64 16)"));
+  t.push_back(int_option("l1_line_bytes", &Opts::l1_line_bytes, 1, 1 << 20,
+                         "L1 line size the defaults derive from (at least the value size)"));
+  t.push_back(enum_option("empty", &Opts::empty,
+                          {{"keep", csb_detail::EmptyBlocks::keep},
+                           {"drop", csb_detail::EmptyBlocks::drop},
+                           {"auto", csb_detail::EmptyBlocks::automatic}},
+                          std::move(empty_help)));
+  return t;
+}
+
+/// Build options of csb.
+struct CsbOptions {
+  static constexpr const char* format = "csb";
+  std::optional<std::int64_t> beta;
+  std::int64_t l1_line_bytes = 128;
+  csb_detail::EmptyBlocks empty = csb_detail::EmptyBlocks::automatic;
+  static const OptionTable<CsbOptions>& fields();
+  bool operator==(const CsbOptions&) const = default;
+};
 
 template <class Value, class Index>
 struct Csb {
@@ -109,7 +153,7 @@ struct Csb {
   std::vector<Index> block_row_ptr;  // sparse grid: n_block_rows + 1; full grid: empty
   std::vector<Index> block_col;      // sparse grid: n_stored; full grid: empty
 
-  /// Options: beta=, l1_line_bytes= (block_params_from_options), empty=keep|drop|auto.
+  /// Options: CsbOptions (beta, l1_line_bytes: block_params; empty=keep|drop|auto).
   static Csb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "spmat/formats/csb/block_test_support.hpp"
+#include "spmat/formats/gcsb/gcsb.hpp"
 
 namespace spmat {
 namespace {
@@ -51,19 +52,25 @@ TEST(Csb, MortonOrderInsideALargerBlock) {
   EXPECT_EQ(s.block_offset, (std::vector<std::int32_t>{0, 16}));
 }
 
+// The block parameters of gcsb's options (csb's are the same without group_size).
+BlockParams block_params_of(const FormatOptions& o, std::size_t value_size) {
+  return block_params(parse_options<GcsbOptions>(o), value_size);
+}
+
 TEST(Csb, ParameterRulesFollowTheL1LineAndAcceptOverrides) {
-  EXPECT_EQ(block_params_from_options({}, 4, true).beta(), 32);
-  EXPECT_EQ(block_params_from_options({}, 4, true).group_size, 32);
-  EXPECT_EQ(block_params_from_options({}, 8, true).beta(), 16);
-  EXPECT_EQ(block_params_from_options({}, 8, true).group_size, 16);
-  EXPECT_EQ(block_params_from_options(FormatOptions().set("l1_line_bytes", "16"), 4, true).beta(), 4);
-  EXPECT_EQ(block_params_from_options(FormatOptions().set("l1_line_bytes", "96"), 4, true).beta(), 16);
-  EXPECT_EQ(block_params_from_options(FormatOptions().set("beta", "64"), 4, true).beta(), 64);
-  EXPECT_EQ(block_params_from_options(FormatOptions().set("group_size", "7"), 4, true).group_size, 7);
-  EXPECT_THROW(block_params_from_options(FormatOptions().set("beta", "24"), 4, true), ParseError);
-  EXPECT_THROW(block_params_from_options(FormatOptions().set("beta", "0"), 4, true), ParseError);
-  EXPECT_THROW(block_params_from_options(FormatOptions().set("group_size", "0"), 4, true), ParseError);
-  EXPECT_THROW(block_params_from_options(FormatOptions().set("l1_line_bytes", "2"), 4, true), ParseError);
+  EXPECT_EQ(block_params_of({}, 4).beta(), 32);
+  EXPECT_EQ(block_params_of({}, 4).group_size, 32);
+  EXPECT_EQ(block_params_of({}, 8).beta(), 16);
+  EXPECT_EQ(block_params_of({}, 8).group_size, 16);
+  EXPECT_EQ(block_params(parse_options<CsbOptions>({}), 8).beta(), 16);
+  EXPECT_EQ(block_params_of(FormatOptions().set("l1_line_bytes", "16"), 4).beta(), 4);
+  EXPECT_EQ(block_params_of(FormatOptions().set("l1_line_bytes", "96"), 4).beta(), 16);
+  EXPECT_EQ(block_params_of(FormatOptions().set("beta", "64"), 4).beta(), 64);
+  EXPECT_EQ(block_params_of(FormatOptions().set("group_size", "7"), 4).group_size, 7);
+  EXPECT_THROW(block_params_of(FormatOptions().set("beta", "24"), 4), ParseError);
+  EXPECT_THROW(block_params_of(FormatOptions().set("beta", "0"), 4), ParseError);
+  EXPECT_THROW(block_params_of(FormatOptions().set("group_size", "0"), 4), ParseError);
+  EXPECT_THROW(block_params_of(FormatOptions().set("l1_line_bytes", "2"), 4), ParseError);
 }
 
 TEST(Csb, UnknownOptionIsRefusedByTheRegistry) {

@@ -7,26 +7,31 @@
 
 namespace spmat {
 
+const OptionTable<CsrOptions>& CsrOptions::fields() {
+  static const OptionTable<CsrOptions> t{
+      enum_option("kernel", &CsrOptions::kernel,
+                  {{"auto", CsrKernel::automatic},
+                   {"scalar", CsrKernel::scalar},
+                   {"vector", CsrKernel::vector},
+                   {"merge", CsrKernel::merge}},
+                  "GPU kernel: auto, scalar, vector, merge"),
+      int_choice_option("tpr", &CsrOptions::tpr, {0, 2, 4, 8, 16, 32},
+                        "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"),
+      enum_option("bins", &CsrOptions::bins,
+                  {{"auto", CsrBins::automatic}, {"on", CsrBins::on}, {"off", CsrBins::off}},
+                  "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)")};
+  return t;
+}
+
 template <class Value, class Index>
 CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>& a,
                                                          const FormatOptions& o) {
   CsrStorage s;
   s.a = a;
-  const std::string k = o.get_string("kernel", "auto");
-  if (k == "auto") s.kernel = CsrKernel::automatic;
-  else if (k == "scalar") s.kernel = CsrKernel::scalar;
-  else if (k == "vector") s.kernel = CsrKernel::vector;
-  else if (k == "merge") s.kernel = CsrKernel::merge;
-  else throw ParseError("csr: kernel=" + k + " is not one of auto, scalar, vector, merge");
-  const std::int64_t tpr = o.get_int("tpr", 0);
-  if (tpr != 0 && tpr != 2 && tpr != 4 && tpr != 8 && tpr != 16 && tpr != 32)
-    throw ParseError("csr: tpr=" + std::to_string(tpr) + " is not one of 0 (auto), 2, 4, 8, 16, 32");
-  s.threads_per_row = static_cast<int>(tpr);
-  const std::string b = o.get_string("bins", "auto");
-  if (b == "auto") s.bins = CsrBins::automatic;
-  else if (b == "on") s.bins = CsrBins::on;
-  else if (b == "off") s.bins = CsrBins::off;
-  else throw ParseError("csr: bins=" + b + " is not one of auto, on, off");
+  const auto opt = parse_options<CsrOptions>(o);
+  s.kernel = opt.kernel;
+  s.threads_per_row = opt.tpr;
+  s.bins = opt.bins;
   return s;
 }
 
@@ -41,10 +46,7 @@ std::vector<FormatEntry> csr_entries() {
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = true,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
   const BackendCaps none{};
-  const std::vector<ParamInfo> params{
-      {"kernel", "auto", "GPU kernel: auto, scalar, vector, merge"},
-      {"tpr", "0", "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"},
-      {"bins", "auto", "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)"}};
+  const std::vector<ParamInfo> params = option_params<CsrOptions>();
   std::vector<FormatEntry> v;
   // Every entry adopts a device CSR without copying it (with_device_builder).
   v.push_back(with_device_builder<CsrStorage>(make_entry<CsrStorage>(

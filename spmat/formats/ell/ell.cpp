@@ -35,12 +35,17 @@ Ell<Value, Index> Ell<Value, Index>::build_width(const Csr<Value, Index>& a, Ind
   return s;
 }
 
+const OptionTable<EllOptions>& EllOptions::fields() {
+  static const OptionTable<EllOptions> t{max_fill_option(&EllOptions::max_fill, "rows x longest row")};
+  return t;
+}
+
 template <class Value, class Index>
 Ell<Value, Index> Ell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Index width = 0;
   for (Index r = 0; r < a.rows; ++r) width = std::max<Index>(width, a.row_ptr[r + 1] - a.row_ptr[r]);
   check_padding("ell", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz(), a.rows,
-                row_limit_option("ell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+                parse_options<EllOptions>(o).max_fill, "hyb or csr");
   return build_width(a, width);
 }
 
@@ -81,7 +86,7 @@ std::vector<FormatEntry> ell_entries() {
       {.name = "ell",
        .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
        .caps = {cpu, gpu},
-       .params = {max_fill_param("rows x longest row")}})));
+       .params = option_params<EllOptions>()})));
   return v;
 }
 

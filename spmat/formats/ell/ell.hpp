@@ -32,6 +32,14 @@
 
 namespace spmat {
 
+/// Build options of ell.
+struct EllOptions {
+  static constexpr const char* format = "ell";
+  double max_fill = kDefaultMaxFill;
+  static const OptionTable<EllOptions>& fields();
+  bool operator==(const EllOptions&) const = default;
+};
+
 /// Column index of an ELL padding slot.
 inline constexpr int kEllPadding = -1;
 /// Row count of the aligned segments of ELL storage (pitch is a multiple of it).

@@ -30,10 +30,9 @@
 #include <cstdint>
 
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 
 namespace spmat {
-
-struct ParamInfo;
 
 /// Default of the max_fill option (padding ratio limit).
 inline constexpr double kDefaultMaxFill = 8.0;
@@ -48,6 +47,20 @@ inline constexpr std::int64_t kShortRowSteps = 64;
 /// ("its thread", "its tpr lanes"). Defaults kDefaultMaxFill and kDefaultMaxSkew.
 ParamInfo max_fill_param(const char* slots, const char* when = "");
 ParamInfo max_skew_param(const char* walker);
+
+/// The two options as fields of a typed options struct (spmat/core/typed_options.hpp): same
+/// name and help as max_fill_param / max_skew_param, a number >= 0 (inf: no limit). The
+/// member's initializer is the default (kDefaultMaxFill, kDefaultMaxSkew).
+template <class Opts>
+OptionField<Opts> max_fill_option(double Opts::*member, const char* slots, const char* when = "") {
+  ParamInfo p = max_fill_param(slots, when);
+  return double_option(std::move(p.name), member, 0.0, false, std::move(p.help));
+}
+template <class Opts>
+OptionField<Opts> max_skew_option(double Opts::*member, const char* walker) {
+  ParamInfo p = max_skew_param(walker);
+  return double_option(std::move(p.name), member, 0.0, false, std::move(p.help));
+}
 
 /// The limit option `name` (max_fill or max_skew) of format `fmt`, `fallback` when absent.
 /// Throws ParseError unless it is a number >= 0 (inf: no limit).

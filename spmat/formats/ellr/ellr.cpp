@@ -9,6 +9,11 @@
 
 namespace spmat {
 
+const OptionTable<EllrOptions>& EllrOptions::fields() {
+  static const OptionTable<EllrOptions> t{max_fill_option(&EllrOptions::max_fill, "rows x longest row")};
+  return t;
+}
+
 template <class Value, class Index>
 Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Ellr s;
@@ -16,7 +21,7 @@ Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const F
   Index width = 0;
   for (Index len : s.row_len) width = std::max(width, len);
   check_padding("ellr", static_cast<double>(a.rows) * static_cast<double>(width), a.nnz(), a.rows,
-                row_limit_option("ellr", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+                parse_options<EllrOptions>(o).max_fill, "hyb or csr");
   s.ell = Ell<Value, Index>::build_width(a, width);
   return s;
 }
@@ -36,7 +41,7 @@ std::vector<FormatEntry> ellr_entries() {
       {.name = "ellr",
        .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
        .caps = {cpu, gpu},
-       .params = {max_fill_param("rows x longest row")}})));
+       .params = option_params<EllrOptions>()})));
   return v;
 }
 

@@ -19,6 +19,14 @@
 
 namespace spmat {
 
+/// Build options of ellr.
+struct EllrOptions {
+  static constexpr const char* format = "ellr";
+  double max_fill = kDefaultMaxFill;
+  static const OptionTable<EllrOptions>& fields();
+  bool operator==(const EllrOptions&) const = default;
+};
+
 template <class Value, class Index>
 struct Ellr {
   using value_type = Value;

@@ -115,59 +115,65 @@ GcsbPlan<Index> make_plan(std::int64_t n_nonempty, std::int64_t n_windows, PlanS
   return p;
 }
 
-PlanShape plan_shape_from_options(const FormatOptions& o) {
+PlanShape plan_shape(const GcsbOptions& o) {
   PlanShape s;
-  if (o.has("lanes")) {
-    const std::int64_t l = o.get_int("lanes", 0);
-    if (l < 1 || l > 32 || (l & (l - 1)) != 0)
-      throw ParseError("gcsb: lanes=" + std::to_string(l) + " must be 1, 2, 4, 8, 16 or 32");
-    s.lanes = static_cast<int>(l);
-  }
-  if (o.has("blocks_per_lane")) {
-    s.blocks_per_lane = o.get_int("blocks_per_lane", 0);
-    if (s.blocks_per_lane < 1 || s.blocks_per_lane > 4096)
-      throw ParseError("gcsb: blocks_per_lane=" + std::to_string(s.blocks_per_lane) +
-                       " must be between 1 and 4096");
-  }
-  if (o.has("block_lanes")) {
-    const std::int64_t b = o.get_int("block_lanes", 0);
-    if (b != 0 && b != 1 && b != 2 && b != 4)
-      throw ParseError("gcsb: block_lanes=" + std::to_string(b) + " must be 0 (auto), 1, 2 or 4");
-    s.block_lanes = static_cast<int>(b);
-  }
-  const std::string form = o.get_string("plan_form", "auto");
-  if (form == "auto") s.form = 0;
-  else if (form == "list") s.form = 1;
-  else if (form == "runs") s.form = 2;
-  else throw ParseError("gcsb: plan_form=" + form + " is not one of auto, list, runs");
+  s.lanes = o.lanes.value_or(0);
+  s.blocks_per_lane = o.blocks_per_lane.value_or(0);
+  s.block_lanes = o.block_lanes;
+  s.form = o.plan_form == "auto" ? 0 : (o.plan_form == "list" ? 1 : 2);
   return s;
 }
 
 }  // namespace
 
+const OptionTable<GcsbOptions>& GcsbOptions::fields() {
+  using O = GcsbOptions;
+  static const OptionTable<O> t = [] {
+    OptionTable<O> v = block_fields<O>(
+        true, "keep: empty blocks stay in block_indices (thesis); drop: left out; auto: keep only "
+              "when the grid has at most 4096 blocks");
+    v.push_back(int_choice_option("lanes", &O::lanes, {1, 2, 4, 8, 16, 32},
+                                  "GPU lanes sharing one window item (window plan; auto: mean blocks per "
+                                  "window, as a power of two <= 32)"));
+    v.push_back(int_option("blocks_per_lane", &O::blocks_per_lane, 1, 4096,
+                           "item size cap = lanes * blocks_per_lane blocks (window plan; auto: "
+                           "ceil(n_nonempty / 2^17) in 2..64)"));
+    v.push_back(int_choice_option("block_lanes", &O::block_lanes, {0, 1, 2, 4},
+                                  "GPU lanes sharing one block, each taking every block_lanes-th slot "
+                                  "(0 = auto: 4 or 2 for few blocks of many entries, else 1)"));
+    v.push_back(choice_option("plan_form", &O::plan_form, {"auto", "list", "runs"},
+                              "window plan list stored as list (one index per block), runs (runs of "
+                              "consecutive sorted positions) or auto (the smaller)"));
+    v.push_back(enum_option("kernel", &O::kernel,
+                            {{"thesis", GcsbKernel::thesis},
+                             {"atomic", GcsbKernel::atomic},
+                             {"fast", GcsbKernel::fast},
+                             {"deterministic", GcsbKernel::deterministic}},
+                            "GPU kernel: thesis, atomic, fast, deterministic"));
+    v.push_back(choice_option("dense", &O::dense, {"auto", "off", "both"},
+                              "kernel=fast: auto runs spmv_t, both runs spmv and spmv_t, with the "
+                              "dense-output kernel (natural-order reads, y in shared memory, no plan) "
+                              "when n_out*sizeof(value) <= 96 KB; off: window plans for both"));
+    v.push_back(int_option("dense_parts", &O::dense_parts, 0, 4096,
+                           "kernel=fast: CTAs of the dense-output kernel (0 = min(SMs, n_sorted / 1024))"));
+    v.push_back(choice_option("flush", &O::flush, {"partial", "atomic"},
+                              "kernel=fast, split windows: partial (work buffer + fixed-order pass) or atomic"));
+    return v;
+  }();
+  return t;
+}
+
 template <class Value, class Index>
 Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   using csb_detail::EmptyBlocks;
-  const BlockParams p = block_params_from_options(o, sizeof(Value), true);
+  const auto opt = parse_options<GcsbOptions>(o);
+  const BlockParams p = block_params(opt, sizeof(Value));
   Gcsb s;
-  const std::string k = o.get_string("kernel", "fast");
-  if (k == "thesis") s.kernel = GcsbKernel::thesis;
-  else if (k == "atomic") s.kernel = GcsbKernel::atomic;
-  else if (k == "fast") s.kernel = GcsbKernel::fast;
-  else if (k == "deterministic") s.kernel = GcsbKernel::deterministic;
-  else throw ParseError("gcsb: kernel=" + k + " is not one of thesis, atomic, fast, deterministic");
-  PlanShape shape = plan_shape_from_options(o);
-  const std::string dense = o.get_string("dense", "auto");
-  if (dense != "auto" && dense != "off" && dense != "both")
-    throw ParseError("gcsb: dense=" + dense + " is not one of auto, off, both");
-  const std::string flush = o.get_string("flush", "partial");
-  if (flush != "partial" && flush != "atomic")
-    throw ParseError("gcsb: flush=" + flush + " is not one of partial, atomic");
-  s.flush_partial = flush == "partial";
-  const std::int64_t parts = o.get_int("dense_parts", 0);
-  if (parts < 0 || parts > 4096)
-    throw ParseError("gcsb: dense_parts=" + std::to_string(parts) + " must be 0 (auto) … 4096");
-  s.dense_parts = static_cast<int>(parts);
+  s.kernel = opt.kernel;
+  PlanShape shape = plan_shape(opt);
+  const std::string& dense = opt.dense;
+  s.flush_partial = opt.flush == "partial";
+  s.dense_parts = opt.dense_parts;
   if (s.kernel == GcsbKernel::fast && dense != "off") {
     auto fits = [](std::int64_t n) {
       return n > 0 && n * static_cast<std::int64_t>(sizeof(Value)) <= kDenseMaxBytes;
@@ -175,7 +181,7 @@ Gcsb<Value, Index> Gcsb<Value, Index>::build(const Csr<Value, Index>& a, const F
     s.dense_t = fits(a.cols);
     s.dense_n = dense == "both" && fits(a.rows);
   }
-  const auto empty = csb_detail::empty_blocks_from_options(o, "gcsb");
+  const auto empty = opt.empty;
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
@@ -305,35 +311,11 @@ std::vector<FormatEntry> gcsb_entries() {
   BackendCaps gpu_det = gpu;
   gpu_det.deterministic_spmv = gpu_det.deterministic_spmv_t = true;
   const BackendCaps none{};
-  const std::vector<ParamInfo> block_params{
-      {"beta", "L1 line / sizeof(value) (fp32 32, fp64 16)",
-       "block size, a power of two (thesis Eq. 3.3)"},
-      {"group_size", "L1 line / sizeof(value) (fp32 32, fp64 16)",
-       "blocks per group (thesis Eq. 3.4)"},
-      {"l1_line_bytes", "128", "L1 line size the defaults derive from"},
-      {"empty", "auto",
-       "keep: empty blocks stay in block_indices (thesis); drop: left out; auto: keep only "
-       "when the grid has at most 4096 blocks"}};
-  std::vector<ParamInfo> plan_params = block_params;
-  plan_params.push_back({"lanes", "mean blocks per window, as a power of two <= 32",
-                         "GPU lanes sharing one window item (window plan)"});
-  plan_params.push_back({"blocks_per_lane", "ceil(n_nonempty / 2^17) in 2..64",
-                         "item size cap = lanes * blocks_per_lane blocks (window plan)"});
-  plan_params.push_back({"block_lanes", "0 (auto: 4 or 2 for few blocks of many entries, else 1)",
-                         "GPU lanes sharing one block, each taking every block_lanes-th slot"});
-  plan_params.push_back({"plan_form", "auto",
-                         "window plan list stored as list (one index per block), runs (runs of "
-                         "consecutive sorted positions) or auto (the smaller)"});
-  std::vector<ParamInfo> params = plan_params;
-  params.push_back({"kernel", "fast", "GPU kernel: thesis, atomic, fast, deterministic"});
-  params.push_back({"dense", "auto",
-                    "kernel=fast: auto runs spmv_t, both runs spmv and spmv_t, with the dense-output "
-                    "kernel (natural-order reads, y in shared memory, no plan) when n_out*sizeof(value) "
-                    "<= 96 KB; off: window plans for both"});
-  params.push_back({"dense_parts", "0",
-                    "kernel=fast: CTAs of the dense-output kernel (0 = min(SMs, n_sorted / 1024))"});
-  params.push_back({"flush", "partial",
-                    "kernel=fast, split windows: partial (work buffer + fixed-order pass) or atomic"});
+  // The entries with a fixed kernel take the leading fields only: gcsb-thesis and gcsb-atomic
+  // the block ones (beta .. empty), gcsb-det these and the window plan's (lanes .. plan_form).
+  const std::vector<ParamInfo> params = option_params<GcsbOptions>();
+  const std::vector<ParamInfo> block_params(params.begin(), params.begin() + 4);
+  const std::vector<ParamInfo> plan_params(params.begin(), params.begin() + 8);
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb",

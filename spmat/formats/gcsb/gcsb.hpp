@@ -36,6 +36,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "spmat/formats/csb/csb.hpp"
@@ -54,6 +56,26 @@ namespace spmat {
 ///   deterministic the same window kernel, split windows reduced by a second pass in item order
 ///                 (no floating-point atomics: bitwise reproducible).
 enum class GcsbKernel { thesis, atomic, fast, deterministic };
+
+/// Build options of gcsb (gcsb-thesis, gcsb-det and gcsb-atomic fix kernel and take the first
+/// fields only: see gcsb_entries). lanes, blocks_per_lane, beta, group_size empty: "auto".
+struct GcsbOptions {
+  static constexpr const char* format = "gcsb";
+  std::optional<std::int64_t> beta;
+  std::optional<std::int64_t> group_size;
+  std::int64_t l1_line_bytes = 128;
+  csb_detail::EmptyBlocks empty = csb_detail::EmptyBlocks::automatic;
+  std::optional<int> lanes;
+  std::optional<std::int64_t> blocks_per_lane;
+  int block_lanes = 0;
+  std::string plan_form = "auto";
+  GcsbKernel kernel = GcsbKernel::fast;
+  std::string dense = "auto";
+  int dense_parts = 0;
+  std::string flush = "partial";
+  static const OptionTable<GcsbOptions>& fields();
+  bool operator==(const GcsbOptions&) const = default;
+};
 
 /// Window plan of one operation (spmv: windows are block rows; spmv_t: block columns). The
 /// non-empty blocks of a window are listed by sorted position (ascending); a window's list is cut
@@ -142,7 +164,7 @@ struct Gcsb {
   /// the plan's lanes) and the dense-output kernel; the CPU ignores it.
   int block_lanes_log2 = 0;
 
-  /// Options: beta=, group_size=, l1_line_bytes= (block_params_from_options),
+  /// Options (GcsbOptions): beta=, group_size=, l1_line_bytes= (block_params),
   /// kernel=thesis|atomic|fast|deterministic (default fast), empty=keep|drop|auto (default auto),
   /// lanes= (1, 2, 4, …, 32; default: the largest power of two ≤ the mean number of blocks per
   /// non-empty window, at most 32) and blocks_per_lane= (1 … 4096; default ⌈n_nonempty / 2^17⌉

@@ -11,6 +11,7 @@
 #include "spmat/formats/hisparse/hisparse.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "spmat/config.hpp"
@@ -267,43 +268,44 @@ Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_
 
 }  // namespace hisparse
 
+const OptionTable<HiSparseOptions>& HiSparseOptions::fields() {
+  using O = HiSparseOptions;
+  static const OptionTable<O> t{
+      int_choice_option("d", &O::d, {2, 4, 8, 16, 32, 64, 128, 256},
+                        "node size d x d, a power of two in 2..256 (thesis setting 128)"),
+      choice_option("dense", &O::dense, {"auto", "never"},
+                    "dense nodes: auto (when smaller; leaves only when full) or never"),
+      choice_option("spmv", &O::spmv, {"plan", "plan6", "plan_tl", "plan1", "levels"},
+                    "CUDA spmv/spmv_t (default plan_tl: on the H100, SpMV^T 1.8x faster than plan on banded, within 11% elsewhere): plan (leaf lists built at setup, a warp per item), plan6 (the same kernel compiled for 6 blocks per SM instead of 4: 40 registers, some spills), plan_tl (plan, but y = S^T x hands each lane one entry of 32 consecutive ones per shared atomic, fewer same-column conflicts on banded leaves), plan1 (the same lists, a thread block per item) or levels (traverse per call)"),
+      choice_option("add", &O::add, {"merge", "merge_ct", "sort"}, "CUDA add (default merge_ct: on the H100, A + A^T up to 1.35x faster than merge): merge (candidates placed by merge path; only a transposed operand's entries are sorted), merge_ct (merge, with the transposed operand ordered per node by a warp bitmap count instead of a radix sort; d <= 128) or sort (radix sort of all candidates per level)"),
+      int_option("item_cost", &O::item_cost, 1, std::numeric_limits<std::int64_t>::max(),
+                 "CUDA plan: upper bound of one work item's cost (entries + 8 per leaf); plan lowers it for small matrices"),
+      choice_option("build", &O::build, {"cpu", "gpu"},
+                    "construction: cpu (host key sort + two passes) or gpu (CUB radix sort + device serializer, same bytes)"),
+      bool_option("transposed", &O::transposed,
+                  "1: set the transposed state (the logical matrix is the input's transpose, free)")};
+  return t;
+}
+
 template <class Value, class Index>
 HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
                                                      const FormatOptions& o) {
   using namespace hisparse;
   check_index_range<Index>(a.rows, a.cols, a.nnz(), "hisparse");
-  const std::int64_t d = o.get_int("d", 128);
-  if (d < 2 || d > 256 || (d & (d - 1)) != 0)
-    throw ParseError("hisparse: d=" + std::to_string(d) + " is not a power of two in 2..256");
-  const std::string dense_opt = o.get_string("dense", "auto");
-  if (dense_opt != "auto" && dense_opt != "never")
-    throw ParseError("hisparse: dense=" + dense_opt + " is not one of auto, never");
-  const std::string spmv_opt = o.get_string("spmv", "plan_tl");
-  if (spmv_opt != "plan" && spmv_opt != "plan6" && spmv_opt != "plan_tl" && spmv_opt != "plan1" &&
-      spmv_opt != "levels")
-    throw ParseError("hisparse: spmv=" + spmv_opt +
-                     " is not one of plan, plan6, plan_tl, plan1, levels");
-  const std::string add_opt = o.get_string("add", "merge_ct");
-  if (add_opt != "merge" && add_opt != "merge_ct" && add_opt != "sort")
-    throw ParseError("hisparse: add=" + add_opt + " is not one of merge, merge_ct, sort");
-  const std::int64_t item_cost = o.get_int("item_cost", kPlanItemCost);
-  if (item_cost < 1) throw ParseError("hisparse: item_cost must be >= 1");
-  const std::string t_opt = o.get_string("transposed", "0");
-  if (t_opt != "0" && t_opt != "1")
-    throw ParseError("hisparse: transposed=" + t_opt + " is not 0 or 1");
-  const std::string build_opt = o.get_string("build", "cpu");
-  if (build_opt != "cpu" && build_opt != "gpu")
-    throw ParseError("hisparse: build=" + build_opt + " is not one of cpu, gpu");
+  const auto opt = parse_options<HiSparseOptions>(o);
+  const std::int64_t d = opt.d;
+  const std::string& spmv_opt = opt.spmv;
+  const std::string& add_opt = opt.add;
   // The kernel choices are state on top of the pool, the same whichever side built it.
   auto with_options = [&](HiSparse s) {
     s.gpu_levels = spmv_opt == "levels";
     s.gpu_plan_block = spmv_opt == "plan1";
     s.gpu_plan_occ6 = spmv_opt == "plan6";
     s.gpu_plan_tlanes = spmv_opt == "plan_tl";
-    s.plan_item_cost = item_cost;
+    s.plan_item_cost = opt.item_cost;
     s.gpu_add_sort = add_opt == "sort";
     s.gpu_add_tcount = add_opt == "merge_ct";
-    s.transposed = t_opt == "1";  // state only: the logical matrix is aᵀ, the pool stores a
+    s.transposed = opt.transposed;  // state only: the logical matrix is aᵀ, the pool stores a
     return s;
   };
   Proto<Value> t;
@@ -313,9 +315,9 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
   while ((std::int64_t{1} << t.log2d) < d) ++t.log2d;
   t.depth = depth_for(std::max<std::int64_t>(a.rows, a.cols), t.log2d);
   const std::int64_t nnz = a.nnz();
-  if (build_opt == "gpu") {
+  if (opt.build == "gpu") {
 #if SPMAT_WITH_CUDA
-    return with_options(build_on_gpu(a, t.log2d, t.depth, dense_opt == "auto"));
+    return with_options(build_on_gpu(a, t.log2d, t.depth, opt.dense == "auto"));
 #else
     throw UnsupportedError("hisparse: build=gpu needs a CUDA build of spmat; use build=cpu");
 #endif
@@ -373,7 +375,7 @@ HiSparse<Value, Index> HiSparse<Value, Index>::build(const Csr<Value, Index>& a,
       lv.begin.push_back(static_cast<std::int64_t>(lv.lr.size()));
     }
   }
-  return with_options(serialize<Value, Index>(t, dense_opt == "auto"));
+  return with_options(serialize<Value, Index>(t, opt.dense == "auto"));
 }
 
 template <class Value, class Index>
@@ -413,14 +415,7 @@ std::vector<FormatEntry> hisparse_entries() {
   // byte-identical to the CPU add's.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
                         .add = true, .deterministic_spmv = false, .deterministic_spmv_t = false};
-  const std::vector<ParamInfo> params{
-      {"d", "128", "node size d x d, a power of two in 2..256 (thesis setting 128)"},
-      {"dense", "auto", "dense nodes: auto (when smaller; leaves only when full) or never"},
-      {"spmv", "plan_tl", "CUDA spmv/spmv_t (default plan_tl: on the H100, SpMV^T 1.8x faster than plan on banded, within 11% elsewhere): plan (leaf lists built at setup, a warp per item), plan6 (the same kernel compiled for 6 blocks per SM instead of 4: 40 registers, some spills), plan_tl (plan, but y = S^T x hands each lane one entry of 32 consecutive ones per shared atomic, fewer same-column conflicts on banded leaves), plan1 (the same lists, a thread block per item) or levels (traverse per call)"},
-      {"add", "merge_ct", "CUDA add (default merge_ct: on the H100, A + A^T up to 1.35x faster than merge): merge (candidates placed by merge path; only a transposed operand's entries are sorted), merge_ct (merge, with the transposed operand ordered per node by a warp bitmap count instead of a radix sort; d <= 128) or sort (radix sort of all candidates per level)"},
-      {"item_cost", "8192", "CUDA plan: upper bound of one work item's cost (entries + 8 per leaf); plan lowers it for small matrices"},
-      {"build", "cpu", "construction: cpu (host key sort + two passes) or gpu (CUB radix sort + device serializer, same bytes)"},
-      {"transposed", "0", "1: set the transposed state (the logical matrix is the input's transpose, free)"}};
+  const std::vector<ParamInfo> params = option_params<HiSparseOptions>();
   std::vector<FormatEntry> v;
   v.push_back(make_entry<HiSparse>(
       {.name = "hisparse",

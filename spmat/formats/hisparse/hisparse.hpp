@@ -37,11 +37,13 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "spmat/core/bytes.hpp"
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -220,6 +222,20 @@ struct Plan {
 template <class Value, class Index>
 Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_cost = kPlanItemCost);
 }  // namespace hisparse
+
+/// Build options of hisparse (help texts: the field table in hisparse.cpp).
+struct HiSparseOptions {
+  static constexpr const char* format = "hisparse";
+  int d = 128;
+  std::string dense = "auto";
+  std::string spmv = "plan_tl";
+  std::string add = "merge_ct";
+  std::int64_t item_cost = hisparse::kPlanItemCost;
+  std::string build = "cpu";
+  bool transposed = false;
+  static const OptionTable<HiSparseOptions>& fields();
+  bool operator==(const HiSparseOptions&) const = default;
+};
 
 template <class Value, class Index>
 std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k) {

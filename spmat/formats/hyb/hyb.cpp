@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/hyb/hyb.hpp"
 
+#include <limits>
 #include <string>
 
 #include "spmat/format_adapter.hpp"
@@ -9,24 +10,31 @@
 
 namespace spmat {
 
+const OptionTable<HybOptions>& HybOptions::fields() {
+  constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
+  static const OptionTable<HybOptions> t{
+      int_option("K", &HybOptions::K, 0, no_max,
+                 "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"),
+      int_option("breakeven", &HybOptions::breakeven, 0, no_max,
+                 "auto K: stop once fewer rows than this are longer"),
+      max_fill_option(&HybOptions::max_fill, "rows x K", "forced K only: ")};
+  return t;
+}
+
 template <class Index>
 std::int64_t hyb_width(const std::vector<Index>& len, std::int64_t nnz, const FormatOptions& o) {
   const auto rows = static_cast<std::int64_t>(len.size());
   std::int64_t width = 0;
-  const std::string k = o.get_string("K", "auto");
-  if (k == "auto") {
-    const std::int64_t breakeven = o.get_int("breakeven", 4096);
-    if (breakeven < 0) throw ParseError("hyb: breakeven must be >= 0");
-    width = hyb_ell_width(len, breakeven);
+  const auto opt = parse_options<HybOptions>(o);
+  if (!opt.K) {
+    width = hyb_ell_width(len, opt.breakeven);
   } else {
-    width = o.get_int("K", 0);
-    if (width < 0) throw ParseError("hyb: K=" + k + " must be auto or an integer >= 0");
+    width = *opt.K;
     std::int64_t maxlen = 0;
     for (Index l : len) maxlen = std::max<std::int64_t>(maxlen, l);
     width = std::min(width, maxlen);  // wider would only add padding columns
     check_padding("hyb (forced K)", static_cast<double>(rows) * static_cast<double>(width), nnz,
-                  rows, row_limit_option("hyb", o, "max_fill", kDefaultMaxFill),
-                  "hyb with K=auto or csr");
+                  rows, opt.max_fill, "hyb with K=auto or csr");
   }
   return width;
 }
@@ -96,9 +104,7 @@ std::vector<FormatEntry> hyb_entries() {
       {.name = "hyb",
        .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
        .caps = {cpu, gpu},
-       .params = {{"K", "auto", "ELL width: auto (CUSP's rule) or n >= 0 (min(n, max row length))"},
-                  {"breakeven", "4096", "auto K: stop once fewer rows than this are longer"},
-                  max_fill_param("rows x K", "forced K only: ")}})));
+       .params = option_params<HybOptions>()})));
   return v;
 }
 

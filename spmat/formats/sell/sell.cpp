@@ -3,6 +3,7 @@
 #include "spmat/formats/sell/sell.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -11,15 +12,24 @@
 
 namespace spmat {
 
+const OptionTable<SellOptions>& SellOptions::fields() {
+  static const OptionTable<SellOptions> t{
+      int_option("C", &SellOptions::C, 1, 1024, "rows per chunk (32 = one warp), 1..1024"),
+      int_option("sigma", &SellOptions::sigma, 1, std::numeric_limits<std::int64_t>::max(),
+                 "sorting window in rows: 1 (no sorting) or a multiple of C "
+                 "(auto: 256 rounded up to a multiple of C)"),
+      max_skew_option(&SellOptions::max_skew, "its thread"),
+      max_fill_option(&SellOptions::max_fill, "stored slots")};
+  return t;
+}
+
 template <class Value, class Index>
 Sell<Value, Index> Sell<Value, Index>::build(const Csr<Value, Index>& a, const FormatOptions& o) {
   Sell s;
-  s.chunk = o.get_int("C", 32);
-  if (s.chunk < 1 || s.chunk > 1024)
-    throw ParseError("sell: C=" + std::to_string(s.chunk) + " must be in 1..1024");
-  // Default sigma: 256 rounded up to a multiple of C (256 itself for C = 32).
-  s.sigma = o.get_int("sigma", (256 + s.chunk - 1) / s.chunk * s.chunk);
-  if (s.sigma < 1 || (s.sigma != 1 && s.sigma % s.chunk != 0))
+  const auto opt = parse_options<SellOptions>(o);
+  s.chunk = opt.C;
+  s.sigma = opt.sigma.value_or((256 + s.chunk - 1) / s.chunk * s.chunk);
+  if (s.sigma != 1 && s.sigma % s.chunk != 0)
     throw ParseError("sell: sigma=" + std::to_string(s.sigma) +
                      " must be 1 (no sorting) or a positive multiple of C=" +
                      std::to_string(s.chunk));
@@ -53,9 +63,9 @@ Sell<Value, Index> Sell<Value, Index>::build(const Csr<Value, Index>& a, const F
   // but one thread still walks each row, so a long row stalls every call. The padding counts
   // the slots of real rows only (the last chunk's lanes past the last row are ELL's pitch).
   check_row_skew("sell", longest, s.nnz, rows, 1,
-                 row_limit_option("sell", o, "max_skew", kDefaultMaxSkew), "hyb or csr");
+                 opt.max_skew, "hyb or csr");
   check_padding("sell", static_cast<double>(row_slots), s.nnz, rows,
-                row_limit_option("sell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
+                opt.max_fill, "hyb or csr");
   const auto slots = static_cast<std::size_t>(s.chunk_ptr.back());
   s.col_idx.assign(slots, static_cast<Index>(kEllPadding));
   s.values.assign(slots, Value(0));
@@ -115,10 +125,7 @@ std::vector<FormatEntry> sell_entries() {
       {.name = "sell",
        .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
        .caps = {cpu, gpu},
-       .params = {{"C", "32", "rows per chunk (32 = one warp), 1..1024"},
-                  {"sigma", "256", "sorting window in rows: 1 (no sorting) or a multiple of C "
-                                     "(default: 256 rounded up to a multiple of C)"},
-                  max_skew_param("its thread"), max_fill_param("stored slots")}})));
+       .params = option_params<SellOptions>()})));
   return v;
 }
 

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 //
 // Registry name: sell. Options: C (rows per chunk, default 32 = one warp), sigma (sorting
-// window, default 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple of C),
+// window, default auto = 256 rounded up to a multiple of C; 1 = no sorting, otherwise a multiple
+// of C),
 // max_skew and max_fill (row_limits.hpp, default 8 each: one thread walks each row, so build
 // refuses a longest row over 8 times the mean and 64 entries, and slots over 8·(nnz + rows)).
 // Build: within each window of sigma consecutive rows, rows are stably sorted by decreasing
@@ -19,13 +20,26 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
+
+/// Build options of sell. sigma empty ("auto"): 256 rounded up to a multiple of C.
+struct SellOptions {
+  static constexpr const char* format = "sell";
+  std::int64_t C = 32;
+  std::optional<std::int64_t> sigma;
+  double max_skew = kDefaultMaxSkew;
+  double max_fill = kDefaultMaxFill;
+  static const OptionTable<SellOptions>& fields();
+  bool operator==(const SellOptions&) const = default;
+};
 
 template <class Value, class Index>
 struct Sell {

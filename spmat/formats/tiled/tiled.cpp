@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "spmat/format_adapter.hpp"
 #include "spmat/model/traffic.hpp"
@@ -129,6 +130,49 @@ std::vector<model::WorkRow> segmented_work(const Csr<Value, Index>& a, std::int6
 }
 }  // namespace
 
+const OptionTable<TiledOptions>& TiledOptions::fields() {
+  using O = TiledOptions;
+  constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
+  static const OptionTable<O> t{
+      choice_option("kernel", &O::kernel, {"auto", "rows", "panel", "sell"},
+                    "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse), "
+                    "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
+                    "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"),
+      double_option("panel_reuse", &O::panel_reuse, 0.0, true,
+                    "kernel=auto: build the panel kernel's arrays (R = 4) iff nnz / sum of panel-distinct columns >= this"),
+      int_choice_option("kt", &O::kt, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256},
+                        "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"),
+      int_choice_option("batch", &O::batch, {0, 4, 8},
+                        "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros)"),
+      choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
+                    "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"),
+      choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},
+                    "auto (model decides), baseline, segmented (load balancing, §5.1)"),
+      int_option("segsize", &O::segsize, 0, no_max,
+                 "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"),
+      choice_option("reorder", &O::reorder, {"auto", "on", "off"},
+                    "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"),
+      int_choice_option("r", &O::r, {1, 2, 4, 8, 16, 32},
+                        "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"),
+      int_option("panel_rows", &O::panel_rows, 1, 1024,
+                 "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), a multiple "
+                 "of 32 in 32..1024 (auto: 256); kernel=panel: R, rows per panel = per warp (4, 8, 16, 32; auto: 4)"),
+      int_option("smem", &O::smem, 1, 227 * 1024,
+                 "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"),
+      int_option("k", &O::k, 1, no_max, "the K the model plans for (variant/reorder = auto)"),
+      enum_option("layout", &O::layout,
+                  {{"row_major", DenseLayout::row_major},
+                   {"col_major", DenseLayout::col_major},
+                   {"row", DenseLayout::row_major},
+                   {"col", DenseLayout::col_major}},
+                  "the dense layout the model plans for"),
+      choice_option("device", &O::device, {"h100", "h200", "a100"},
+                    "device numbers of the model: h100, h200, a100"),
+      double_option("u_min", &O::u_min, 0.0, false, "underutilized when U = blocks/SMs < u_min"),
+      double_option("cv_max", &O::cv_max, 0.0, false, "imbalanced when sigma/mu > cv_max")};
+  return t;
+}
+
 template <class Value, class Index>
 TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, Index>& a,
                                                              const FormatOptions& o) {
@@ -136,66 +180,43 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz();
-  const std::int64_t r = o.get_int("r", 16);
-  if (r != 1 && r != 2 && r != 4 && r != 8 && r != 16 && r != 32)
-    throw ParseError("tiled: r=" + std::to_string(r) + " is not one of 1, 2, 4, 8, 16, 32");
-  s.r = static_cast<int>(r);
-  const std::string kernel = o.get_string("kernel", "auto");
-  if (kernel != "rows" && kernel != "sell" && kernel != "panel" && kernel != "auto")
-    throw ParseError("tiled: kernel=" + kernel + " is not one of auto (rows, or panel where B rows are reused: "
-                     "default), rows (row-wise), panel (B row reused across a panel of rows), sell "
-                     "(the paper's staged S-ELL)");
+  const auto opt = parse_options<TiledOptions>(o);
+  const std::int64_t r = opt.r;
+  s.r = opt.r;
+  const std::string& kernel = opt.kernel;
   int panel_r = 0;
   if (kernel == "panel") {
     // kernel=panel: panel_rows is R, the work rows of one panel (one warp's register tile).
-    const std::int64_t pr = o.get_int("panel_rows", 4);
+    const std::int64_t pr = opt.panel_rows.value_or(4);
     if (pr != 4 && pr != 8 && pr != 16 && pr != 32)
       throw ParseError("tiled: kernel=panel: panel_rows=" + std::to_string(pr) + " is not one of 4, 8, 16, 32");
     panel_r = static_cast<int>(pr);
     s.panel_rows = 256;
   } else {
-    s.panel_rows = o.get_int("panel_rows", 256);
+    s.panel_rows = opt.panel_rows.value_or(256);
     if (s.panel_rows < 32 || s.panel_rows > 1024 || s.panel_rows % 32 != 0)
       throw ParseError("tiled: panel_rows=" + std::to_string(s.panel_rows) +
                        " must be a multiple of 32 in [32, 1024] (it is the GPU block size)");
   }
-  const double panel_reuse_min = o.get_double("panel_reuse", 1.2);
-  if (!(panel_reuse_min > 0))
-    throw ParseError("tiled: panel_reuse must be > 0 (the reuse nnz / sum of panel-distinct columns "
-                     "from which kernel=auto builds the panel kernel's arrays)");
-  s.smem_bytes = o.get_int("smem", 48 * 1024);
-  if (s.smem_bytes < static_cast<std::int64_t>(r * sizeof(Value)) || s.smem_bytes > 227 * 1024)
+  const double panel_reuse_min = opt.panel_reuse;
+  s.smem_bytes = opt.smem;
+  if (s.smem_bytes < static_cast<std::int64_t>(r * sizeof(Value)))
     throw ParseError("tiled: smem=" + std::to_string(s.smem_bytes) +
                      " bytes must hold one slot of r values and be at most 232448 (227 KiB)");
   s.stage_cap = model::stage_capacity(s.smem_bytes, s.r, sizeof(Value));
 
   s.sell = kernel == "sell";
-  s.kt = o.get_int("kt", 0);
-  if (s.kt != 0 && (s.kt < 1 || s.kt > 256 || (s.kt & (s.kt - 1)) != 0))
-    throw ParseError("tiled: kt=" + std::to_string(s.kt) + " is not 0 (model) or a power of two in [1, 256]");
-  s.batch = static_cast<int>(o.get_int("batch", 0));
-  if (s.batch != 0 && s.batch != 4 && s.batch != 8)
-    throw ParseError("tiled: batch=" + std::to_string(s.batch) + " is not 0 (auto: 4 when the mean work row is "
-                     "shorter than 8 nonzeros, else 8), 4 or 8");
-  const std::string cstore = o.get_string("cstore", "auto");
-  if (cstore != "auto" && cstore != "plain" && cstore != "stream")
-    throw ParseError("tiled: cstore=" + cstore + " is not one of auto, plain, stream");
-  s.cstore = cstore == "auto" ? 0 : (cstore == "plain" ? 1 : 2);
-  s.device = o.get_string("device", "h200");
-  device_from(s.device);
-  const std::string variant = o.get_string("variant", "auto");
-  const std::string reorder = o.get_string("reorder", "auto");
-  if (variant != "auto" && variant != "baseline" && variant != "segmented")
-    throw ParseError("tiled: variant=" + variant + " is not one of auto, baseline, segmented");
-  if (reorder != "auto" && reorder != "on" && reorder != "off")
-    throw ParseError("tiled: reorder=" + reorder + " is not one of auto, on, off");
-  std::int64_t segsize = o.get_int("segsize", 0);
-  if (segsize < 0) throw ParseError("tiled: segsize must be >= 0 (0 = from the model)");
+  s.kt = opt.kt;
+  s.batch = opt.batch;
+  s.cstore = opt.cstore == "auto" ? 0 : (opt.cstore == "plain" ? 1 : 2);
+  s.device = opt.device;
+  const std::string& variant = opt.variant;
+  const std::string& reorder = opt.reorder;
+  std::int64_t segsize = opt.segsize;
   bool do_reorder = reorder == "on";
   if (variant == "baseline") segsize = 0;
-  const std::int64_t plan_k = o.get_int("k", 32);
-  if (plan_k < 1) throw ParseError("tiled: k (the K the model plans for) must be >= 1");
-  const model::LbThresholds lbt{o.get_double("u_min", 0.65), o.get_double("cv_max", 1.0)};
+  const std::int64_t plan_k = opt.k;
+  const model::LbThresholds lbt{opt.u_min, opt.cv_max};
 
   if (!s.sell) {
     // Row-wise kernel: the model predicts the four variants and picks the fastest for what the
@@ -238,7 +259,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   // The model decides what the user left open (variant=auto, segsize=0, reorder=auto).
   if ((variant != "baseline" && segsize == 0) || reorder == "auto") {
     const std::int64_t k = plan_k;
-    const DenseLayout layout = parse_layout(o.get_string("layout", "row_major"));
+    const DenseLayout layout = opt.layout;
     const model::TileParams tile{s.r, s.panel_rows, s.smem_bytes};
     const auto dev = device_from(s.device);
     const model::LbThresholds lb = lbt;
@@ -398,31 +419,11 @@ std::vector<FormatEntry> tiled_entries() {
   // order (deterministic). No spmv_t kernel.
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = false, .spmm = true,
                         .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  const std::vector<ParamInfo> params{
-      {"kernel", "auto", "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse), "
-                         "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
-                         "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"},
-      {"panel_reuse", "1.2", "kernel=auto: build the panel kernel's arrays (R = 4) iff nnz / sum of panel-distinct columns >= this"},
-      {"kt", "0", "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"},
-      {"batch", "0", "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros)"},
-      {"cstore", "auto", "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"},
-      {"variant", "auto", "auto (model decides), baseline, segmented (load balancing, §5.1)"},
-      {"segsize", "0", "nonzeros per segment (0 = the model's: ceil(U*mu) if underutilized, else ceil(mu))"},
-      {"reorder", "auto", "sort rows on their bit-pattern (§5.2): auto (iff the model predicts a gain), on, off"},
-      {"r", "16", "register tile R: dense columns per GPU thread (1,2,4,8,16,32)"},
-      {"panel_rows", "256", "work rows per panel (sell: = GPU threads per block; rows: the model's reuse granularity), multiple of 32; "
-                            "kernel=panel: R, rows per panel = per warp (4, 8, 16, 32; default 4)"},
-      {"smem", "49152", "shared-memory bytes per block for staged B (stage slots = smem/(r*sizeof(value)))"},
-      {"k", "32", "the K the model plans for (variant/reorder = auto)"},
-      {"layout", "row_major", "the dense layout the model plans for"},
-      {"device", "h200", "device numbers of the model: h100, h200, a100"},
-      {"u_min", "0.65", "underutilized when U = blocks/SMs < u_min"},
-      {"cv_max", "1.0", "imbalanced when sigma/mu > cv_max"}};
   return {make_entry<TiledStorage>({.name = "tiled",
                                     .summary = "tiled SpMM: row panels, staged B in shared memory, "
                                                "16-bit S-ELL, model-chosen load balancing/reordering",
                                     .caps = {cpu, gpu},
-                                    .params = params})};
+                                    .params = option_params<TiledOptions>()})};
 }
 
 }  // namespace spmat

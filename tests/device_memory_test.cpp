@@ -144,9 +144,6 @@ TEST(DeviceMemory, OutOfMemoryFromTheDeviceNamesTheCauseAndTheUsage) {
   }
 }
 
-}  // namespace
-}  // namespace spmat
-
 TEST(DeviceMemory, PeakKeepsTheHeightUntilReset) {
   reset_device_memory_peak();
   const DeviceMemoryUsage before = device_memory_usage();
@@ -164,3 +161,6 @@ TEST(DeviceMemory, PeakKeepsTheHeightUntilReset) {
   reset_device_memory_peak();
   EXPECT_EQ(device_memory_usage().peak_bytes, before.bytes);
 }
+
+}  // namespace
+}  // namespace spmat

@@ -612,15 +612,12 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, 
 }
 
 template <class Value, class Index>
-void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s) {
+void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
+                                             const CsrStorage<Value, Index>& s) {
   CsrDevice& d = *this;
   d.built_kernel = s.kernel;
   d.built_tpr = s.threads_per_row;
   d.built_bins = s.bins;
-  // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
-  // auto spmv and by the spmv_t of every kernel but merge.
-  const csr_plan::RowPlan p = csr_plan::plan_rows(d.rows, host_row_ptr, s.kernel,
-                                                  s.threads_per_row, s.bins);
   d.kernel = p.kernel;
   d.tpr = p.tpr;
   d.short_max = p.short_max;
@@ -642,7 +639,14 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStora
     d.long_done = cuda::DeviceBuffer<unsigned>(p.long_rows.size(), "csr long-row counters");
     d.long_done.fill_bytes(0);
   }
+}
 
+template <class Value, class Index>
+void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s) {
+  // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
+  // auto spmv and by the spmv_t of every kernel but merge.
+  apply_row_plan(csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins), s);
+  CsrDevice& d = *this;
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
   if (s.kernel == CsrKernel::merge && d.rows > 0) {
     const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr);

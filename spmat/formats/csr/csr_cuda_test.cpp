@@ -297,6 +297,48 @@ TEST(CsrCudaPlan, EveryRowIsOwnedByExactlyOneKernelForEveryOption) {
   }
 }
 
+TEST(CsrCudaPlan, RegularMatricesArePlannedFromTheLongestRowAlone) {
+  // The device build plans these from one reduction (the longest row): the plan must need no
+  // row list, partition the rows like plan_rows' and equal it.
+  for (const char* spec : {"gen:lap2d:60", "gen:random_k:3000:16", "gen:banded:4000:8",
+                           "gen:random_k:500:40", "gen:lap3d:12"}) {
+    const Csr64 a = gen::generate<double, std::int64_t>(spec);
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_ptr[r + 1] - a.row_ptr[r]);
+    for (CsrKernel k : {CsrKernel::automatic, CsrKernel::scalar, CsrKernel::vector})
+      for (int tpr : {0, 4, 32}) {
+        SCOPED_TRACE(std::string(spec) + " kernel " + std::to_string(static_cast<int>(k)) +
+                     " tpr " + std::to_string(tpr));
+        const auto q = csr_plan::plan_rows_without_lists(a.rows, a.nnz(), max_len, k, tpr,
+                                                         CsrBins::automatic);
+        ASSERT_TRUE(q.has_value());
+        EXPECT_TRUE(q->medium_rows.empty());
+        EXPECT_TRUE(q->long_rows.empty());
+        expect_rows_partitioned(a, *q);
+        const auto p = csr_plan::plan_rows(a.rows, a.row_ptr.data(), k, tpr, CsrBins::automatic);
+        EXPECT_EQ(p.kernel, q->kernel);
+        EXPECT_EQ(p.tpr, q->tpr);
+        EXPECT_EQ(p.short_max, q->short_max);
+        EXPECT_EQ(p.long_threshold, q->long_threshold);
+        EXPECT_EQ(p.chunk, q->chunk);
+        EXPECT_EQ(p.binned, q->binned);
+      }
+  }
+  // Rows to bin or chunk need the row lengths: no plan from the longest row alone.
+  for (const auto& sc : skewed_scenarios()) {
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < sc.a.rows; ++r)
+      max_len = std::max(max_len, sc.a.row_ptr[r + 1] - sc.a.row_ptr[r]);
+    const auto p = csr_plan::plan_rows(sc.a.rows, sc.a.row_ptr.data(), CsrKernel::automatic, 0,
+                                       CsrBins::automatic);
+    if (p.binned || !p.long_rows.empty()) {
+      SCOPED_TRACE(sc.name);
+      EXPECT_FALSE(csr_plan::plan_rows_without_lists(sc.a.rows, sc.a.nnz(), max_len,
+                                                     CsrKernel::automatic, 0, CsrBins::automatic));
+    }
+  }
+}
+
 /// Row coordinate of every diagonal of the merge path, by walking it one item at a time.
 std::vector<std::int64_t> brute_force_path_rows(const Csr64& a) {
   std::vector<std::int64_t> at;

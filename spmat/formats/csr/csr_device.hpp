@@ -65,6 +65,9 @@ struct CsrDevice {
   /// Plans the kernels for the options of `s` from the host copy `host_row_ptr` of row_ptr
   /// (csr_cuda.cu).
   void set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s);
+  /// The row part of set_plan from a plan already made (csr_plan::plan_rows or
+  /// plan_rows_without_lists): kernel, lanes, bins and long-row chunks.
+  void apply_row_plan(const csr_plan::RowPlan& p, const CsrStorage<Value, Index>& s);
 
   // The three CSR arrays and the host vectors they mirror (spmat/cuda/array_list.hpp); the plan
   // arrays, built on the device from the plan, have no host counterpart. Not a ListedArrays

@@ -3,13 +3,17 @@
 // SPDX-License-Identifier: MIT
 //
 // The plan (csr_plan.hpp: lanes per row, row bins, long-row chunks, merge-path tiles) is the
-// host planner's, run on a downloaded copy of row_ptr ((rows+1) indices; no column index or
-// value leaves the device). Running the same code as the host path keeps both ways of building
+// host planner's. Where it holds no row lists (most matrices: no rows to bin or chunk, not the
+// merge kernel), the longest row decides it and comes from one device reduction; otherwise the
+// planner runs on a downloaded copy of row_ptr ((rows+1) indices; no column index or value
+// leaves the device). Both ways run the host path's code, so device and host builds stay
 // bit-identical, plan arrays included.
 #include <cuda_runtime.h>
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/csr/csr_device.hpp"
+#include "spmat/formats/csr/csr_plan.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"  // row lengths and their maximum
 
 namespace spmat {
 
@@ -26,6 +30,18 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
                                                a.owner(), false);
   d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
   d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
+  if (options.kernel != CsrKernel::merge && v.rows > 0) {
+    // Most matrices need no row lists (no rows to bin or chunk): then the longest row decides
+    // the plan, found by one reduction on the device, and row_ptr stays where it is.
+    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(v.rows), "csr build: row lengths");
+    ell_build::csr_row_lengths(v.row_ptr, v.rows, len.data());
+    const std::int64_t max_len = ell_build::max_of(len.data(), v.rows);
+    if (const auto p = csr_plan::plan_rows_without_lists(v.rows, v.nnz, max_len, options.kernel,
+                                                         options.threads_per_row, options.bins)) {
+      d.apply_row_plan(*p, options);
+      return d;
+    }
+  }
   const std::vector<Index> host_row_ptr = d.row_ptr.download();
   d.set_plan(host_row_ptr.data(), options);
   return d;

@@ -26,6 +26,28 @@ std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
   return std::max<std::int64_t>(32 * mean, 1024);
 }
 
+std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
+                                               std::int64_t max_len, CsrKernel kernel,
+                                               int forced_tpr, CsrBins bins) {
+  RowPlan p;
+  p.kernel = kernel;
+  p.tpr = forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz);
+  if (rows == 0) return p;
+  p.max_len = max_len;
+  // The same decisions as plan_rows, in the same order (see there for why).
+  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
+      nnz < 8 * rows && max_len <= 32)
+    p.kernel = CsrKernel::scalar;
+  if (p.kernel == CsrKernel::automatic && bins != CsrBins::off &&
+      (bins == CsrBins::on ||
+       static_cast<double>(max_len) >
+           kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows)))
+    return std::nullopt;  // binning, or the share of rows it would move, needs the lengths
+  if (max_len > long_row_threshold(rows, nnz)) return std::nullopt;  // long rows to chunk
+  p.chunk = kMinChunk;  // what plan_rows' halving gives with no long-row nonzeros
+  return p;
+}
+
 template <class Index>
 RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
                   CsrBins bins) {
@@ -36,6 +58,8 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
   if (rows == 0) return p;
   auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
   for (std::int64_t r = 0; r < rows; ++r) p.max_len = std::max(p.max_len, len(r));
+  if (auto without = plan_rows_without_lists(rows, nnz, p.max_len, kernel, forced_tpr, bins))
+    return *without;
 
   // Short, even rows: one thread per row beats sub-warps. Measured on an H200, fp64
   // (bench/results/2026-11-22-h200/spmv/spmv_fp64.json): lap2d:2000 (mean 5, max 5) scalar 0.087 ms

@@ -7,6 +7,7 @@
 // matrix, in setup.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <limits>
 #include <vector>
 
@@ -88,6 +89,14 @@ struct RowPlan {
 template <class Index>
 RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
                   CsrBins bins);
+
+/// plan_rows when the longest row (`max_len`) shows that the plan holds no row lists (no medium
+/// rows to bin, no long rows to chunk): decided from rows, nnz and max_len alone, so a build
+/// from device arrays needs one reduction instead of row_ptr on the host. nullopt where the
+/// plan needs the row lengths (plan_rows then). plan_rows returns this plan where it exists.
+std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
+                                               std::int64_t max_len, CsrKernel kernel,
+                                               int forced_tpr, CsrBins bins);
 
 /// Merge-path search on the host, with the rule of cuda::merge_path_search (row end i is
 /// consumed before nonzero j iff row_end[i] <= j): the kernel searches inside a tile with the

@@ -763,6 +763,7 @@ SPMAT_DEFINE_DEVICE_ONLY_IMPL(CsrStorage, CsrDevice)
 #define SPMAT_INSTANTIATE(V, I)                                                                  \
   template CsrDevice<V, I> CsrDevice<V, I>::upload(const CsrStorage<V, I>&);                     \
   template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
+  template void CsrDevice<V, I>::apply_row_plan(const csr_plan::RowPlan&, const CsrStorage<V, I>&); \
   template CsrStorage<V, I> CsrDevice<V, I>::download() const;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE

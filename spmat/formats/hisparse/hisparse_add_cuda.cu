@@ -385,13 +385,7 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
     const unsigned r = st::key_row(key), c = st::key_col(key);
     lr[o] = static_cast<std::uint8_t>(r);
     lc[o] = static_cast<std::uint8_t>(c);
-    std::int64_t ka = -1, kb = -1;
-    if (st::key_src(key) == 0) {
-      ka = idx[i];
-      if (i + 1 < m && st::same_position(keys[i + 1], key)) kb = idx[i + 1];
-    } else {
-      kb = idx[i];
-    }
+    const auto [ka, kb] = st::operand_entries(key, keys, idx, i, m);
     if (leaf) {
       vals[o] = ka >= 0 && kb >= 0 ? add_rn(mul_rn(ca, av[ka]), mul_rn(cb, bv[kb]))
                 : ka >= 0          ? mul_rn(ca, av[ka])

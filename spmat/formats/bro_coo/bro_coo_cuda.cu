@@ -16,7 +16,7 @@
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/bro_common/bro_device_symbols.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_coo/bro_coo_device.hpp"
 
 namespace spmat {

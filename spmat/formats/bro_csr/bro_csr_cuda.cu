@@ -18,7 +18,7 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/bro_common/bro_device_symbols.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_csr/bro_csr.hpp"
 
 namespace spmat {

@@ -44,7 +44,7 @@
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/bro_common/bro_device_symbols.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_ell/bro_ell_batched.hpp"
 #include "spmat/formats/bro_ell/bro_ell_device.hpp"
 

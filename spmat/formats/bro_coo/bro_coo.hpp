@@ -21,6 +21,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -76,10 +77,7 @@ inline void bro_coo_decode_interval(const BroCoo<Value, Index>& c, const Sym* sy
 
 template <class Value, class Index, class F>
 inline void bro_coo_for_interval(const BroCoo<Value, Index>& c, std::int64_t q, F&& f) {
-  if (c.sym_len == 32)
-    bro_coo_decode_interval(c, c.sym32.data(), q, f);
-  else
-    bro_coo_decode_interval(c, c.sym64.data(), q, f);
+  bro::with_symbols(c, [&](const auto* syms) { bro_coo_decode_interval(c, syms, q, f); });
 }
 
 template <class Value, class Index>

@@ -16,6 +16,7 @@
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_coo/bro_coo_device.hpp"
 
 namespace spmat {
@@ -96,10 +97,7 @@ template <class Value, class Index>
 void bro_coo_launch(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     bool transpose) {
   if (d.nnz == 0 || d.intervals == 0) return;
-  if (d.sym_len == 32)
-    launch(d, d.sym32.data(), x, y, alpha, transpose);
-  else
-    launch(d, d.sym64.data(), x, y, alpha, transpose);
+  bro::with_symbols(d, [&](const auto* syms) { launch(d, syms, x, y, alpha, transpose); });
 }
 
 /// y = alpha*A*x + beta*y: scale (beta == 0 writes zeros, never reads y), then the warp kernel.

@@ -35,6 +35,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
@@ -109,10 +110,7 @@ inline void bro_csr_decode_group(const BroCsr<Value, Index>& m, const Sym* syms,
 
 template <class Value, class Index>
 inline void bro_csr_decode(const BroCsr<Value, Index>& m, std::int64_t g, std::int64_t* cols_out) {
-  if (m.sym_len == 32)
-    bro_csr_decode_group(m, m.sym32.data(), g, cols_out);
-  else
-    bro_csr_decode_group(m, m.sym64.data(), g, cols_out);
+  bro::with_symbols(m, [&](const auto* syms) { bro_csr_decode_group(m, syms, g, cols_out); });
 }
 
 template <class Value, class Index>

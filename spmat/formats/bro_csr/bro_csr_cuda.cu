@@ -18,6 +18,7 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_csr/bro_csr.hpp"
 
 namespace spmat {
@@ -96,14 +97,11 @@ template <int W, bool Transpose, class Value, class Index>
 void launch_w(const BroCsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
               Value beta) {
   const unsigned grid = cuda::grid_for(d.groups * 32, kBlock);
-  if (d.sym_len == 32)
+  bro::with_symbols(d, [&](const auto* syms) {
     bro_csr_kernel<W, Transpose><<<grid, kBlock, 0, cuda::stream()>>>(
         d.groups, d.rows, d.row_ptr.data(), d.base.data(), d.width_off.data(), d.widths.data(),
-        d.sym_off.data(), d.sym32.data(), d.values.data(), x, y, alpha, beta);
-  else
-    bro_csr_kernel<W, Transpose><<<grid, kBlock, 0, cuda::stream()>>>(
-        d.groups, d.rows, d.row_ptr.data(), d.base.data(), d.width_off.data(), d.widths.data(),
-        d.sym_off.data(), d.sym64.data(), d.values.data(), x, y, alpha, beta);
+        d.sym_off.data(), syms, d.values.data(), x, y, alpha, beta);
+  });
   if constexpr (Transpose)
     SPMAT_CUDA_CHECK_LAUNCH("bro_csr_kernel (spmv_t)");
   else

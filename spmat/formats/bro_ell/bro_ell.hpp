@@ -23,6 +23,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
@@ -136,10 +137,7 @@ inline void bro_ell_decode_row(const BroEll<Value, Index>& e, const Sym* syms, s
 /// Same, dispatching on the symbol length.
 template <class Value, class Index, class F>
 inline void bro_ell_for_row(const BroEll<Value, Index>& e, std::int64_t s, std::int64_t t, F&& f) {
-  if (e.sym_len == 32)
-    bro_ell_decode_row(e, e.sym32.data(), s, t, f);
-  else
-    bro_ell_decode_row(e, e.sym64.data(), s, t, f);
+  bro::with_symbols(e, [&](const auto* syms) { bro_ell_decode_row(e, syms, s, t, f); });
 }
 
 template <class Value, class Index>

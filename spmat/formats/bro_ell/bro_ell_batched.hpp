@@ -33,6 +33,27 @@ struct HostWidths {
   int get(int k) const { return c0 + k < len ? w[c0 + k] : 0; }
 };
 
+/// The load-and-multiply half of a U-field step: for the decoded columns cc[0..U) (−1: padding,
+/// neither loaded nor added), the values v[u·h] and x[cc[u]] loaded together, then
+/// sum += value·x in column order.
+template <int U, class Index, class Value>
+SPMAT_BRO_HD void multiply_fields(const Index (&cc)[U], const Value* v, std::int64_t h,
+                                  const Value* x, Value& sum) {
+  Value a[U], xv[U];
+  SPMAT_BRO_UNROLL
+  for (int u = 0; u < U; ++u) {
+    a[u] = Value(0);
+    xv[u] = Value(0);
+    if (cc[u] >= 0) {
+      a[u] = bro_load(v + static_cast<std::int64_t>(u) * h);
+      xv[u] = bro_load(x + cc[u]);
+    }
+  }
+  SPMAT_BRO_UNROLL
+  for (int u = 0; u < U; ++u)
+    if (cc[u] >= 0) sum += a[u] * xv[u];
+}
+
 /// Σ over the row's stored entries of v[c·h]·x[col] in column order, decoding with rd (already
 /// positioned, optionally primed) and the widths of wd; col starts at the slice's start column
 /// (col_base − 1). U must divide 32. Explicit zeros are multiplied; padding (δ = 0) is skipped.
@@ -52,19 +73,7 @@ SPMAT_BRO_HD Value batched_row(Reader& rd, Widths& wd, std::int64_t len, const V
         col += d;
         cc[u] = d ? static_cast<Index>(col) : Index(-1);
       }
-      Value a[U], xv[U];
-      SPMAT_BRO_UNROLL
-      for (int u = 0; u < U; ++u) {
-        a[u] = Value(0);
-        xv[u] = Value(0);
-        if (cc[u] >= 0) {
-          a[u] = bro_load(v + (c0 + u0 + u) * h);
-          xv[u] = bro_load(x + cc[u]);
-        }
-      }
-      SPMAT_BRO_UNROLL
-      for (int u = 0; u < U; ++u)
-        if (cc[u] >= 0) sum += a[u] * xv[u];
+      multiply_fields(cc, v + (c0 + u0) * h, h, x, sum);
     }
   }
   return sum;
@@ -137,19 +146,7 @@ SPMAT_BRO_HD Value fit_row_bits(Bits bits, const Widths& wd, int len, const Valu
       col += static_cast<Index>(d);
       cc[u] = d ? col : Index(-1);
     }
-    Value a[U], xv[U];
-    SPMAT_BRO_UNROLL
-    for (int u = 0; u < U; ++u) {
-      a[u] = Value(0);
-      xv[u] = Value(0);
-      if (cc[u] >= 0) {
-        a[u] = bro_load(v + static_cast<std::int64_t>(c0 + u) * h);
-        xv[u] = bro_load(x + cc[u]);
-      }
-    }
-    SPMAT_BRO_UNROLL
-    for (int u = 0; u < U; ++u)
-      if (cc[u] >= 0) sum += a[u] * xv[u];
+    multiply_fields(cc, v + static_cast<std::int64_t>(c0) * h, h, x, sum);
   }
   return sum;
 }

@@ -44,6 +44,7 @@
 
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/bro_ell/bro_ell_batched.hpp"
 #include "spmat/formats/bro_ell/bro_ell_device.hpp"
 
@@ -298,43 +299,25 @@ template <class Value, class Index>
 void bro_ell_launch_spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                          Value alpha, Value beta) {
   if (d.slices == 0 || d.rows == 0) return;
-  if (d.kernel == 2 && d.fit_words == 1) {
-    if (d.sym_len == 32)
-      launch_fit<1>(d, d.sym32.data(), x, y, alpha, beta);
+  bro::with_symbols(d, [&](const auto* syms) {
+    if (d.kernel == 2 && d.fit_words == 1)
+      launch_fit<1>(d, syms, x, y, alpha, beta);
+    else if (d.kernel == 2 && d.fit_words == 2)
+      launch_fit<2>(d, syms, x, y, alpha, beta);
+    else if (d.kernel >= 1 && d.unroll == 4)
+      launch_batched<4>(d, syms, x, y, alpha, beta);
+    else if (d.kernel >= 1)
+      launch_batched<8>(d, syms, x, y, alpha, beta);
     else
-      launch_fit<1>(d, d.sym64.data(), x, y, alpha, beta);
-  } else if (d.kernel == 2 && d.fit_words == 2) {
-    if (d.sym_len == 32)
-      launch_fit<2>(d, d.sym32.data(), x, y, alpha, beta);
-    else
-      launch_fit<2>(d, d.sym64.data(), x, y, alpha, beta);
-  } else if (d.kernel >= 1) {
-    if (d.sym_len == 32) {
-      if (d.unroll == 4)
-        launch_batched<4>(d, d.sym32.data(), x, y, alpha, beta);
-      else
-        launch_batched<8>(d, d.sym32.data(), x, y, alpha, beta);
-    } else {
-      if (d.unroll == 4)
-        launch_batched<4>(d, d.sym64.data(), x, y, alpha, beta);
-      else
-        launch_batched<8>(d, d.sym64.data(), x, y, alpha, beta);
-    }
-  } else if (d.sym_len == 32) {
-    launch(d, d.sym32.data(), x, y, alpha, beta, false);
-  } else {
-    launch(d, d.sym64.data(), x, y, alpha, beta, false);
-  }
+      launch(d, syms, x, y, alpha, beta, false);
+  });
 }
 
 template <class Value, class Index>
 void bro_ell_launch_spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                            Value alpha) {
   if (d.slices == 0 || d.rows == 0 || d.cols == 0) return;
-  if (d.sym_len == 32)
-    launch(d, d.sym32.data(), x, y, alpha, Value(0), true);
-  else
-    launch(d, d.sym64.data(), x, y, alpha, Value(0), true);
+  bro::with_symbols(d, [&](const auto* syms) { launch(d, syms, x, y, alpha, Value(0), true); });
 }
 
 /// y = alpha*A*x + beta*y. Example: the paper's 4×5 matrix (bro_ell.hpp) with x = (1,2,3,4,5)

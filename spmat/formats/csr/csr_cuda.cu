@@ -230,6 +230,39 @@ __device__ __forceinline__ Value merge_block_segmented_sum(int key, Value v, int
   return v;
 }
 
+/// Tile b of the merge path over total = rows + nnz items, kT items a tile (tile_row[b]: the rows
+/// ended before it): its items [d0, d1), the rows [row0, row1) ending before and after it, its
+/// first nonzero nz0, and inside it nr row ends, nzl nonzeros, items = nr + nzl.
+struct MergeTile {
+  std::int64_t d0, d1, row0, row1, nz0;
+  int nr, nzl, items;
+};
+template <int kT>
+__device__ __forceinline__ MergeTile merge_tile(std::int64_t b, std::int64_t total,
+                                                const std::int64_t* __restrict__ tile_row) {
+  MergeTile t;
+  t.d0 = b * kT;
+  t.d1 = min(t.d0 + kT, total);
+  t.row0 = tile_row[b];
+  t.row1 = tile_row[b + 1];
+  t.nz0 = t.d0 - t.row0;
+  t.nr = static_cast<int>(t.row1 - t.row0);
+  t.nzl = static_cast<int>((t.d1 - t.row1) - t.nz0);
+  t.items = static_cast<int>(t.d1 - t.d0);
+  return t;
+}
+
+/// Stages the row ends of tile t as tile-local nonzero offsets, s_row_end[0..nr), and the
+/// sentinel s_row_end[nr] = nzl (the block's kB threads together), then a block barrier.
+template <int kB, class Index>
+__device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& t,
+                                               const Index* __restrict__ row_ptr, int tid) {
+  for (int i = tid; i <= t.nr; i += kB)
+    s_row_end[i] = i < t.nr ? static_cast<int>(static_cast<std::int64_t>(ldg(row_ptr + t.row0 + i + 1)) - t.nz0)
+                            : t.nzl;
+  __syncthreads();
+}
+
 // Merge path (Merrill & Garland, CSR-MergeBased SpMV). Block b owns the tile of merge items
 // (row ends + nonzeros) on diagonals [b·T, min((b+1)·T, rows+nnz)), T = kMergeTile; the tile
 // starts at (row0, nz0) = (tile_row[b], b·T − row0) and ends at (row1, nz1). The block
@@ -264,12 +297,9 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   const std::int64_t total = rows + nnz;
   for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
     if (b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
-    const std::int64_t d0 = b * kT, d1 = min(d0 + kT, total);
-    const std::int64_t row0 = tile_row[b], row1 = tile_row[b + 1];
-    const std::int64_t nz0 = d0 - row0;
-    const int nr = static_cast<int>(row1 - row0);           // row ends inside the tile
-    const int nzl = static_cast<int>((d1 - row1) - nz0);    // nonzeros inside the tile
-    const int items = static_cast<int>(d1 - d0);            // nr + nzl <= kT
+    const MergeTile tile = merge_tile<kT>(b, total, tile_row);
+    const std::int64_t row0 = tile.row0, nz0 = tile.nz0;
+    const int nr = tile.nr, nzl = tile.nzl, items = tile.items;  // row ends, nonzeros: <= kT
 #pragma unroll
     for (int it = 0; it < kIpt; ++it) {
       const int j = tid + it * kB;
@@ -278,10 +308,7 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
         s_prod[j] = ldg(values + k) * ldg(x + ldg(col_idx + k));
       }
     }
-    for (int i = tid; i <= nr; i += kB)
-      s_row_end[i] = i < nr ? static_cast<int>(static_cast<std::int64_t>(ldg(row_ptr + row0 + i + 1)) - nz0)
-                            : nzl;
-    __syncthreads();
+    stage_row_ends<kB>(s_row_end, tile, row_ptr, tid);
 
     const int dl = min(tid * kIpt, items), dl_end = min(dl + kIpt, items);
     int k = static_cast<int>(cuda::merge_path_search(dl, s_row_end, nr, nzl));  // local row
@@ -455,16 +482,10 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t total = rows + nnz;
   for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
-    const std::int64_t d0 = b * kT, d1 = min(d0 + kT, total);
-    const std::int64_t row0 = tile_row[b], row1 = tile_row[b + 1];
-    const std::int64_t nz0 = d0 - row0;
-    const int nr = static_cast<int>(row1 - row0);
-    const int nzl = static_cast<int>((d1 - row1) - nz0);
-    const int items = static_cast<int>(d1 - d0);
-    for (int i = tid; i <= nr; i += kB)
-      s_row_end[i] = i < nr ? static_cast<int>(static_cast<std::int64_t>(ldg(row_ptr + row0 + i + 1)) - nz0)
-                            : nzl;
-    __syncthreads();
+    const MergeTile tile = merge_tile<kT>(b, total, tile_row);
+    stage_row_ends<kB>(s_row_end, tile, row_ptr, tid);
+    const std::int64_t row0 = tile.row0, nz0 = tile.nz0;
+    const int nr = tile.nr, nzl = tile.nzl, items = tile.items;
     const int dl = min(tid * kIpt, items), dl_end = min(dl + kIpt, items);
     int k = static_cast<int>(cuda::merge_path_search(dl, s_row_end, nr, nzl));
     int j = dl - k;

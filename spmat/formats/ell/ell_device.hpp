@@ -10,6 +10,7 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/formats/ell_common/ell_device_scalars.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -26,11 +27,7 @@ struct EllDevice {
 
   static EllDevice upload(const Ell<Value, Index>& s) {
     EllDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.width = s.width;
-    d.pitch = s.pitch;
-    d.nnz = s.nnz;
+    std::tie(d.rows, d.cols, d.width, d.pitch, d.nnz) = ell_scalars(s);
     cuda::upload_arrays("ell", arrays(d), host_arrays(s));
     return d;
   }
@@ -50,11 +47,7 @@ struct EllDevice {
   std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Ell<Value, Index> download() const {
     Ell<Value, Index> s;
-    s.rows = static_cast<Index>(rows);
-    s.cols = static_cast<Index>(cols);
-    s.nnz = static_cast<Index>(nnz);
-    s.width = static_cast<Index>(width);
-    s.pitch = pitch;
+    set_ell_scalars(s, rows, cols, width, pitch, nnz);
     cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }

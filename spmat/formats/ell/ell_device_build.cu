@@ -26,10 +26,8 @@ EllDevice<Value, Index> EllDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   d.width = width;
   d.pitch = ell_pitch(a.rows);
   d.nnz = a.nnz;
-  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
-  d.col_idx = cuda::DeviceBuffer<Index>(slots, "ell col_idx");
-  d.values = cuda::DeviceBuffer<Value>(slots, "ell values");
-  ell_build::fill(a, d.width, d.pitch, d.col_idx.data(), d.values.data());
+  ell_build::allocate_and_fill(a, d.width, d.pitch, d.col_idx, d.values, "ell col_idx",
+                               "ell values");
   return d;
 }
 

@@ -130,6 +130,19 @@ void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t
   SPMAT_CUDA_CHECK_LAUNCH("ell fill_kernel");
 }
 
+/// Allocates the width*pitch slots of `ell_col` and `ell_val` (named `col_name`, `val_name` in
+/// allocation errors) and fills them from the CSR arrays.
+template <class Value, class Index>
+void allocate_and_fill(const DeviceCsrView<Value, Index>& a, std::int64_t width,
+                       std::int64_t pitch, cuda::DeviceBuffer<Index>& ell_col,
+                       cuda::DeviceBuffer<Value>& ell_val, const char* col_name,
+                       const char* val_name) {
+  const auto slots = static_cast<std::size_t>(pitch * width);
+  ell_col = cuda::DeviceBuffer<Index>(slots, col_name);
+  ell_val = cuda::DeviceBuffer<Value>(slots, val_name);
+  ell_build::fill(a, width, pitch, ell_col.data(), ell_val.data());
+}
+
 /// The value map of an ELL array whose rows hold `len` entries (all of their CSR row, or its
 /// first `width`), with `ptr` their CSR row offsets: map[k] = the slot of CSR entry k.
 template <class Index>

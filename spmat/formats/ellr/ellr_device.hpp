@@ -9,6 +9,7 @@
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
+#include "spmat/formats/ell_common/ell_device_scalars.hpp"
 #include "spmat/formats/ellr/ellr.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -26,11 +27,7 @@ struct EllrDevice {
 
   static EllrDevice upload(const Ellr<Value, Index>& s) {
     EllrDevice d;
-    d.rows = s.ell.rows;
-    d.cols = s.ell.cols;
-    d.pitch = s.ell.pitch;
-    d.width = s.ell.width;
-    d.nnz = s.ell.nnz;
+    std::tie(d.rows, d.cols, d.width, d.pitch, d.nnz) = ell_scalars(s.ell);
     cuda::upload_arrays("ellr", arrays(d), host_arrays(s));
     return d;
   }
@@ -51,11 +48,7 @@ struct EllrDevice {
   std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Ellr<Value, Index> download() const {
     Ellr<Value, Index> s;
-    s.ell.rows = static_cast<Index>(rows);
-    s.ell.cols = static_cast<Index>(cols);
-    s.ell.nnz = static_cast<Index>(nnz);
-    s.ell.width = static_cast<Index>(width);
-    s.ell.pitch = pitch;
+    set_ell_scalars(s.ell, rows, cols, width, pitch, nnz);
     cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }

@@ -18,10 +18,8 @@ EllrDevice<Value, Index> EllrDevice<Value, Index>::from_csr(const DeviceCsrView<
   d.row_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.rows), "ellr row_len");
   ell_build::csr_row_lengths(a.row_ptr, a.rows, d.row_len.data());
   d.width = ell_build::checked_width(a, d.row_len.data(), "ellr", o);
-  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
-  d.col_idx = cuda::DeviceBuffer<Index>(slots, "ellr col_idx");
-  d.values = cuda::DeviceBuffer<Value>(slots, "ellr values");
-  ell_build::fill(a, d.width, d.pitch, d.col_idx.data(), d.values.data());
+  ell_build::allocate_and_fill(a, d.width, d.pitch, d.col_idx, d.values, "ellr col_idx",
+                               "ellr values");
   return d;
 }
 

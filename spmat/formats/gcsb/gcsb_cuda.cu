@@ -269,23 +269,14 @@ struct PlanView {
   const Index* __restrict__ item_run;
 };
 
-/// Adds the entries of the block at sorted position i into this lane's column of the warp tile
-/// (acc[r·32 + lane], r = in-block row for spmv, in-block column for spmv_t). The trip count is the
-/// group width, known before the loop, so four slots are loaded at once; pads (value 0, comb kPad)
-/// are loaded with the group but neither multiply x nor add (0·Inf would be NaN).
-/// With block lanes (bl_log2 > 0) this lane takes only the slots phase, phase + 2^bl_log2, ….
-template <bool Transposed, class Value, class Index>
-__device__ __forceinline__ void window_block(const View<Value, Index>& v, std::int64_t i,
-                                             const Value* __restrict__ x, Value* acc, int lane,
-                                             int phase, int bl_log2) {
-  const std::int32_t mask = (1 << v.d) - 1;
-  const std::int64_t g = i / v.gs;
-  std::int64_t br, bc;
-  v.block_at(i, br, bc);
-  const Value* xb = x + ((Transposed ? br : bc) << v.d);
-  const std::int64_t end = v.group_offset[g + 1];
-  std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs) + std::int64_t{phase} * v.gs;
-  const std::int64_t step = std::int64_t{v.gs} << bl_log2;
+/// The four-slots-at-a-time part of a lane's walk over a block's slots k, k + step, … < end
+/// (window_block and gcsb_dense_kernel): the comb words and values of four slots loaded at once,
+/// then x for the non-pad ones (xb: the block's x segment), then add(o, value, x) for each non-pad
+/// slot in slot order (o: the in-block output). Leaves k at the first slot of the remainder.
+template <bool Transposed, class Value, class Index, class Add>
+__device__ __forceinline__ void slots_by_four(const View<Value, Index>& v, std::int64_t& k,
+                                              std::int64_t end, std::int64_t step,
+                                              const Value* xb, std::int32_t mask, Add&& add) {
   for (; k + 3 * step < end; k += 4 * step) {
     std::int32_t c[4];
     Value val[4], xv[4];
@@ -303,9 +294,30 @@ __device__ __forceinline__ void window_block(const View<Value, Index>& v, std::i
     for (int u = 0; u < 4; ++u)
       if (!(c[u] & csb_detail::kPad)) {
         const int o = Transposed ? c[u] & mask : (c[u] >> v.d) & mask;
-        acc[o * 32 + lane] += val[u] * xv[u];
+        add(o, val[u], xv[u]);
       }
   }
+}
+
+/// Adds the entries of the block at sorted position i into this lane's column of the warp tile
+/// (acc[r·32 + lane], r = in-block row for spmv, in-block column for spmv_t). The trip count is the
+/// group width, known before the loop, so four slots are loaded at once; pads (value 0, comb kPad)
+/// are loaded with the group but neither multiply x nor add (0·Inf would be NaN).
+/// With block lanes (bl_log2 > 0) this lane takes only the slots phase, phase + 2^bl_log2, ….
+template <bool Transposed, class Value, class Index>
+__device__ __forceinline__ void window_block(const View<Value, Index>& v, std::int64_t i,
+                                             const Value* __restrict__ x, Value* acc, int lane,
+                                             int phase, int bl_log2) {
+  const std::int32_t mask = (1 << v.d) - 1;
+  const std::int64_t g = i / v.gs;
+  std::int64_t br, bc;
+  v.block_at(i, br, bc);
+  const Value* xb = x + ((Transposed ? br : bc) << v.d);
+  const std::int64_t end = v.group_offset[g + 1];
+  std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs) + std::int64_t{phase} * v.gs;
+  const std::int64_t step = std::int64_t{v.gs} << bl_log2;
+  slots_by_four<Transposed>(v, k, end, step, xb, mask,
+                            [&](int o, Value a, Value b) { acc[o * 32 + lane] += a * b; });
   for (; k < end; k += step) {
     const std::int32_t c = __ldg(v.comb + k);
     if (c & csb_detail::kPad) continue;
@@ -437,26 +449,8 @@ __global__ void __launch_bounds__(kDenseThreads)
     const std::int64_t end = v.group_offset[g + 1];
     std::int64_t k = std::int64_t{v.group_offset[g]} + (i - g * v.gs) +
                      (u0 & ((std::int64_t{1} << bl) - 1)) * v.gs;
-    for (; k + 3 * step < end; k += 4 * step) {
-      std::int32_t c[4];
-      Value val[4], xv[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        c[u] = __ldg(v.comb + k + u * step);
-        val[u] = __ldg(v.values + k + u * step);
-      }
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int xi = Transposed ? (c[u] >> v.d) & mask : c[u] & mask;
-        xv[u] = (c[u] & csb_detail::kPad) ? Value(0) : __ldg(xb + xi);
-      }
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-        if (!(c[u] & csb_detail::kPad)) {
-          const int o = Transposed ? c[u] & mask : (c[u] >> v.d) & mask;
-          atomicAdd(yb + o, val[u] * xv[u]);
-        }
-    }
+    slots_by_four<Transposed>(v, k, end, step, xb, mask,
+                              [&](int o, Value a, Value b) { atomicAdd(yb + o, a * b); });
     for (; k < end; k += step) {
       const std::int32_t c = __ldg(v.comb + k);
       if (c & csb_detail::kPad) break;  // a lane's pads trail its entries

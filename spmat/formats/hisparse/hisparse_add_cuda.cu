@@ -54,6 +54,7 @@
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/hisparse/hisparse_add_steps.hpp"
 #include "spmat/formats/hisparse/hisparse_device_proto.cuh"
+#include "spmat/formats/hisparse/hisparse_device_util.cuh"
 
 namespace spmat::hisparse_gpu {
 
@@ -180,26 +181,6 @@ class Profile {
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::pair<std::string, cudaEvent_t>> ev_;
 };
-
-template <class T>
-T read_at(const T* p) {
-  T v;
-  cuda::copy_to_host(&v, p, 1);
-  return v;
-}
-
-/// out[0..n) = exclusive prefix sums of in[0..n).
-template <class T>
-void exclusive_scan(const T* in, T* out, std::int64_t n) {
-  const auto tmp = cuda::run_cub<Work<unsigned char>>(
-      "the scan temporary", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, n, cuda::stream());
-      });
-}
-
-#define SPMAT_GRID_LOOP(i, n)                                                           \
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
-       i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 __global__ void count_kernel(const std::int64_t* qa, const std::int64_t* qb,
                              const std::int64_t* a_begin, const std::int64_t* b_begin,
@@ -404,13 +385,7 @@ __global__ void fill_kernel(const std::uint64_t* keys, const std::int64_t* idx,
     const unsigned r = st::key_row(key), c = st::key_col(key);
     lr[o] = static_cast<std::uint8_t>(r);
     lc[o] = static_cast<std::uint8_t>(c);
-    std::int64_t ka = -1, kb = -1;
-    if (st::key_src(key) == 0) {
-      ka = idx[i];
-      if (i + 1 < m && st::same_position(keys[i + 1], key)) kb = idx[i + 1];
-    } else {
-      kb = idx[i];
-    }
+    const auto [ka, kb] = st::operand_entries(key, keys, idx, i, m);
     if (leaf) {
       vals[o] = ka >= 0 && kb >= 0 ? add_rn(mul_rn(ca, av[ka]), mul_rn(cb, bv[kb]))
                 : ka >= 0          ? mul_rn(ca, av[ka])
@@ -603,7 +578,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
         qa.data(), qb.data(), la ? la->begin.data() : nullptr, lb ? lb->begin.data() : nullptr, n,
         cnt.data());
     SPMAT_CUDA_CHECK_LAUNCH("hisparse add count_kernel");
-    exclusive_scan(cnt.data(), off.data(), n + 1);
+    exclusive_scan<Work<unsigned char>>(cnt.data(), off.data(), n + 1, "the scan temporary");
     // Every entry of every operand node of this level is a candidate exactly once (the queue
     // holds each operand node once), so M = off[n] is known without a read-back.
     const std::int64_t m = (la ? la->entries : 0) + (lb ? lb->entries : 0);
@@ -659,7 +634,7 @@ DevProto<Value> add_device(const DevProto<Value>& A, bool ta, const DevProto<Val
                                                  cuda::stream());
           });
     }
-    const std::int64_t e = read_at(pos.data() + m);
+    const std::int64_t e = read_back(pos.data() + m);
     prof.mark(L + "head+E");
     DevLevel out;
     out.nodes = n;
@@ -725,7 +700,7 @@ DevPool serialize_device(const DevProto<Value>& t, bool allow_dense) {
         lv.begin.data(), lv.brow.data(), lv.bcol.data(), n, leaf, t.rows, t.cols, t.log2d,
         leaf ? sizeof(Value) : 4, allow_dense, sz.data(), type.data(), stats.data() + 12 * l);
     SPMAT_CUDA_CHECK_LAUNCH("hisparse size_kernel");
-    exclusive_scan(sz.data(), noff.data(), n + 1);
+    exclusive_scan<Work<unsigned char>>(sz.data(), noff.data(), n + 1, "the scan temporary");
     ptrs[l] = Work<std::uint32_t>(static_cast<std::size_t>(n), "the node pointers");
     ptr_kernel<<<cuda::grid_for(n, kBlock), kBlock, 0, cuda::stream()>>>(noff.data(), type.data(),
         bases.data() + l, n, ptrs[l].data());

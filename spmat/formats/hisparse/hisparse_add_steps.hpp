@@ -31,6 +31,24 @@ SPMAT_HD unsigned key_row(std::uint64_t k) { return static_cast<unsigned>((k >> 
 SPMAT_HD unsigned key_col(std::uint64_t k) { return static_cast<unsigned>((k >> 1) & 0xff); }
 SPMAT_HD unsigned key_src(std::uint64_t k) { return static_cast<unsigned>(k & 1); }
 SPMAT_HD bool same_position(std::uint64_t a, std::uint64_t b) { return (a >> 1) == (b >> 1); }
+/// The operand entries of one output entry: a into A, b into B, −1 where that operand has none.
+struct OperandEntries {
+  std::int64_t a = -1, b = -1;
+};
+/// Those of the output entry whose first candidate is candidate i of the m sorted ones (keys,
+/// key = keys[i]; idx: their operand entry indices). A's candidate sorts first, so B's, when both
+/// operands hold the position, is candidate i + 1.
+SPMAT_HD OperandEntries operand_entries(std::uint64_t key, const std::uint64_t* keys,
+                                        const std::int64_t* idx, std::int64_t i, std::int64_t m) {
+  OperandEntries k;
+  if (key_src(key) == 0) {
+    k.a = idx[i];
+    if (i + 1 < m && same_position(keys[i + 1], key)) k.b = idx[i + 1];
+  } else {
+    k.b = idx[i];
+  }
+  return k;
+}
 /// Bits the radix sort must cover for n result nodes.
 inline int key_bits(std::int64_t n) {
   int bits = 17;

@@ -187,13 +187,7 @@ Proto<Value> mirror_add(const Proto<Value>& A, bool ta, const Proto<Value>& B, b
       const unsigned r = steps::key_row(key), c = steps::key_col(key);
       out.lr[o] = static_cast<std::uint8_t>(r);
       out.lc[o] = static_cast<std::uint8_t>(c);
-      std::int64_t ka = -1, kb = -1;
-      if (steps::key_src(key) == 0) {
-        ka = i2[i];
-        if (i + 1 < m && steps::same_position(k2[i + 1], key)) kb = i2[i + 1];
-      } else {
-        kb = i2[i];
-      }
+      const auto [ka, kb] = steps::operand_entries(key, k2.data(), i2.data(), i, m);
       if (leaf) {
         C.values[o] = ka >= 0 && kb >= 0 ? ca * A.values[ka] + cb * B.values[kb]
                       : ka >= 0          ? ca * A.values[ka]

@@ -25,6 +25,7 @@
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/hisparse/hisparse_add_steps.hpp"
 #include "spmat/formats/hisparse/hisparse_device_proto.cuh"
+#include "spmat/formats/hisparse/hisparse_device_util.cuh"
 
 namespace spmat {
 
@@ -32,25 +33,6 @@ namespace {
 
 namespace st = hisparse::steps;
 constexpr int kBlock = 256;
-
-#define SPMAT_GRID_LOOP(i, n)                                                           \
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
-       i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-
-template <class T>
-T read_back(const T* p) {
-  T v;
-  cuda::copy_to_host(&v, p, 1);
-  return v;
-}
-
-template <class T>
-void scan_exclusive(const T* in, T* out, std::int64_t n) {
-  const auto tmp = cuda::run_cub<cuda::DeviceBuffer<unsigned char>>(
-      "hisparse scan temp", [&](void* temp, std::size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(temp, bytes, in, out, n, cuda::stream());
-      });
-}
 
 template <class Index>
 __global__ void key_kernel(const Index* row_ptr, std::int64_t rows, const Index* col_idx,
@@ -186,11 +168,13 @@ HiSparse<Value, Index> build_on_gpu(const Csr<Value, Index>& a, int log2d, int d
       heads_kernel<<<grid, kBlock, 0, cuda::stream()>>>(r.data(), c.data(), nnz, node_shift,
           entry_shift, nh.data(), eh.data());
       SPMAT_CUDA_CHECK_LAUNCH("hisparse build heads_kernel");
-      scan_exclusive(nh.data(), npos.data(), nnz + 1);
-      scan_exclusive(eh.data(), epos.data(), nnz + 1);
+      hisparse_gpu::exclusive_scan<cuda::DeviceBuffer<unsigned char>>(
+          nh.data(), npos.data(), nnz + 1, "hisparse scan temp");
+      hisparse_gpu::exclusive_scan<cuda::DeviceBuffer<unsigned char>>(
+          eh.data(), epos.data(), nnz + 1, "hisparse scan temp");
       hisparse_gpu::DevLevel lv;
-      lv.nodes = read_back(npos.data() + nnz);
-      lv.entries = read_back(epos.data() + nnz);
+      lv.nodes = hisparse_gpu::read_back(npos.data() + nnz);
+      lv.entries = hisparse_gpu::read_back(epos.data() + nnz);
       lv.begin = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes + 1), "hisparse proto begin");
       lv.brow = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes), "hisparse proto brow");
       lv.bcol = hisparse_gpu::PoolBuffer<std::int64_t>(static_cast<std::size_t>(lv.nodes), "hisparse proto bcol");

@@ -24,16 +24,7 @@ constexpr std::int64_t kCooPiece = 1024;
 
 template <class Value, class Index>
 void spmv(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  const auto& e = s.ell;
-  const std::int64_t rows = e.rows;
-  const std::int64_t segments = (rows + kEllAlign - 1) / kEllAlign;
-#pragma omp parallel for schedule(dynamic, 8)
-  for (std::int64_t b = 0; b < segments; ++b) {
-    const std::int64_t r0 = b * kEllAlign, r1 = std::min(rows, r0 + kEllAlign);
-    Value sum[kEllAlign];
-    ell_block_sums(e, r0, r1, x, sum);
-    for (std::int64_t r = r0; r < r1; ++r) axpby_store(y[r], alpha, sum[r - r0], beta);
-  }
+  spmv(s.ell, x, y, alpha, beta);  // pass 1: the ELL part's kernel (ell_cpu.cpp)
   const std::int64_t n = static_cast<std::int64_t>(s.coo_val.size());
   if (n == 0) return;
   const Index* row = s.coo_row.data();

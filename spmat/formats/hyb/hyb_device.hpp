@@ -10,6 +10,7 @@
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
+#include "spmat/formats/ell_common/ell_device_scalars.hpp"
 #include "spmat/formats/hyb/hyb.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -27,11 +28,7 @@ struct HybDevice {
 
   static HybDevice upload(const Hyb<Value, Index>& s) {
     HybDevice d;
-    d.rows = s.ell.rows;
-    d.cols = s.ell.cols;
-    d.width = s.ell.width;
-    d.pitch = s.ell.pitch;
-    d.ell_nnz = s.ell.nnz;
+    std::tie(d.rows, d.cols, d.width, d.pitch, d.ell_nnz) = ell_scalars(s.ell);
     d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
     cuda::upload_arrays("hyb", arrays(d), host_arrays(s));
     return d;
@@ -55,11 +52,7 @@ struct HybDevice {
   std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
   Hyb<Value, Index> download() const {
     Hyb<Value, Index> s;
-    s.ell.rows = static_cast<Index>(rows);
-    s.ell.cols = static_cast<Index>(cols);
-    s.ell.nnz = static_cast<Index>(ell_nnz);
-    s.ell.width = static_cast<Index>(width);
-    s.ell.pitch = pitch;
+    set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);
     cuda::download_arrays(arrays(*this), host_arrays(s));
     return s;
   }

@@ -117,10 +117,8 @@ HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   for (const Index l : host_len) d.ell_nnz += std::min<std::int64_t>(l, d.width);
   d.coo_nnz = a.nnz - d.ell_nnz;
 
-  const auto slots = static_cast<std::size_t>(d.pitch * d.width);
-  d.ell_col = cuda::DeviceBuffer<Index>(slots, "hyb ell col_idx");
-  d.ell_val = cuda::DeviceBuffer<Value>(slots, "hyb ell values");
-  ell_build::fill(a, d.width, d.pitch, d.ell_col.data(), d.ell_val.data());
+  ell_build::allocate_and_fill(a, d.width, d.pitch, d.ell_col, d.ell_val, "hyb ell col_idx",
+                               "hyb ell values");
 
   const auto n = static_cast<std::size_t>(d.coo_nnz);
   d.coo_row = cuda::DeviceBuffer<Index>(n, "hyb coo row");

@@ -18,8 +18,9 @@ measured) and, when matplotlib is installed, DIR/python_gpu.png. Sections:
   overhead  A.spmv(x, out=y) and A @ x on a tiny matrix from Python against the same spmv loop
             run from C++ on the same matrix and arrays (Matrix.cpp_spmv_seconds), CPU and GPU:
             seconds per call over back-to-back calls (GPU: ending with a synchronize).
-  mmread    spmat.mmread against scipy.io.mmread on --mtx: wall time and a bit-identical
-            comparison of the canonical CSR arrays.
+  mmread    spmat.mmread against scipy.io.mmread (and fast_matrix_market.mmread where that
+            package is installed) on --mtx: wall time and a bit-identical comparison of the
+            canonical CSR arrays.
 
 A section whose requirements are missing (no CUDA build, no GPU, CuPy or PyTorch not installed,
 no --mtx) records "skipped: <reason>" instead of failing.
@@ -344,27 +345,44 @@ def canonical(a):
 def bench_mmread(args):
     path = args.mtx
     res = {"file": os.path.basename(path), "bytes": os.path.getsize(path)}
-    times = {"spmat": [], "scipy": []}
+    readers = [("scipy", scipy.io.mmread), ("spmat", spmat.mmread)]
+    fmm, why = _try_import("fast_matrix_market")  # optional: bench/requirements.txt
+    if fmm is not None:
+        readers.append(("fast_matrix_market", fmm.mmread))
+        res["fast_matrix_market_version"] = getattr(fmm, "__version__", "")
+    else:
+        res["fast_matrix_market"] = "skipped: " + why
+    times = {name: [] for name, _ in readers}
     got = {}
     for _ in range(args.mmread_runs):  # alternated, the first of each warms the file cache
-        for name, read in (("scipy", scipy.io.mmread), ("spmat", spmat.mmread)):
+        for name, read in readers:
             t0 = time.perf_counter()
             m = read(path)
             times[name].append(time.perf_counter() - t0)
             got[name] = m
             del m
-    a, b = canonical(got["spmat"]), canonical(got["scipy"])
+    ref = canonical(got["scipy"])
     res["seconds"] = {k: min(v) for k, v in times.items()}
     res["all_seconds"] = times
     res["speedup_vs_scipy"] = res["seconds"]["scipy"] / res["seconds"]["spmat"]
-    res["nnz"] = int(a.nnz)
-    same = (a.shape == b.shape and a.nnz == b.nnz
-            and np.array_equal(a.indptr.astype(np.int64), b.indptr.astype(np.int64))
-            and np.array_equal(a.indices.astype(np.int64), b.indices.astype(np.int64))
-            and a.data.dtype == b.data.dtype
-            and np.array_equal(a.data.view(np.uint64), b.data.view(np.uint64)))
-    res["bit_identical"] = bool(same)
+    if "fast_matrix_market" in times:
+        res["speedup_vs_fast_matrix_market"] = (res["seconds"]["fast_matrix_market"] /
+                                                res["seconds"]["spmat"])
+    res["nnz"] = int(ref.nnz)
+    res["bit_identical"] = _same_csr(canonical(got["spmat"]), ref)
+    if "fast_matrix_market" in got:
+        res["fast_matrix_market_bit_identical_to_scipy"] = _same_csr(
+            canonical(got["fast_matrix_market"]), ref)
     return res
+
+
+def _same_csr(a, b):
+    """Same shape, structure and values bit for bit (canonical CSR arrays)."""
+    return bool(a.shape == b.shape and a.nnz == b.nnz
+                and np.array_equal(a.indptr.astype(np.int64), b.indptr.astype(np.int64))
+                and np.array_equal(a.indices.astype(np.int64), b.indices.astype(np.int64))
+                and a.data.dtype == b.data.dtype
+                and np.array_equal(a.data.view(np.uint64), b.data.view(np.uint64)))
 
 
 def run_section(report, name, missing, fn):

@@ -10,7 +10,7 @@
 //
 // Options as strings ("tpr=8") or as the format's typed struct (spmat/core/typed_options.hpp):
 //   Matrix<double>::build(csr, "csr", Backend::cuda, FormatOptions::parse("tpr=8"));
-//   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);  // formats/csr/csr.hpp
+//   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);  // format_options.hpp
 //
 // Vectors are spans in the backend's memory: host memory for Backend::cpu, device memory
 // (e.g. spmat::cuda::DeviceBuffer) for Backend::cuda. Sizes are checked; contents are not.
@@ -75,8 +75,8 @@ class Matrix {
   static Matrix build(DeviceCsr<Value, Index> a, std::string_view format = "auto",
                       const FormatOptions& options = {});
 
-  /// The three builds above with a format's typed options (spmat/core/typed_options.hpp; the
-  /// struct is declared in the format's header, which brings to_format_options), the format
+  /// The three builds above with a format's typed options (spmat/format_options.hpp declares
+  /// every format's struct; spmat/core/typed_options.hpp brings to_format_options), the format
   /// named by the struct:
   ///   Matrix<double>::build(csr, spmat::CsrOptions{.tpr = 8}, Backend::cuda);
   /// The struct is rendered to strings (to_format_options) and built like the string form, so

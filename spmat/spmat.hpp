@@ -11,6 +11,9 @@
 //   core/{error,types,options,csr,device_csr,device_memory}.hpp
 //                              errors, Backend/Op/value types, FormatOptions, the canonical CSR,
 //                              device CSR input, the GPU memory budget
+//   format_options.hpp, core/typed_options.hpp, plan/plan_options.hpp
+//                              every format's options as a typed struct (CsrOptions,
+//                              SellOptions, ..., PlanOptions) for the typed Matrix::build
 //   matrix.hpp                 Matrix<Value>, the handle over every format and backend (with
 //                              matrix_impl.hpp, the interface it holds, and registry.hpp, the
 //                              list of formats with their capabilities and options)
@@ -32,7 +35,9 @@
 #include "spmat/core/device_memory.hpp"
 #include "spmat/core/error.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/core/types.hpp"
+#include "spmat/format_options.hpp"
 #include "spmat/gen/generators.hpp"
 #include "spmat/io/binary_cache.hpp"
 #include "spmat/io/load.hpp"
@@ -40,6 +45,7 @@
 #include "spmat/io/read_options.hpp"
 #include "spmat/matrix.hpp"
 #include "spmat/plan/plan.hpp"
+#include "spmat/plan/plan_options.hpp"
 #include "spmat/plan/stats.hpp"
 #include "spmat/registry.hpp"
 #include "spmat/stream.hpp"

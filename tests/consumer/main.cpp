@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
   auto planned = spmat::Matrix<double>::build(r, "auto");
   std::vector<double> ones(64, 1.0), out(64);
   planned.spmv(ones, out);
+  // A format's typed options from the installed headers: the same matrix as the string form.
+  auto typed = spmat::Matrix<double>::build(r, spmat::SellOptions{.C = 8}, spmat::Backend::cpu);
+  std::vector<double> typed_out(64);
+  typed.spmv(ones, typed_out);
+  if (typed.format().name != "sell" || typed_out != out) return 6;
   try {
     (void)spmat::io::load_matrix<double, std::int32_t>(dir + "/no-such-file.mtx");
     return 4;

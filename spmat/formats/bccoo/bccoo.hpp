@@ -46,6 +46,7 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 #if defined(__CUDACC__)
 #define SPMAT_BCCOO_HD __host__ __device__ __forceinline__
@@ -119,11 +120,6 @@ inline std::uint64_t load_uint(const std::uint8_t* p, int w) {
 }
 }  // namespace bccoo
 
-/// CUDA SpMV kernel of bccoo-gpu (option `kernel`); the CPU kernels ignore it.
-/// stream: persistent blocks, one chunk per block iteration, next chunk's header in registers and
-/// its data prefetched into L2 (default); block: one block per chunk; atomic: warp segmented sum
-/// + atomicAdd. stream and block share the per-chunk decode and are deterministic.
-enum class BccooGpuKernel : std::uint8_t { stream, block, atomic };
 namespace bccoo {
 /// Entries per thread of the stream kernel (8: every per-thread slice of a 1/2/4/8-byte
 /// sub-array is a whole number of aligned 8-byte words).
@@ -206,25 +202,6 @@ struct Bccoo {
       f(r, c, v);
     }
   }
-};
-
-/// Build options of bccoo (help texts: the field tables in bccoo.cpp).
-struct BccooOptions {
-  static constexpr const char* format = "bccoo";
-  std::int64_t chunk = 1024;
-  static const OptionTable<BccooOptions>& fields();
-  bool operator==(const BccooOptions&) const = default;
-};
-
-/// Build options of bccoo-gpu; kernel empty = auto (bccoo::auto_kernel).
-struct BccooGpuOptions {
-  static constexpr const char* format = "bccoo-gpu";
-  std::int64_t chunk = 1024;
-  std::optional<BccooGpuKernel> kernel;
-  std::int64_t blocks = 0;
-  std::int64_t prefetch = 1;
-  static const OptionTable<BccooGpuOptions>& fields();
-  bool operator==(const BccooGpuOptions&) const = default;
 };
 
 /// The GPU format `bccoo-gpu` (per-chunk uniform encoding; spec §4 [D]).

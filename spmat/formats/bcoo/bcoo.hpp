@@ -19,6 +19,7 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -54,14 +55,6 @@ OptionField<Opts> chunk_option(std::int64_t Opts::*member) {
   return int_option("chunk", member, 1, std::numeric_limits<std::int64_t>::max(),
                     "nonzeros per chunk (b)");
 }
-
-/// Build options of bcoo.
-struct BcooOptions {
-  static constexpr const char* format = "bcoo";
-  std::int64_t chunk = 1024;
-  static const OptionTable<BcooOptions>& fields();
-  bool operator==(const BcooOptions&) const = default;
-};
 
 template <class Value, class Index>
 std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {

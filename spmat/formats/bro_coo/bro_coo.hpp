@@ -24,6 +24,7 @@
 #include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -99,14 +100,5 @@ void bro_coo_scatter_t(const BroCoo<Value, Index>& c, std::int64_t q, const Valu
 
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroCoo<Value, Index>&& host);  // _cuda.cu
-
-/// Build options of bro-coo (interval: entries per warp interval, a multiple of 32).
-struct BroCooOptions {
-  static constexpr const char* format = "bro-coo";
-  int sym_len = 32;
-  std::int64_t interval = 1024;
-  static const OptionTable<BroCooOptions>& fields();
-  bool operator==(const BroCooOptions&) const = default;
-};
 
 }  // namespace spmat

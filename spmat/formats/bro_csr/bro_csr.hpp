@@ -39,18 +39,9 @@
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// Build options of bro-csr (tpr 0 = auto: largest power of two <= mean row length).
-struct BroCsrOptions {
-  static constexpr const char* format = "bro-csr";
-  int tpr = 0;
-  int sym_len = 32;
-  double max_skew = kDefaultMaxSkew;
-  static const OptionTable<BroCsrOptions>& fields();
-  bool operator==(const BroCsrOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct BroCsr {

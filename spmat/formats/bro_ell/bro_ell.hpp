@@ -27,6 +27,7 @@
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -171,25 +172,6 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host); 
 template <class Value, class Index>
 std::int64_t bro_ell_slots(const Csr<Value, Index>& a, int h, const std::vector<std::int64_t>& order,
                            std::int64_t max_len);
-
-/// Build options of bro-ell and bro-ell-bar (which sets bar); the shared fields are in
-/// bro_common.hpp. first: "slice" or "abs" (the paper's coding).
-struct BroEllOptions {
-  static constexpr const char* format = "bro-ell";
-  int h = 32;
-  int sym_len = 32;
-  std::string first = "slice";
-  std::string kernel = "fit";
-  int unroll = 8;
-  int fit_bits = 128;
-  double max_fill = kDefaultMaxFill;
-  double max_skew = kDefaultMaxSkew;
-  bool bar = false;
-  std::string bar_algo = "auto";
-  int bar_window = 4;
-  static const OptionTable<BroEllOptions>& fields();
-  bool operator==(const BroEllOptions&) const = default;
-};
 
 /// Sets the CUDA spmv choice of e: kernel (fit / batched / classic), unroll (U of batched, 4 or
 /// 8) and fit_bits (64 or 128), as read by a field table (bro_common.hpp).

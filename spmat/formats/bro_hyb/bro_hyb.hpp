@@ -20,6 +20,7 @@
 #include "spmat/formats/bro_coo/bro_coo.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -39,27 +40,6 @@ std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_s
 template <class Index>
 std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int value_bytes,
                                      int index_bytes, double coo_penalty = 3.0);
-
-/// Build options of bro-hyb and bro-hyb-bar (which sets bar): the BRO-ELL part's (bro_common.hpp),
-/// interval of the BRO-COO part, ell_width (-1 = the split rule), split (bytes or cusp).
-struct BroHybOptions {
-  static constexpr const char* format = "bro-hyb";
-  int h = 32;
-  int sym_len = 32;
-  std::string first = "slice";
-  std::string kernel = "fit";
-  int unroll = 8;
-  int fit_bits = 128;
-  std::int64_t interval = 1024;
-  std::int64_t ell_width = -1;
-  double max_fill = kDefaultMaxFill;
-  std::string split = "bytes";
-  bool bar = false;
-  std::string bar_algo = "auto";
-  int bar_window = 4;
-  static const OptionTable<BroHybOptions>& fields();
-  bool operator==(const BroHybOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct BroHyb {

@@ -22,19 +22,9 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// GPU spmv kernel of COO: `atomic` (thread per nonzero) or `segmented` (warp segmented sum).
-enum class CooKernel { atomic, segmented };
-
-/// Build options of coo (coo-seg fixes kernel).
-struct CooOptions {
-  static constexpr const char* format = "coo";
-  CooKernel kernel = CooKernel::atomic;
-  static const OptionTable<CooOptions>& fields();
-  bool operator==(const CooOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct CooStorage {

@@ -41,6 +41,7 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -100,8 +101,6 @@ std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols);
 /// Throws OutOfMemoryError / IndexOverflowError when a full grid of n_blocks cannot be stored.
 void check_block_count(std::int64_t n_blocks, std::int64_t index_limit, std::size_t index_size,
                        const char* format, int beta);
-/// Option empty=keep|drop|auto (default auto).
-enum class EmptyBlocks { keep, drop, automatic };
 }  // namespace csb_detail
 
 /// Option fields shared by csb and gcsb (spmat/core/typed_options.hpp), on the members beta,
@@ -128,16 +127,6 @@ OptionTable<Opts> block_fields(bool with_group_size, std::string empty_help) {
                           std::move(empty_help)));
   return t;
 }
-
-/// Build options of csb.
-struct CsbOptions {
-  static constexpr const char* format = "csb";
-  std::optional<std::int64_t> beta;
-  std::int64_t l1_line_bytes = 128;
-  csb_detail::EmptyBlocks empty = csb_detail::EmptyBlocks::automatic;
-  static const OptionTable<CsbOptions>& fields();
-  bool operator==(const CsbOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct Csb {

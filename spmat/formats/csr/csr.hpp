@@ -20,23 +20,9 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-enum class CsrKernel { automatic, scalar, vector, merge };
-/// Row-length bins of the auto GPU kernel: automatic = when the row-length statistics say the
-/// rows are skewed (csr_plan.hpp), on / off = always / never.
-enum class CsrBins { automatic, on, off };
-
-/// Build options of csr (and of csr-scalar, csr-vector, csr-merge, which fix `kernel`).
-struct CsrOptions {
-  static constexpr const char* format = "csr";
-  CsrKernel kernel = CsrKernel::automatic;
-  int tpr = 0;  ///< adaptive GPU kernel and spmv_t: lanes per row; 0 = from the mean row length
-  CsrBins bins = CsrBins::automatic;
-  static const OptionTable<CsrOptions>& fields();
-  bool operator==(const CsrOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct CsrStorage {

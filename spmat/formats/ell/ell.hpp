@@ -29,16 +29,9 @@
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// Build options of ell.
-struct EllOptions {
-  static constexpr const char* format = "ell";
-  double max_fill = kDefaultMaxFill;
-  static const OptionTable<EllOptions>& fields();
-  bool operator==(const EllOptions&) const = default;
-};
 
 /// Column index of an ELL padding slot.
 inline constexpr int kEllPadding = -1;

@@ -31,13 +31,10 @@
 
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
-/// Default of the max_fill option (padding ratio limit).
-inline constexpr double kDefaultMaxFill = 8.0;
-/// Default of the max_skew option (longest row / mean row limit).
-inline constexpr double kDefaultMaxSkew = 8.0;
 /// A longest row walked in at most this many serial steps is never refused for skew.
 inline constexpr std::int64_t kShortRowSteps = 64;
 

@@ -16,16 +16,9 @@
 
 #include "spmat/formats/ell/ell.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// Build options of ellr.
-struct EllrOptions {
-  static constexpr const char* format = "ellr";
-  double max_fill = kDefaultMaxFill;
-  static const OptionTable<EllrOptions>& fields();
-  bool operator==(const EllrOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct Ellr {

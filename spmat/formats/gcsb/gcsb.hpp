@@ -41,41 +41,9 @@
 #include <vector>
 
 #include "spmat/formats/csb/csb.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// GPU kernel choice (option kernel=):
-///   thesis        Figs. 3.8/3.9: thread per sorted block, one atomic per entry;
-///   atomic        thread per sorted block, β-entry window per thread, warp-reduced atomics
-///                 (no plan, so the storage is exactly the thesis arrays);
-///   fast          window kernel: each output window (β rows for spmv, β columns for spmv_t)
-///                 is owned by a few lanes that walk its blocks from the plan; y written once,
-///                 split windows through a work buffer (flush=partial) or atomics (flush=atomic);
-///                 operations whose output fits 96 KB (dense=, default spmv_t only) run the
-///                 dense-output kernel instead: natural-order reads, y copy in shared memory;
-///   deterministic the same window kernel, split windows reduced by a second pass in item order
-///                 (no floating-point atomics: bitwise reproducible).
-enum class GcsbKernel { thesis, atomic, fast, deterministic };
-
-/// Build options of gcsb (gcsb-thesis, gcsb-det and gcsb-atomic fix kernel and take the first
-/// fields only: see gcsb_entries). lanes, blocks_per_lane, beta, group_size empty: "auto".
-struct GcsbOptions {
-  static constexpr const char* format = "gcsb";
-  std::optional<std::int64_t> beta;
-  std::optional<std::int64_t> group_size;
-  std::int64_t l1_line_bytes = 128;
-  csb_detail::EmptyBlocks empty = csb_detail::EmptyBlocks::automatic;
-  std::optional<int> lanes;
-  std::optional<std::int64_t> blocks_per_lane;
-  int block_lanes = 0;
-  std::string plan_form = "auto";
-  GcsbKernel kernel = GcsbKernel::fast;
-  std::string dense = "auto";
-  int dense_parts = 0;
-  std::string flush = "partial";
-  static const OptionTable<GcsbOptions>& fields();
-  bool operator==(const GcsbOptions&) const = default;
-};
 
 /// Window plan of one operation (spmv: windows are block rows; spmv_t: block columns). The
 /// non-empty blocks of a window are listed by sorted position (ascending); a window's list is cut

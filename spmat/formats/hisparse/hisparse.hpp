@@ -46,6 +46,7 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -197,7 +198,6 @@ std::vector<LeafRef> leaf_list(const HiSparse<Value, Index>& a);
 // An output block whose bucket fits one item is written with y = alpha·acc + beta·y (single
 // writer, no atomics); a bucket split over several items adds with atomics after y = beta·y.
 inline constexpr std::uint32_t kThreadLeafMax = 4;
-inline constexpr std::int64_t kPlanItemCost = 8192;  ///< cost units per item (see plan_cost)
 /// Cost of a leaf in plan units: its entries (d² for a dense leaf) + 8 for the leaf overhead.
 inline std::int64_t plan_cost(NodeType t, std::int64_t n, int log2d) {
   return (t == dense ? (std::int64_t{1} << (2 * log2d)) : n) + 8;
@@ -222,20 +222,6 @@ struct Plan {
 template <class Value, class Index>
 Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_cost = kPlanItemCost);
 }  // namespace hisparse
-
-/// Build options of hisparse (help texts: the field table in hisparse.cpp).
-struct HiSparseOptions {
-  static constexpr const char* format = "hisparse";
-  int d = 128;
-  std::string dense = "auto";
-  std::string spmv = "plan_tl";
-  std::string add = "merge_ct";
-  std::int64_t item_cost = hisparse::kPlanItemCost;
-  std::string build = "cpu";
-  bool transposed = false;
-  static const OptionTable<HiSparseOptions>& fields();
-  bool operator==(const HiSparseOptions&) const = default;
-};
 
 template <class Value, class Index>
 std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k) {

@@ -26,6 +26,7 @@
 
 #include "spmat/formats/ell/ell.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
 
@@ -48,16 +49,6 @@ std::int64_t hyb_ell_width(const std::vector<Index>& row_len, std::int64_t break
   }
   return maxlen;
 }
-
-/// Build options of hyb. K empty ("auto"): CUSP's rule (hyb_ell_width with breakeven).
-struct HybOptions {
-  static constexpr const char* format = "hyb";
-  std::optional<std::int64_t> K;
-  std::int64_t breakeven = 4096;
-  double max_fill = kDefaultMaxFill;
-  static const OptionTable<HybOptions>& fields();
-  bool operator==(const HybOptions&) const = default;
-};
 
 /// The ELL width K that Hyb::build chooses for rows of lengths `len` holding `nnz` entries
 /// under options `o` (K, breakeven, max_fill); throws as build does. Shared with the device

@@ -27,19 +27,9 @@
 #include "spmat/formats/ell/ell.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// Build options of sell. sigma empty ("auto"): 256 rounded up to a multiple of C.
-struct SellOptions {
-  static constexpr const char* format = "sell";
-  std::int64_t C = 32;
-  std::optional<std::int64_t> sigma;
-  double max_skew = kDefaultMaxSkew;
-  double max_fill = kDefaultMaxFill;
-  static const OptionTable<SellOptions>& fields();
-  bool operator==(const SellOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct Sell {

@@ -50,33 +50,9 @@
 #include "spmat/core/typed_options.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/intensity.hpp"
+#include "spmat/format_options.hpp"
 
 namespace spmat {
-
-/// Build options of tiled (help texts: the field table in tiled.cpp). panel_rows empty
-/// ("auto"): 256, or 4 with kernel=panel. Cross-field limits (panel_rows against the kernel, smem
-/// against r and the value size) are checked by the build.
-struct TiledOptions {
-  static constexpr const char* format = "tiled";
-  std::string kernel = "auto";
-  double panel_reuse = 1.2;
-  std::int64_t kt = 0;
-  int batch = 0;
-  std::string cstore = "auto";
-  std::string variant = "auto";
-  std::int64_t segsize = 0;
-  std::string reorder = "auto";
-  int r = 16;
-  std::optional<std::int64_t> panel_rows;
-  std::int64_t smem = 48 * 1024;
-  std::int64_t k = 32;
-  DenseLayout layout = DenseLayout::row_major;
-  std::string device = "h200";
-  double u_min = 0.65;
-  double cv_max = 1.0;
-  static const OptionTable<TiledOptions>& fields();
-  bool operator==(const TiledOptions&) const = default;
-};
 
 template <class Value, class Index>
 struct TiledStorage {

@@ -75,6 +75,7 @@ double median_ms(Backend b, const std::function<void()>& run, double min_warmup_
   if (b == Backend::cuda)
     return bench::summarize(bench::gpu::time_runs(run, kWarmup, kReps, false, min_warmup_ms)).median_ms;
 #else
+  (void)b;
   (void)min_warmup_ms;
 #endif
   return bench::summarize(bench::cpu::time_runs(run, kWarmup, kReps, false)).median_ms;

@@ -28,8 +28,8 @@
 //
 // Parsers: int_option (range, optional step), int_choice_option (list of values), double_option
 // (lower bound, inf accepted), bool_option (0 / 1), enum_option and choice_option (list of
-// words), string_option (free text). A std::optional member is spelt "auto" when empty, for
-// defaults derived from other options or from the matrix. Cross-field rules (sell: sigma a
+// words), layout_option (row / col), string_option (free text). A std::optional member is
+// spelt "auto" when empty, for defaults derived from other options or from the matrix. Cross-field rules (sell: sigma a
 // multiple of C) stay in the format's build. docs/design.md lists the formats declared so.
 #pragma once
 #include <algorithm>
@@ -47,6 +47,7 @@
 
 #include "spmat/core/error.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/core/types.hpp"
 #include "spmat/registry.hpp"
 
 namespace spmat {
@@ -234,6 +235,17 @@ OptionField<Opts> enum_option(std::string name, T Opts::*member,
               if (v == o.*member) return spelling;
             return std::string("?");
           }};
+}
+
+/// A DenseLayout member: row or col (row_major and col_major accepted too; printed row / col).
+template <class Opts>
+OptionField<Opts> layout_option(std::string name, DenseLayout Opts::*member, std::string help) {
+  return enum_option(std::move(name), member,
+                     {{"row", DenseLayout::row_major},
+                      {"col", DenseLayout::col_major},
+                      {"row_major", DenseLayout::row_major},
+                      {"col_major", DenseLayout::col_major}},
+                     std::move(help));
 }
 
 /// A std::string member restricted to `allowed`.

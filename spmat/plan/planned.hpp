@@ -69,8 +69,8 @@ class PlannedImpl final : public MatrixImpl<Value> {
   /// candidate, and the plan says so. None left: OutOfMemoryError when one refused for lack of
   /// memory, UnsupportedError otherwise.
   const Part& part_for(Op op) const;
-  /// part_for without the lock once the operation's storage is built: the products' path,
-  /// where a lock and a search per call are a measurable share of a microsecond-long product.
+  /// part_for without the lock once the operation's storage is built: the products' path, so
+  /// that a product's host-side cost does not grow by a lock and a search over the parts.
   const Part& resolved(Op op) const {
     const Part* p = resolved_[static_cast<std::size_t>(op)].load(std::memory_order_acquire);
     return p ? *p : part_for(op);

@@ -16,6 +16,9 @@
 //   std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Fmt&& host);   // CUDA backend, optional,
 //                                                 // defined in the format's _cuda.cu file
 //   void update_values(Fmt&, const Value* csr_values);  // optional: new values in CSR order
+//   std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(   // CUDA, optional: the device
+//       std::type_identity<Fmt>, const Csr<Value, Index>&,      // storage uploaded from the
+//       const FormatOptions&);                                   // input, no host copy kept
 // `make_entry<Fmt>(entry)` fills the four factories of `entry`; the declared capabilities
 // stay the format's promise (the conformance suite checks them against behaviour).
 #pragma once
@@ -140,6 +143,14 @@ Factory<Value, Index> make_factory(FormatOptions preset) {
                   Backend backend) -> std::unique_ptr<MatrixImpl<Value>> {
     FormatOptions opts = user;
     for (const auto& [k, v] : preset.all()) opts.set(k, v);
+    // A format that uploads straight from the input (build_cuda_from_host) keeps no host copy
+    // of the matrix: the host then never holds the input and a storage copy at once.
+    if constexpr (kCudaCompiled && requires {
+                    build_cuda_from_host(std::type_identity<Fmt<Value, Index>>{}, a, opts);
+                  }) {
+      if (backend == Backend::cuda)
+        return build_cuda_from_host(std::type_identity<Fmt<Value, Index>>{}, a, opts);
+    }
     Fmt<Value, Index> host = Fmt<Value, Index>::build(a, opts);
     if (backend == Backend::cpu) return std::make_unique<HostImpl<Fmt<Value, Index>>>(std::move(host));
     if constexpr (kCudaCompiled && requires { make_cuda_impl(std::move(host)); })

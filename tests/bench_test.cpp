@@ -132,7 +132,7 @@ TEST(Bench, AMatrixThatFailsToLoadIsRecordedAndTheNextOneStillRuns) {
   c.formats = {{"csr", {}}};
   c.ops = {Op::spmv};
   c.precisions = {Precision::fp64};
-  MatrixSource broken{"broken", []() -> Csr<double, std::int64_t> {
+  MatrixSource broken{"broken", [](Precision, IndexWidth) -> AnyCsr {
                         throw ParseError("broken.mtx:3: expected 3 numbers");
                       }};
   c.matrices.insert(c.matrices.begin(), broken);

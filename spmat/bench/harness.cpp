@@ -36,14 +36,31 @@ IndexWidth parse_index_width(std::string_view s) {
 }
 double tolerance(Precision p) { return p == Precision::fp32 ? 1e-4 : 1e-10; }
 
+namespace {
+/// `make.template operator()<V, I>()` for the value and index types of (p, w).
+template <class Make>
+AnyCsr make_any(Precision p, IndexWidth w, Make&& make) {
+  const bool i32 = w == IndexWidth::int32;
+  if (p == Precision::fp64)
+    return i32 ? AnyCsr(make.template operator()<double, std::int32_t>())
+               : AnyCsr(make.template operator()<double, std::int64_t>());
+  return i32 ? AnyCsr(make.template operator()<float, std::int32_t>())
+             : AnyCsr(make.template operator()<float, std::int64_t>());
+}
+}  // namespace
+
 MatrixSource matrix_from_spec(std::string spec) {
   std::string name = io::matrix_name(spec);
-  return {std::move(name), [spec] { return io::load_matrix<double, std::int64_t>(spec); }};
+  return {std::move(name), [spec](Precision p, IndexWidth w) {
+            return make_any(p, w, [&]<class V, class I>() { return io::load_matrix<V, I>(spec); });
+          }};
 }
 
 MatrixSource matrix_from_csr(std::string name, Csr<double, std::int64_t> a) {
   auto shared = std::make_shared<const Csr<double, std::int64_t>>(std::move(a));
-  return {std::move(name), [shared] { return *shared; }};
+  return {name, [shared, name](Precision p, IndexWidth w) {
+            return make_any(p, w, [&]<class V, class I>() { return convert<V, I>(*shared, name); });
+          }};
 }
 
 namespace {
@@ -429,20 +446,19 @@ void measure_device_build(const Context& ctx, DeviceInput<V, I>& in, const Forma
 
 /// Every format × operation of one matrix in precision V with index I.
 template <class V, class I>
-void run_matrix(const Context& ctx, const std::string& name,
-                const std::optional<Csr<double, std::int64_t>>& a64, std::string error,
-                Precision prec, const std::vector<FormatRun>& formats,
-                const std::vector<OpConfig>& ops, const std::function<void(Result&&)>& emit) {
+void run_matrix(const Context& ctx, const MatrixSource& src, Precision prec,
+                const std::vector<FormatRun>& formats, const std::vector<OpConfig>& ops,
+                const std::function<void(Result&&)>& emit) {
+  const std::string& name = src.name;
+  std::string error;
   std::optional<MatrixData<V, I>> md;
-  if (error.empty()) {
-    try {
-      md.emplace();
-      md->a = convert<V, I>(*a64, name);
-      md->integer_inputs = ctx.cfg.integer_inputs;
-    } catch (const std::exception& e) {
-      error = describe_exception(e);
-      md.reset();
-    }
+  try {
+    md.emplace();
+    md->a = std::get<Csr<V, I>>(src.load(prec, ctx.cfg.index));
+    md->integer_inputs = ctx.cfg.integer_inputs;
+  } catch (const std::exception& e) {
+    error = "load: " + describe_exception(e);
+    md.reset();
   }
   std::optional<DeviceInput<V, I>> device_input;
   if (md && ctx.cfg.build_from_device && ctx.cfg.backend == Backend::cuda) {
@@ -484,10 +500,10 @@ void run_matrix(const Context& ctx, const std::string& name,
     for (const OpConfig& oc : ops) {
       Result r;
       r.matrix = name;
-      if (a64) {
-        r.rows = a64->rows;
-        r.cols = a64->cols;
-        r.nnz = a64->nnz();
+      if (md) {
+        r.rows = md->a.rows;
+        r.cols = md->a.cols;
+        r.nnz = md->a.nnz();
       }
       r.format = f.name;
       r.options = f.options.to_string();
@@ -578,23 +594,16 @@ Report run_bench(const BenchConfig& cfg) {
   };
 
   for (const MatrixSource& src : cfg.matrices) {
-    std::optional<Csr<double, std::int64_t>> a64;
-    std::string error;
-    try {
-      a64 = src.load();
-    } catch (const std::exception& e) {
-      error = "load: " + describe_exception(e);
-    }
     for (Precision p : cfg.precisions) {
       const bool i32 = cfg.index == IndexWidth::int32;
       if (p == Precision::fp64 && i32)
-        run_matrix<double, std::int32_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+        run_matrix<double, std::int32_t>(ctx, src, p, formats, ops, emit);
       else if (p == Precision::fp64)
-        run_matrix<double, std::int64_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+        run_matrix<double, std::int64_t>(ctx, src, p, formats, ops, emit);
       else if (i32)
-        run_matrix<float, std::int32_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+        run_matrix<float, std::int32_t>(ctx, src, p, formats, ops, emit);
       else
-        run_matrix<float, std::int64_t>(ctx, src.name, a64, error, p, formats, ops, emit);
+        run_matrix<float, std::int64_t>(ctx, src, p, formats, ops, emit);
     }
   }
   compute_speedups(rep.results);

@@ -29,6 +29,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "spmat/bench/json.hpp"
@@ -50,10 +51,16 @@ IndexWidth parse_index_width(std::string_view s);
 /// (looser than the unit tests: GPU atomics reorder sums over long columns).
 double tolerance(Precision p);
 
-/// A matrix to benchmark: its name in the results and how to load it (fp64 / int64, canonical).
+/// A canonical CSR in one of the benchmark's value and index types.
+using AnyCsr = std::variant<Csr<float, std::int32_t>, Csr<float, std::int64_t>,
+                            Csr<double, std::int32_t>, Csr<double, std::int64_t>>;
+
+/// A matrix to benchmark: its name in the results and how to load it. The harness loads it
+/// once per precision, directly in that precision and index width, so that no wider copy of a
+/// large matrix sits in host memory beside the one the formats are built from.
 struct MatrixSource {
   std::string name;
-  std::function<Csr<double, std::int64_t>()> load;
+  std::function<AnyCsr(Precision, IndexWidth)> load;
 };
 /// A file (.mtx, .mtx.gz, .smc) or generator spec, loaded with spmat::io::load_matrix and
 /// named by spmat::io::matrix_name.

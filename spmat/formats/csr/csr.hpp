@@ -70,6 +70,13 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& hos
 template <class Value, class Index>
 void update_values(CsrStorage<Value, Index>& s, const Value* values);
 
+/// The device storage uploaded from `a` (validated) with no host copy kept: a CUDA csr holds
+/// its matrix in device memory only, and to_csr downloads it (csr_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(std::type_identity<CsrStorage<Value, Index>>,
+                                                        const Csr<Value, Index>& a,
+                                                        const FormatOptions& o);
+
 /// Adopts the arrays of a validated device CSR without copying them (csr_device_build.cu).
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CsrStorage<Value, Index>>,

@@ -621,14 +621,14 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
 // ---------------------------------------------------------------------------------------------
 
 template <class Value, class Index>
-CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const CsrStorage<Value, Index>& s) {
-  const auto& a = s.a;
+CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const Csr<Value, Index>& a,
+                                                        const CsrStorage<Value, Index>& options) {
   CsrDevice d;
   d.rows = a.rows;
   d.cols = a.cols;
   d.nnz = a.nnz();
-  cuda::upload_arrays("csr", arrays(d), host_arrays(s));
-  d.set_plan(a.row_ptr.data(), s);
+  cuda::upload_arrays("csr", arrays(d), csr_arrays(a));
+  d.set_plan(a.row_ptr.data(), options);
   return d;
 }
 
@@ -782,7 +782,7 @@ SPMAT_DEFINE_CUDA_IMPL(CsrStorage, CsrDevice)
 SPMAT_DEFINE_DEVICE_ONLY_IMPL(CsrStorage, CsrDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                                  \
-  template CsrDevice<V, I> CsrDevice<V, I>::upload(const CsrStorage<V, I>&);                     \
+  template CsrDevice<V, I> CsrDevice<V, I>::upload(const Csr<V, I>&, const CsrStorage<V, I>&);   \
   template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
   template void CsrDevice<V, I>::apply_row_plan(const csr_plan::RowPlan&, const CsrStorage<V, I>&); \
   template CsrStorage<V, I> CsrDevice<V, I>::download() const;

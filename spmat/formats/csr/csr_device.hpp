@@ -58,7 +58,9 @@ struct CsrDevice {
   cuda::DeviceBuffer<std::int64_t> fix_tile, fix_first;  // n_long_fix: wide fix-ups
 
   /// From the host storage (csr_cuda.cu).
-  static CsrDevice upload(const CsrStorage<Value, Index>& s);
+  static CsrDevice upload(const CsrStorage<Value, Index>& s) { return upload(s.a, s); }
+  /// From the CSR `a`, with the kernel options of `options` (csr_cuda.cu).
+  static CsrDevice upload(const Csr<Value, Index>& a, const CsrStorage<Value, Index>& options);
   /// Adopts the arrays of `a` (validated) without copying them; `options` is a storage built
   /// from an empty CSR, carrying the kernel options only (csr_device_build.cu).
   static CsrDevice adopt(const DeviceCsr<Value, Index>& a, const CsrStorage<Value, Index>& options);
@@ -76,7 +78,8 @@ struct CsrDevice {
     return std::tuple{cuda::Field{"row_ptr", d.row_ptr}, cuda::Field{"col_idx", d.col_idx},
                       cuda::Field{"values", d.values}};
   }
-  static auto host_arrays(auto& s) { return std::tie(s.a.row_ptr, s.a.col_idx, s.a.values); }
+  static auto host_arrays(auto& s) { return csr_arrays(s.a); }
+  static auto csr_arrays(auto& a) { return std::tie(a.row_ptr, a.col_idx, a.values); }
   static auto plan_arrays(auto& d) {
     return std::tuple{cuda::Field{"medium_rows", d.medium_rows},
                       cuda::Field{"long_rows", d.long_rows},

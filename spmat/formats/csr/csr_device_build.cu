@@ -57,6 +57,14 @@ std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Csr
 }
 
 template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(std::type_identity<CsrStorage<Value, Index>>,
+                                                        const Csr<Value, Index>& a,
+                                                        const FormatOptions& o) {
+  const CsrStorage<Value, Index> options = CsrStorage<Value, Index>::build(Csr<Value, Index>{}, o);
+  return make_cuda_impl(CsrDevice<Value, Index>::upload(a, options));
+}
+
+template <class Value, class Index>
 void update_values(CsrDevice<Value, Index>& d, const Value* values, Memory where) {
   const std::size_t n = d.values.size();
   if (n == 0) return;
@@ -84,6 +92,8 @@ std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   template CsrDevice<V, I> CsrDevice<V, I>::adopt(const DeviceCsr<V, I>&, const CsrStorage<V, I>&); \
   template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                \
       std::type_identity<CsrStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);       \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_host(                                  \
+      std::type_identity<CsrStorage<V, I>>, const Csr<V, I>&, const FormatOptions&);             \
   template void update_values(CsrDevice<V, I>&, const V*, Memory);                               \
   template void upload_values(CsrDevice<V, I>&, const CsrStorage<V, I>&);                        \
   template std::vector<StoredArray> stored_arrays(const CsrDevice<V, I>&);

@@ -11,11 +11,42 @@
 #include <cuda_runtime.h>
 
 #include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csr/csr_device.hpp"
 #include "spmat/formats/csr/csr_plan.hpp"
-#include "spmat/formats/ell/ell_device_build.cuh"  // row lengths and their maximum
 
 namespace spmat {
+
+namespace {
+
+constexpr int kMaxLenBlock = 256;
+
+/// out[0] = max(out[0], the longest of rows [0, rows)): a warp shuffle maximum, then one
+/// atomicMax per warp. out[0] starts at 0.
+template <class Index>
+__global__ void __launch_bounds__(kMaxLenBlock)
+    max_row_length_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                          unsigned long long* __restrict__ out) {
+  unsigned long long m = 0;
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    m = max(m, static_cast<unsigned long long>(row_ptr[r + 1] - row_ptr[r]));
+  for (int o = 16; o > 0; o /= 2) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(out, m);
+}
+
+/// The longest row of a device CSR (rows > 0) in one pass over row_ptr, without the row-length
+/// array and reduction workspace whose allocations would cost more than the pass itself.
+template <class Index>
+std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
+  cuda::DeviceBuffer<unsigned long long> out(1, "csr build: longest row");
+  out.fill_bytes(0);
+  max_row_length_kernel<<<cuda::grid_for(rows, kMaxLenBlock), kMaxLenBlock, 0, cuda::stream()>>>(
+      row_ptr, rows, out.data());
+  SPMAT_CUDA_CHECK_LAUNCH("max_row_length_kernel");
+  return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
+}
+
+}  // namespace
 
 template <class Value, class Index>
 CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, Index>& a,
@@ -33,9 +64,7 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
   if (options.kernel != CsrKernel::merge && v.rows > 0) {
     // Most matrices need no row lists (no rows to bin or chunk): then the longest row decides
     // the plan, found by one reduction on the device, and row_ptr stays where it is.
-    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(v.rows), "csr build: row lengths");
-    ell_build::csr_row_lengths(v.row_ptr, v.rows, len.data());
-    const std::int64_t max_len = ell_build::max_of(len.data(), v.rows);
+    const std::int64_t max_len = max_row_length(v.row_ptr, v.rows);
     if (const auto p = csr_plan::plan_rows_without_lists(v.rows, v.nnz, max_len, options.kernel,
                                                          options.threads_per_row, options.bins)) {
       d.apply_row_plan(*p, options);

@@ -6,6 +6,7 @@
 //
 // GPU tests skip (with the reason) when spmat was built without CUDA or no GPU is present.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -264,6 +265,29 @@ TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
     }
     expect_rows_partitioned(it->a, p);
   }
+}
+
+TEST(CsrCudaPlan, RowListsDoNotDependOnTheThreadCount) {
+  // plan_rows fills its lists from per-thread row ranges: any thread count gives the lists a
+  // serial pass makes (ascending rows), so device and host builds plan the same bytes.
+  const int saved = omp_get_max_threads();
+  for (const auto& sc : skewed_scenarios()) {
+    SCOPED_TRACE(sc.name);
+    omp_set_num_threads(1);
+    const auto one = auto_plan(sc.a);
+    for (int threads : {2, 3, 7}) {
+      omp_set_num_threads(threads);
+      const auto p = auto_plan(sc.a);
+      EXPECT_EQ(p.medium_rows, one.medium_rows) << threads << " threads";
+      EXPECT_EQ(p.long_rows, one.long_rows) << threads << " threads";
+      EXPECT_EQ(p.long_chunk_ptr, one.long_chunk_ptr) << threads << " threads";
+      EXPECT_EQ(p.chunk_row, one.chunk_row) << threads << " threads";
+      EXPECT_EQ(p.chunk_begin, one.chunk_begin) << threads << " threads";
+      EXPECT_EQ(p.max_len, one.max_len) << threads << " threads";
+      EXPECT_EQ(p.chunk, one.chunk) << threads << " threads";
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(CsrCudaPlan, EveryRowIsOwnedByExactlyOneKernelForEveryOption) {

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/csr/csr_plan.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 
 namespace spmat::csr_plan {
@@ -57,7 +59,12 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
   p.tpr = forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz);
   if (rows == 0) return p;
   auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
-  for (std::int64_t r = 0; r < rows; ++r) p.max_len = std::max(p.max_len, len(r));
+  // Passes over every row (tens of milliseconds serially at tens of millions of rows) run in
+  // parallel; the lists come out in ascending row order as a serial loop would make them.
+  std::int64_t max_len = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_len)
+  for (std::int64_t r = 0; r < rows; ++r) max_len = std::max(max_len, len(r));
+  p.max_len = max_len;
   if (auto without = plan_rows_without_lists(rows, nnz, p.max_len, kernel, forced_tpr, bins))
     return *without;
 
@@ -83,6 +90,7 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
                kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows)) {
       // The rows that binning takes away from the sub-warp kernel, where they serialize.
       std::int64_t moved = 0;
+#pragma omp parallel for schedule(static) reduction(+ : moved)
       for (std::int64_t r = 0; r < rows; ++r)
         if (len(r) > short_max && len(r) <= unbinned_long) moved += len(r);
       p.binned = moved * kMovedShareDen >= nnz;
@@ -92,19 +100,61 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
 
   const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;
   std::int64_t long_nnz = 0;
+#pragma omp parallel for schedule(static) reduction(+ : long_nnz)
   for (std::int64_t r = 0; r < rows; ++r)
     if (len(r) > thr) long_nnz += len(r);
   while (p.chunk > kMinChunk && long_nnz < kTargetChunks * p.chunk) p.chunk /= 2;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t l = len(r);
-    if (p.binned && l > p.short_max && l <= thr) p.medium_rows.push_back(r);
-    if (l <= thr) continue;
-    p.long_rows.push_back(r);
-    for (std::int64_t c = row_ptr[r]; c < static_cast<std::int64_t>(row_ptr[r + 1]); c += p.chunk) {
-      p.chunk_row.push_back(r);
-      p.chunk_begin.push_back(c);
+  const std::int64_t chunk = p.chunk;
+  const bool binned = p.binned;
+  const std::int64_t short_max = p.short_max;
+  // Two passes over fixed row ranges: count each range's medium rows, long rows and chunks,
+  // then fill from the ranges' offsets.
+  const int ranges = std::max(1, std::min<int>(omp_get_max_threads(),
+                                               static_cast<int>(std::min<std::int64_t>(rows, 1 << 20))));
+  struct Counts {
+    std::int64_t medium = 0, lng = 0, chunks = 0;
+  };
+  std::vector<Counts> at(static_cast<std::size_t>(ranges) + 1);
+  auto range_begin = [&](int t) { return rows * t / ranges; };
+#pragma omp parallel for schedule(static, 1) num_threads(ranges)
+  for (int t = 0; t < ranges; ++t) {
+    Counts& c = at[static_cast<std::size_t>(t) + 1];
+    for (std::int64_t r = range_begin(t); r < range_begin(t + 1); ++r) {
+      const std::int64_t l = len(r);
+      if (binned && l > short_max && l <= thr) ++c.medium;
+      if (l > thr) {
+        ++c.lng;
+        c.chunks += (l + chunk - 1) / chunk;
+      }
     }
-    p.long_chunk_ptr.push_back(static_cast<std::int64_t>(p.chunk_row.size()));
+  }
+  for (int t = 0; t < ranges; ++t) {  // counts -> offsets
+    Counts& next = at[static_cast<std::size_t>(t) + 1];
+    next.medium += at[static_cast<std::size_t>(t)].medium;
+    next.lng += at[static_cast<std::size_t>(t)].lng;
+    next.chunks += at[static_cast<std::size_t>(t)].chunks;
+  }
+  const Counts& total = at.back();
+  p.medium_rows.resize(static_cast<std::size_t>(total.medium));
+  p.long_rows.resize(static_cast<std::size_t>(total.lng));
+  p.long_chunk_ptr.resize(static_cast<std::size_t>(total.lng) + 1);
+  p.chunk_row.resize(static_cast<std::size_t>(total.chunks));
+  p.chunk_begin.resize(static_cast<std::size_t>(total.chunks));
+#pragma omp parallel for schedule(static, 1) num_threads(ranges)
+  for (int t = 0; t < ranges; ++t) {
+    Counts o = at[static_cast<std::size_t>(t)];
+    for (std::int64_t r = range_begin(t); r < range_begin(t + 1); ++r) {
+      const std::int64_t l = len(r);
+      if (binned && l > short_max && l <= thr) p.medium_rows[static_cast<std::size_t>(o.medium++)] = r;
+      if (l <= thr) continue;
+      p.long_rows[static_cast<std::size_t>(o.lng)] = r;
+      for (std::int64_t c = row_ptr[r]; c < static_cast<std::int64_t>(row_ptr[r + 1]); c += chunk) {
+        p.chunk_row[static_cast<std::size_t>(o.chunks)] = r;
+        p.chunk_begin[static_cast<std::size_t>(o.chunks)] = c;
+        ++o.chunks;
+      }
+      p.long_chunk_ptr[static_cast<std::size_t>(++o.lng)] = o.chunks;
+    }
   }
   if (p.binned)
     p.long_threshold = thr;

@@ -832,6 +832,9 @@ std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host)
   return std::make_unique<HiSparseCudaImpl<Value, Index>>(std::move(host));
 }
 
+// The registry's CUDA products of hisparse: those HiSparseCudaImpl overrides (add included).
+SPMAT_DEFINE_CUDA_OPS(HiSparse, HiSparseCudaImpl<Value, Index>)
+
 template <class Value, class Index>
 HiSparse<Value, Index> cuda_host_copy(const MatrixImpl<Value>& m) {
   const auto* p = dynamic_cast<const HiSparseCudaImpl<Value, Index>*>(&m);

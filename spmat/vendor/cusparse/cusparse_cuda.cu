@@ -599,6 +599,9 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 
 std::vector<FormatEntry> cusparse_entries() {
   using vendor::CusparseKind;
+  // Declared caps, not derived (format_adapter.hpp's make_entry): these entries wrap a vendor
+  // library, not a storage template with kernels found by argument-dependent lookup; the
+  // conformance suite checks the declaration against behaviour.
   // Determinism per the cuSPARSE documentation: SpMV CSR_ALG1 and COO_ALG1 "may produce slightly
   // different results during different runs"; CSR_ALG2 is bit-wise deterministic for op N only
   // (op T falls back to ALG1); every transpose product may differ from run to run.

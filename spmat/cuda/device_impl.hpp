@@ -12,8 +12,18 @@
 //               Value alpha, Value beta);                                        // optional
 // then defines its make_cuda_impl (a DeviceImpl<HostFmt, Dev>) with
 // SPMAT_DEFINE_CUDA_IMPL(HostFmt, Dev), below, which also defines cuda_ops (the registry's CUDA
-// products, derived from the products Dev has). The host copy serves to_csr and storage_bytes
-// (same arrays as on device).
+// products, derived from the products Dev has). The host copy serves to_csr and traffic_bytes.
+//
+// storage_bytes of both backends is every device byte the matrix holds while alive: the stored
+// arrays, the device-only plan arrays, value maps made by update_values, and the scratch that
+// upload or prepare() allocates (once prepare(op) returned, a product allocates nothing, so the
+// scratch is held from then on and counts; a buffer grown by a later, larger prepare counts at
+// its new size). It is what spmat::device_memory_usage() rises by when the matrix is built and
+// prepared (tests/gpu_storage_bytes_test.cpp). Not counted: memory spmat does not allocate (the
+// CUDA context) and the stream's temporaries a product frees before it returns. A Dev gives
+//   std::size_t storage_bytes() const;   // the bytes of every DeviceBuffer / DeviceArray it holds
+// or, where its arrays are listed (spmat/cuda/array_list.hpp) and it holds nothing else, it is
+// derived from the list.
 // A product must not allocate, free or synchronize once its operation was prepared (it may then
 // be captured into a CUDA graph): a Dev whose products need scratch that upload does not size
 // (it depends on k, say) gives the hook
@@ -29,8 +39,8 @@
 //
 // A format with a device builder (docs/device-input.md) also gives Dev
 //   Shape shape() const;  std::size_t storage_bytes() const;  HostFmt download() const;
-// and the free function traffic_bytes(const Dev&, Op, std::int64_t k) (default_traffic of its
-// storage_bytes when absent); DeviceOnlyImpl then
+// and the free function traffic_bytes(const Dev&, Op, std::int64_t k) (default_traffic of the
+// bytes of its listed arrays, else of its storage_bytes, when absent); DeviceOnlyImpl then
 // holds the device storage with no host copy (its make_cuda_impl(Dev&&):
 // SPMAT_DEFINE_DEVICE_ONLY_IMPL(HostFmt, Dev)): to_csr downloads. Optional:
 //   void update_values(Dev&, const Value* csr_values, Memory where);
@@ -76,6 +86,29 @@ void do_device_prepare(const D& d, Op op, std::int64_t k, DenseLayout l) { prepa
 }  // namespace adl
 
 namespace cuda {
+
+/// Every device byte `d` holds (see the file comment): its storage_bytes(), or the bytes of its
+/// listed arrays where it has no such member.
+template <class Dev>
+std::size_t device_bytes(const Dev& d) {
+  if constexpr (requires { { d.storage_bytes() } -> std::convertible_to<std::size_t>; })
+    return d.storage_bytes();
+  else if constexpr (ListedArrays<Dev>)
+    return cuda::storage_bytes(Dev::arrays(d));
+  else
+    static_assert(sizeof(Dev) == 0,
+                  "a device struct needs storage_bytes() or a list of its arrays");
+}
+
+/// The bytes of the stored arrays alone (what a product reads): the listed arrays where `Dev`
+/// lists them, else its storage_bytes().
+template <class Dev>
+std::size_t stored_bytes(const Dev& d) {
+  if constexpr (requires { Dev::arrays(d); })
+    return cuda::storage_bytes(Dev::arrays(d));
+  else
+    return device_bytes(d);
+}
 
 template <class Value>
 Value value_of(const MatrixImpl<Value>*);
@@ -132,7 +165,8 @@ class DeviceImpl final
   const Dev& product_storage() const { return dev_; }
 
   Shape shape() const override { return host_.shape(); }
-  std::size_t storage_bytes() const override { return host_.storage_bytes(); }
+  /// Every device byte held (see the file comment), not the host copy's.
+  std::size_t storage_bytes() const override { return device_bytes(dev_); }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     return adl::traffic(host_, op, k);
   }
@@ -173,12 +207,12 @@ class DeviceOnlyImpl final
   const Dev& product_storage() const { return dev_; }
 
   Shape shape() const override { return dev_.shape(); }
-  std::size_t storage_bytes() const override { return dev_.storage_bytes(); }
+  std::size_t storage_bytes() const override { return device_bytes(dev_); }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     if constexpr (adl::HasDeviceTraffic<Dev>)
       return adl::traffic(dev_, op, k);
-    else  // the storage read once per product
-      return default_traffic(dev_.storage_bytes(), op, dev_.shape(), k, sizeof(Value));
+    else  // the stored arrays read once per product
+      return default_traffic(stored_bytes(dev_), op, dev_.shape(), k, sizeof(Value));
   }
   Csr<Value, std::int64_t> to_csr() const override {
     return convert<Value, std::int64_t>(dev_.download().to_csr());

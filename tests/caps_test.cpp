@@ -82,7 +82,8 @@ TEST(CapsDerivation, TheProductsAreTheKernelsThatExist) {
   EXPECT_TRUE(s.caps.cpu.available);
   EXPECT_EQ(s.caps.cpu.ops(), (BackendOps{.spmv = true}));
   const FormatEntry e = make_entry<Everything>({.name = "toy-all"}, {});
-  EXPECT_EQ(e.caps.cpu.ops(), (BackendOps{.spmv = true, .spmv_t = true, .spmm = true, .add = true}));
+  EXPECT_EQ(e.caps.cpu.ops(),
+            (BackendOps{.spmv = true, .spmv_t = true, .spmm = true, .add = true}));
   // Neither toy has a make_cuda_impl: no CUDA backend, in any build.
   EXPECT_TRUE(same(s.caps.cuda, BackendCaps{}));
   EXPECT_TRUE(same(e.caps.cuda, BackendCaps{}));
@@ -100,7 +101,8 @@ TEST(CapsDerivation, TheDeclaredPartIsTakenAsDeclared) {
   EXPECT_TRUE(e.caps.cpu.deterministic_spmv_t);
   EXPECT_FALSE(e.caps.cuda.available);
   // A backend the entry leaves out has the caps of one that does not exist.
-  const FormatEntry gpu_only = make_entry<Everything>({.name = "toy-gpu"}, {.cpu = {.offered = false}});
+  const FormatEntry gpu_only =
+      make_entry<Everything>({.name = "toy-gpu"}, {.cpu = {.offered = false}});
   EXPECT_TRUE(same(gpu_only.caps.cpu, BackendCaps{}));
 }
 

@@ -284,7 +284,8 @@ std::vector<FormatEntry> bccoo_entries() {
   // Products and backends derived (make_entry): bccoo has no CUDA backend. CUDA bccoo-gpu: spmv
   // with the default kernel (auto: stream or block) writes every row once in a fixed order of
   // additions (deterministic; kernel=atomic is not); spmv_t is an atomic scatter.
-  const DeclaredCaps gpu_layout{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
+  const DeclaredCaps gpu_layout{
+      .cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",

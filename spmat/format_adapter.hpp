@@ -19,11 +19,20 @@
 //   std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(   // CUDA, optional: the device
 //       std::type_identity<Fmt>, const Csr<Value, Index>&,      // storage uploaded from the
 //       const FormatOptions&);                                   // input, no host copy kept
-// `make_entry<Fmt>(entry)` fills the four factories of `entry`; the declared capabilities
-// stay the format's promise (the conformance suite checks them against behaviour).
+// `make_entry<Fmt>(entry, declared)` fills the four factories of `entry` and its capabilities:
+// which products each backend has is derived from the functions above (CPU: the concepts below
+// on the four type pairs, which must agree; CUDA: cuda_ops, from the device struct's products,
+// see spmat/cuda/device_impl.hpp), and `available` from whether the backend exists in this
+// build. What the types cannot tell is declared, once per format (DeclaredCaps): whether the
+// chosen kernels are deterministic, and entries that leave a backend or a product out on
+// purpose (an entry that fixes a GPU kernel with its preset). The conformance suite checks the
+// result against behaviour both ways.
 #pragma once
 #include <concepts>
 #include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -136,7 +145,88 @@ class HostImpl final
   Fmt a_;
 };
 
+/// The products of the CUDA backend of host storage `Host`, from its kernels: declared here,
+/// defined in spmat/cuda/device_impl.hpp and instantiated for the four type pairs by the
+/// format's SPMAT_DEFINE_CUDA_IMPL (or SPMAT_DEFINE_CUDA_OPS) in its _cuda.cu, where the device
+/// struct and its products are known. Only called for a format whose make_cuda_impl exists, in
+/// CUDA builds.
+template <class Host>
+BackendOps cuda_ops(std::type_identity<Host>);
+
+/// What a registry entry states about one backend because the types cannot tell it.
+struct DeclaredBackend {
+  /// false: the entry leaves this backend out (e.g. an entry whose preset picks a GPU kernel
+  /// registers no CPU backend; the plain entry has it).
+  bool offered = true;
+  /// Whether the products the entry's default options choose give bitwise-identical results
+  /// from run to run (no floating-point atomics into the result, a fixed order of additions).
+  /// CPU kernels are; every CUDA backend states both.
+  bool deterministic_spmv = true;
+  bool deterministic_spmv_t = true;
+  /// Products the backend has but this entry turns off on purpose (its preset).
+  BackendOps without{};
+};
+
+/// The declared part of an entry's capabilities; make_entry derives the rest.
+struct DeclaredCaps {
+  DeclaredBackend cpu;
+  DeclaredBackend cuda;
+};
+
 namespace detail {
+
+template <class F>
+constexpr BackendOps host_ops_of() {
+  using V = typename F::value_type;
+  return {adl::HasSpmv<F, V>, adl::HasSpmvT<F, V>, adl::HasSpmm<F, V>, adl::HasAdd<F, V>};
+}
+
+/// The CPU products of format template `Fmt`; the same for the four type pairs (a kernel
+/// declared for one value type only would make the caps wrong for the others).
+template <template <class, class> class Fmt>
+constexpr BackendOps host_ops() {
+  constexpr BackendOps ops = host_ops_of<Fmt<float, std::int32_t>>();
+  static_assert(ops == host_ops_of<Fmt<float, std::int64_t>>() &&
+                    ops == host_ops_of<Fmt<double, std::int32_t>>() &&
+                    ops == host_ops_of<Fmt<double, std::int64_t>>(),
+                "the CPU products of a format differ between its type pairs");
+  return ops;
+}
+
+template <class Host>
+concept HasCudaBackend = requires(Host&& h) { make_cuda_impl(std::move(h)); };
+
+/// The CUDA products of format template `Fmt`, or nothing where it has no CUDA backend in this
+/// build. Throws std::logic_error (when the registry is first built) if the type pairs disagree.
+template <template <class, class> class Fmt>
+std::optional<BackendOps> device_ops(const std::string& name) {
+  if constexpr (kCudaCompiled && HasCudaBackend<Fmt<float, std::int32_t>>) {
+    const BackendOps ops = cuda_ops(std::type_identity<Fmt<float, std::int32_t>>{});
+    if (ops != cuda_ops(std::type_identity<Fmt<float, std::int64_t>>{}) ||
+        ops != cuda_ops(std::type_identity<Fmt<double, std::int32_t>>{}) ||
+        ops != cuda_ops(std::type_identity<Fmt<double, std::int64_t>>{}))
+      throw std::logic_error("format '" + name +
+                             "': the CUDA products differ between its type pairs");
+    return ops;
+  } else {
+    (void)name;
+    return std::nullopt;
+  }
+}
+
+/// The caps of one backend: `ops` the products that exist (nullopt: no such backend in this
+/// build), `declared` what the entry states. A backend that is not there has default caps.
+inline BackendCaps backend_caps(std::optional<BackendOps> ops, const DeclaredBackend& declared) {
+  if (!ops || !declared.offered) return {};
+  return {.available = true,
+          .spmv = ops->spmv && !declared.without.spmv,
+          .spmv_t = ops->spmv_t && !declared.without.spmv_t,
+          .spmm = ops->spmm && !declared.without.spmm,
+          .add = ops->add && !declared.without.add,
+          .deterministic_spmv = declared.deterministic_spmv,
+          .deterministic_spmv_t = declared.deterministic_spmv_t};
+}
+
 template <template <class, class> class Fmt, class Value, class Index>
 Factory<Value, Index> make_factory(FormatOptions preset) {
   return [preset](const Csr<Value, Index>& a, const FormatOptions& user,
@@ -153,7 +243,7 @@ Factory<Value, Index> make_factory(FormatOptions preset) {
     }
     Fmt<Value, Index> host = Fmt<Value, Index>::build(a, opts);
     if (backend == Backend::cpu) return std::make_unique<HostImpl<Fmt<Value, Index>>>(std::move(host));
-    if constexpr (kCudaCompiled && requires { make_cuda_impl(std::move(host)); })
+    if constexpr (kCudaCompiled && HasCudaBackend<Fmt<Value, Index>>)
       return make_cuda_impl(std::move(host));
     else
       throw UnsupportedError("this format has no CUDA backend in this build");
@@ -193,10 +283,15 @@ FormatEntry with_device_builder(FormatEntry entry, const FormatOptions& preset =
   return entry;
 }
 
-/// Fills the factories of `entry` for format template `Fmt`. `preset` options are forced
-/// on every build (for registry entries that are one storage with a fixed kernel choice).
+/// Fills the factories and the capabilities of `entry` for format template `Fmt` (any caps
+/// `entry` brings are replaced): the products of each backend derived from its kernels, the
+/// rest from `declared`. `preset` options are forced on every build (for registry entries that
+/// are one storage with a fixed kernel choice).
 template <template <class, class> class Fmt>
-FormatEntry make_entry(FormatEntry entry, const FormatOptions& preset = {}) {
+FormatEntry make_entry(FormatEntry entry, const DeclaredCaps& declared,
+                       const FormatOptions& preset = {}) {
+  entry.caps.cpu = detail::backend_caps(detail::host_ops<Fmt>(), declared.cpu);
+  entry.caps.cuda = detail::backend_caps(detail::device_ops<Fmt>(entry.name), declared.cuda);
   entry.factory<float, std::int32_t>() = detail::make_factory<Fmt, float, std::int32_t>(preset);
   entry.factory<float, std::int64_t>() = detail::make_factory<Fmt, float, std::int64_t>(preset);
   entry.factory<double, std::int32_t>() = detail::make_factory<Fmt, double, std::int32_t>(preset);

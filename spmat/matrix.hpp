@@ -51,6 +51,16 @@ concept TypedOptionsStruct = requires(const Opts& o) {
 };
 
 template <class Value>
+class Matrix;
+
+namespace detail {
+/// The implementation behind `m` (spmat/matrix_impl.hpp). Not part of the public interface:
+/// for the library's own tests and tools, which compare storages array by array.
+template <class Value>
+MatrixImpl<Value>& impl_of(const Matrix<Value>& m);
+}  // namespace detail
+
+template <class Value>
 class Matrix {
  public:
   /// Builds `format` from canonical CSR `a` (validated first) on `backend`. "auto" (the
@@ -145,9 +155,9 @@ class Matrix {
     update_values(values, backend() == Backend::cpu ? Memory::host : Memory::device);
   }
 
-  MatrixImpl<Value>& impl() const { return *impl_; }
 
  private:
+  friend MatrixImpl<Value>& detail::impl_of<Value>(const Matrix&);
   Matrix(const FormatEntry* e, std::shared_ptr<MatrixImpl<Value>> impl)
       : entry_(e), impl_(std::move(impl)) {}
   static const FormatEntry& checked_entry(std::string_view format, Backend backend,
@@ -156,6 +166,11 @@ class Matrix {
   const FormatEntry* entry_;
   std::shared_ptr<MatrixImpl<Value>> impl_;
 };
+
+template <class Value>
+MatrixImpl<Value>& detail::impl_of(const Matrix<Value>& m) {
+  return *m.impl_;
+}
 
 extern template class Matrix<float>;
 extern template class Matrix<double>;

@@ -1,8 +1,11 @@
 // spmat/matrix_impl.hpp — the interface every (format, backend, value type) implements.
 // SPDX-License-Identifier: MIT
 //
-// Users never see this: they hold a Matrix<Value> (matrix.hpp). Formats rarely write it by
-// hand either: format_adapter.hpp wraps a storage struct and its kernels into one.
+// Users of the library never see this: they hold a Matrix<Value> (matrix.hpp), which does not
+// hand it out (only spmat::detail::impl_of, for the library's own tests and tools). It stays an
+// installed header because it is the extension interface: a format registered from outside
+// the library implements it (or lets format_adapter.hpp wrap a storage struct and its kernels
+// into one, as the built-in formats do).
 #pragma once
 #include <cstddef>
 #include <cstdint>

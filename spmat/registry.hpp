@@ -18,8 +18,21 @@
 
 namespace spmat {
 
+/// The products a backend's kernels provide. make_entry (format_adapter.hpp) derives them from
+/// the types: the free functions of the host storage, the device struct's (or the CUDA
+/// implementation class's) products.
+struct BackendOps {
+  bool spmv = false;
+  bool spmv_t = false;
+  bool spmm = false;
+  bool add = false;
+  friend constexpr bool operator==(const BackendOps&, const BackendOps&) = default;
+};
+
 /// What one backend of a format can do. `deterministic_*`: bitwise-identical results from run
-/// to run (no floating-point atomics, fixed reduction order).
+/// to run (no floating-point atomics, fixed reduction order). For the formats registered with
+/// make_entry, `available` and the four products are derived from the kernels that exist; the
+/// rest is declared by the entry (DeclaredCaps, format_adapter.hpp).
 struct BackendCaps {
   bool available = false;
   bool spmv = false;
@@ -28,6 +41,8 @@ struct BackendCaps {
   bool add = false;
   bool deterministic_spmv = true;
   bool deterministic_spmv_t = true;
+
+  BackendOps ops() const { return {spmv, spmv_t, spmm, add}; }
 
   bool supports(Op op) const {
     switch (op) {

@@ -260,7 +260,8 @@ void check_device_builders(std::uint64_t seed) {
         continue;
       }
       dev = Matrix<Value>::build(cuda::upload_csr(a), e->name);
-      const auto hs = host->impl().stored_arrays(), ds = dev->impl().stored_arrays();
+      const auto hs = detail::impl_of(*host).stored_arrays();
+      const auto ds = detail::impl_of(*dev).stored_arrays();
       ASSERT_EQ(hs.size(), ds.size()) << what;
       for (std::size_t i = 0; i < hs.size(); ++i) {
         EXPECT_EQ(hs[i].name, ds[i].name) << what;
@@ -374,7 +375,8 @@ void check_device_update(std::uint64_t seed) {
         m->update_values(std::span<const Value>(old.span()), Memory::device);
         expect_spmv_matches(*m, a, what + ", device values");
         const auto fresh = Matrix<Value>::build(a, e->name, Backend::cuda);
-        const auto hs = fresh.impl().stored_arrays(), ds = m->impl().stored_arrays();
+        const auto hs = detail::impl_of(fresh).stored_arrays();
+        const auto ds = detail::impl_of(*m).stored_arrays();
         ASSERT_EQ(hs.size(), ds.size()) << what;
         for (std::size_t i = 0; i < hs.size(); ++i)
           EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name;

@@ -255,7 +255,7 @@ TEST(Matrix, UnsupportedOperationsNameTheFormatAndOperation) {
 TEST(Matrix, CopiesShareTheStorageAndAddChecksShapes) {
   const auto m = Matrix<double>::build(small(), "csr");
   const Matrix<double> copy = m;
-  EXPECT_EQ(&copy.impl(), &m.impl());
+  EXPECT_EQ(&detail::impl_of(copy), &detail::impl_of(m));
   EXPECT_EQ(copy.storage_bytes(), m.storage_bytes());
   EXPECT_EQ(copy.to_csr(), (convert<double, std::int64_t>(small())));
   const auto t = Matrix<double>::build(transpose(small()), "csr");

@@ -11,7 +11,8 @@
 // `arrays` takes the struct as a parameter so that one list serves the const struct (sizes,
 // downloads) and the mutable one (upload). The order of `arrays` is the order of stored_arrays,
 // which the tests compare between the device-built and the uploaded storage, then the scalars.
-// Work-space and value-map members stay out of the list: they are not storage.
+// Work-space and value-map members stay out of the list: they are not stored arrays (the Dev's
+// storage_bytes, which counts every device byte it holds, adds them: device_impl.hpp).
 // From the list, DeviceImpl (device_impl.hpp) also derives the stored_arrays and upload_values
 // hooks, and DeviceOnlyImpl the traffic of a storage read once per product (default_traffic).
 #pragma once

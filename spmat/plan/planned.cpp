@@ -263,7 +263,9 @@ Factory<Value, Index> planned_factory(PlanLevel level) {
 
 FormatEntry planned_entry(std::string name, std::string summary, PlanLevel level) {
   // Every operation, on both backends; the plan picks a format that has it. Not declared
-  // deterministic: a plan may choose atomics unless asked for deterministic=1.
+  // deterministic: a plan may choose atomics unless asked for deterministic=1. Declared caps,
+  // not derived (format_adapter.hpp's make_entry): a plan is no storage template, its products
+  // are those of the formats it picks.
   const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = true,
                         .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
   const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true,

@@ -281,23 +281,22 @@ template bccoo::Lut<float> bccoo::build_lut(const std::vector<float>&);
 template bccoo::Lut<double> bccoo::build_lut(const std::vector<double>&);
 
 std::vector<FormatEntry> bccoo_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA bccoo-gpu: warp segmented sums flushed with atomicAdd (spmv), atomic scatter (spmv_t).
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
-  const BackendCaps none{};
+  // Products and backends derived (make_entry): bccoo has no CUDA backend. CUDA bccoo-gpu: spmv
+  // with the default kernel (auto: stream or block) writes every row once in a fixed order of
+  // additions (deterministic; kernel=atomic is not); spmv_t is an atomic scatter.
+  const DeclaredCaps gpu_layout{
+      .cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Bccoo>(
       {.name = "bccoo",
        .summary = "balanced compressed COO: delta-coded columns, 256-value table, byte stream (CPU)",
-       .caps = {cpu, none},
-       .params = option_params<BccooOptions>()}));
+       .params = option_params<BccooOptions>()},
+      {}));
   v.push_back(make_entry<BccooGpu>(
       {.name = "bccoo-gpu",
        .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent or per-chunk blocks chosen per matrix (GPU)",
-       .caps = {cpu, gpu},
-       .params = option_params<BccooGpuOptions>()}));
+       .params = option_params<BccooGpuOptions>()},
+      gpu_layout));
   return v;
 }
 

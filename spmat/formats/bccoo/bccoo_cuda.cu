@@ -128,6 +128,12 @@ struct BccooGpuDevice {
   mutable cuda::DeviceBuffer<Value> head, tail;
   mutable cuda::DeviceBuffer<std::int64_t> tail_row;
 
+  /// Every device byte held, the stream kernel's scratch included (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return lut.bytes() + row.bytes() + column.bytes() + format.bytes() + offset.bytes() +
+           data.bytes() + desc.bytes() + head.bytes() + tail.bytes() + tail_row.bytes();
+  }
+
   static BccooGpuDevice upload(const BccooGpu<Value, Index>& s) {
     BccooGpuDevice d;
     d.rows = s.rows;

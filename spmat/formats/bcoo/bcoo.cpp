@@ -31,14 +31,12 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> bcoo_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  const BackendCaps none{};
+  // Products derived (make_entry); no CUDA backend. The CPU kernels are deterministic.
   return {make_entry<Bcoo>(
       {.name = "bcoo",
        .summary = "balanced COO: chunks of b nonzeros over OpenMP threads (CPU)",
-       .caps = {cpu, none},
-       .params = option_params<BcooOptions>()})};
+       .params = option_params<BcooOptions>()},
+      {})};
 }
 
 }  // namespace spmat

@@ -120,17 +120,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> bro_coo_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: a warp per interval, segmented warp sums flushed with atomicAdd (rows span intervals).
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: a warp per interval, segmented warp sums flushed with
+  // atomicAdd (rows span intervals): neither product is deterministic.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroCoo>(
       {.name = "bro-coo",
        .summary = "BRO-COO: COO with delta + bit-packed row indices per warp interval (SC'13)",
-       .caps = {cpu, gpu},
-       .params = option_params<BroCooOptions>()}));
+       .params = option_params<BroCooOptions>()},
+      declared));
   return v;
 }
 

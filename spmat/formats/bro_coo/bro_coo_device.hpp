@@ -21,6 +21,12 @@ struct BroCooDevice {
   cuda::DeviceBuffer<Index> col_idx;           // nnz
   cuda::DeviceBuffer<Value> values;            // nnz
 
+  /// Every device byte held (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return base_row.bytes() + widths.bytes() + sym_off.bytes() + sym32.bytes() + sym64.bytes() +
+           col_idx.bytes() + values.bytes();
+  }
+
   static BroCooDevice upload(const BroCoo<Value, Index>& c);
 };
 

@@ -167,18 +167,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> bro_csr_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is a sub-warp per row with a fixed shuffle tree (deterministic); spmv_t scatters
-  // with atomicAdd.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: spmv is a sub-warp per row with a fixed shuffle tree
+  // (deterministic); spmv_t scatters with atomicAdd.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroCsr>(
       {.name = "bro-csr",
        .summary = "BRO-CSR: CSR with delta + bit-packed column indices per warp group of rows",
-       .caps = {cpu, gpu},
-       .params = option_params<BroCsrOptions>()}));
+       .params = option_params<BroCsrOptions>()},
+      declared));
   return v;
 }
 

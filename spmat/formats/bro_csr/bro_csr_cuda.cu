@@ -34,6 +34,12 @@ struct BroCsrDevice {
   cuda::DeviceBuffer<std::uint32_t> sym32;              // sym_len == 32
   cuda::DeviceBuffer<std::uint64_t> sym64;              // sym_len == 64
 
+  /// Every device byte held (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return row_ptr.bytes() + base.bytes() + values.bytes() + width_off.bytes() + sym_off.bytes() +
+           widths.bytes() + sym32.bytes() + sym64.bytes();
+  }
+
   static BroCsrDevice upload(const BroCsr<Value, Index>& m);
 };
 

@@ -199,19 +199,18 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> bro_ell_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
+  // scatters with atomicAdd.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroEll>({.name = "bro-ell",
                                   .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
-                                  .caps = {cpu, gpu}, .params = option_params<BroEllOptions>()}));
+                                  .params = option_params<BroEllOptions>()},
+                                 declared));
   v.push_back(make_entry<BroEll>({.name = "bro-ell-bar",
                                   .summary = "BRO-ELL with BAR row reordering (y in original order)",
-                                  .caps = {cpu, gpu}, .params = option_params<BroEllOptions>()},
-                                 FormatOptions().set("bar", "1")));
+                                  .params = option_params<BroEllOptions>()},
+                                 declared, FormatOptions().set("bar", "1")));
   return v;
 }
 

@@ -23,6 +23,12 @@ struct BroEllDevice {
   cuda::DeviceBuffer<Index> row_id;                     // rows, or empty (identity)
   cuda::DeviceBuffer<Index> col_base;                   // slices, or empty (base 0)
 
+  /// Every device byte held (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return width_off.bytes() + sym_off.bytes() + widths.bytes() + sym32.bytes() + sym64.bytes() +
+           values.bytes() + row_id.bytes() + col_base.bytes();
+  }
+
   static BroEllDevice upload(const BroEll<Value, Index>& e);
 };
 

@@ -171,20 +171,19 @@ template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int32_t>, int
 template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int64_t>, int, int, int, double);
 
 std::vector<FormatEntry> bro_hyb_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: the BRO-COO part adds into y with atomicAdd, so neither operation is deterministic.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: the BRO-COO part adds into y with atomicAdd, so
+  // neither product is deterministic.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
   const std::vector<ParamInfo> params = option_params<BroHybOptions>();
   std::vector<FormatEntry> v;
   v.push_back(make_entry<BroHyb>({.name = "bro-hyb",
                                   .summary = "BRO-HYB: HYB split into BRO-ELL + BRO-COO (SC'13)",
-                                  .caps = {cpu, gpu}, .params = params}));
+                                  .params = params},
+                                 declared));
   v.push_back(make_entry<BroHyb>({.name = "bro-hyb-bar",
                                   .summary = "BRO-HYB with BAR row reordering (y in original order)",
-                                  .caps = {cpu, gpu}, .params = params},
-                                 FormatOptions().set("bar", "1")));
+                                  .params = params},
+                                 declared, FormatOptions().set("bar", "1")));
   return v;
 }
 

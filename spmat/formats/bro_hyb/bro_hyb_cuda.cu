@@ -19,6 +19,8 @@ struct BroHybDevice {
   std::int64_t rows = 0, cols = 0;
   BroEllDevice<Value, Index> ell;
   BroCooDevice<Value, Index> coo;
+  /// Every device byte held: both parts (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
   static BroHybDevice upload(const BroHyb<Value, Index>& m) {
     BroHybDevice d;
     d.rows = m.rows;

@@ -35,30 +35,26 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> coo_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA coo: spmv and spmv_t both accumulate with floating-point atomicAdd.
-  const BackendCaps gpu_atomic{.available = kCudaCompiled, .spmv = true, .spmv_t = true,
-                               .spmm = false, .add = false, .deterministic_spmv = false,
-                               .deterministic_spmv_t = false};
-  // CUDA coo-seg: spmv is a warp segmented scan plus a fixed-order carry fix-up pass
+  // Products derived (make_entry). CUDA coo: spmv and spmv_t both accumulate with
+  // floating-point atomicAdd.
+  const DeclaredCaps atomic{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
+  // coo-seg fixes the GPU kernel with its preset, so it registers no CPU backend (the CPU
+  // kernel is coo's). CUDA: spmv is a warp segmented scan plus a fixed-order carry fix-up pass
   // (deterministic); spmv_t is the same atomic scatter as coo.
-  const BackendCaps gpu_seg{.available = kCudaCompiled, .spmv = true, .spmv_t = true,
-                            .spmm = false, .add = false, .deterministic_spmv = true,
-                            .deterministic_spmv_t = false};
-  const BackendCaps none{};
+  const DeclaredCaps segmented_gpu{
+      .cpu = {.offered = false},
+      .cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<CooStorage>(make_entry<CooStorage>(
       {.name = "coo",
        .summary = "coordinate triplets, row-sorted; GPU: thread per nonzero with atomics",
-       .caps = {cpu, gpu_atomic},
-       .params = option_params<CooOptions>()})));
+       .params = option_params<CooOptions>()},
+      atomic)));
   const auto segmented = FormatOptions().set("kernel", "segmented");
   v.push_back(with_device_builder<CooStorage>(
       make_entry<CooStorage>({.name = "coo-seg",
-                              .summary = "COO, GPU warp segmented reduction (deterministic spmv)",
-                              .caps = {none, gpu_seg}},
-                             segmented),
+                              .summary = "COO, GPU warp segmented reduction (deterministic spmv)"},
+                             segmented_gpu, segmented),
       segmented));
   return v;
 }

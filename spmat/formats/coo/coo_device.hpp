@@ -25,8 +25,9 @@ struct CooDevice {
   CooKernel kernel = CooKernel::atomic;
   cuda::DeviceBuffer<Index> row_idx, col_idx;
   cuda::DeviceBuffer<Value> values;
-  // Segmented kernel workspace (not part of storage_bytes): per warp interval, the partial sum
-  // of its first row (head) and of its last row (tail). Reused by every call.
+  // Segmented kernel workspace (not a stored array; storage_bytes counts it): per warp
+  // interval, the partial sum of its first row (head) and of its last row (tail). Reused by
+  // every call.
   mutable cuda::DeviceBuffer<Value> head, tail;
 
   static CooDevice upload(const CooStorage<Value, Index>& s) {
@@ -62,7 +63,11 @@ struct CooDevice {
   }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the segmented kernel's workspace
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + head.bytes() + tail.bytes();
+  }
   CooStorage<Value, Index> download() const {
     CooStorage<Value, Index> s;
     s.a.rows = rows;

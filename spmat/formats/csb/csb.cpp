@@ -210,17 +210,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> csb_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: the thesis kernels (one thread per block, float atomics for both operations).
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: the thesis kernels (one thread per block, float atomics
+  // for both products).
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(make_entry<Csb>(
       {.name = "csb",
        .summary = "CSB-baseline: beta x beta blocks, Morton order inside; GPU thread per block",
-       .caps = {cpu, gpu},
-       .params = option_params<CsbOptions>()}));
+       .params = option_params<CsbOptions>()},
+      declared));
   return v;
 }
 

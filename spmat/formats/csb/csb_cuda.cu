@@ -16,6 +16,12 @@ struct CsbDevice {
   cuda::DeviceBuffer<std::int32_t> comb;
   cuda::DeviceBuffer<Index> block_offset, block_row_ptr, block_col;  // the last two: sparse grid
 
+  /// Every device byte held (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return values.bytes() + comb.bytes() + block_offset.bytes() + block_row_ptr.bytes() +
+           block_col.bytes();
+  }
+
   static CsbDevice upload(const Csb<Value, Index>& s) {
     CsbDevice d;
     d.rows = s.rows;

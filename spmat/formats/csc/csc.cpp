@@ -18,16 +18,14 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> csc_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv_t gathers per column (fixed-order warp sum); spmv scatters with atomics.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = true};
+  // Products derived (make_entry). CUDA: spmv_t gathers per column (fixed-order warp sum);
+  // spmv scatters with atomics.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = true}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<CscStorage>(make_entry<CscStorage>(
       {.name = "csc",
-       .summary = "compressed sparse column; gather for A^T x, atomic scatter for A x on GPU",
-       .caps = {cpu, gpu}})));
+       .summary = "compressed sparse column; gather for A^T x, atomic scatter for A x on GPU"},
+      declared)));
   return v;
 }
 

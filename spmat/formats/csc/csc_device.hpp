@@ -25,7 +25,7 @@ struct CscDevice {
   cuda::DeviceBuffer<Index> col_ptr, row_idx;
   cuda::DeviceBuffer<Value> values;
   /// update_values: the CSC position of each CSR entry, made by the first update (a sort of
-  /// the entries by row) and kept for the next ones. Not part of storage_bytes.
+  /// the entries by row) and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<Index> value_map;
 
   static CscDevice upload(const CscStorage<Value, Index>& s) {
@@ -55,7 +55,11 @@ struct CscDevice {
   std::vector<std::int64_t> scalars() const { return {lanes}; }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the value map once made
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+  }
   CscStorage<Value, Index> download() const {
     CscStorage<Value, Index> s;
     s.a.rows = rows;

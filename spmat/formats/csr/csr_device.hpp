@@ -93,8 +93,13 @@ struct CsrDevice {
   }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  /// The three CSR arrays, as the host storage counts them.
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the three CSR arrays (adopted ones included: the matrix holds
+  /// them as long as it lives), the plan arrays and the work buffers
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + cuda::storage_bytes(plan_arrays(*this)) +
+           chunk_partial.bytes() + long_done.bytes() + tile_carry.bytes() + tile_head.bytes();
+  }
   /// The host storage these arrays and options make (downloads).
   CsrStorage<Value, Index> download() const;
 };

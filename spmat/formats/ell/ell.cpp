@@ -76,17 +76,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> ell_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
+  // scatters with atomicAdd.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<Ell>(make_entry<Ell>(
       {.name = "ell",
        .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
-       .caps = {cpu, gpu},
-       .params = option_params<EllOptions>()})));
+       .params = option_params<EllOptions>()},
+      declared)));
   return v;
 }
 

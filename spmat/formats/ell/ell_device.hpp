@@ -22,7 +22,7 @@ struct EllDevice {
   cuda::DeviceBuffer<Index> col_idx;
   cuda::DeviceBuffer<Value> values;
   /// update_values: the slot of each CSR entry, made by the first update (from the stored row
-  /// lengths) and kept for the next ones. Not part of storage_bytes.
+  /// lengths) and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
 
   static EllDevice upload(const Ell<Value, Index>& s) {
@@ -44,7 +44,11 @@ struct EllDevice {
   std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, nnz}; }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the value map once made
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+  }
   Ell<Value, Index> download() const {
     Ell<Value, Index> s;
     set_ell_scalars(s, rows, cols, width, pitch, nnz);

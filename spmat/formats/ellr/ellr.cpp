@@ -31,17 +31,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> ellr_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
+  // scatters with atomicAdd.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<Ellr>(make_entry<Ellr>(
       {.name = "ellr",
        .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
-       .caps = {cpu, gpu},
-       .params = option_params<EllrOptions>()})));
+       .params = option_params<EllrOptions>()},
+      declared)));
   return v;
 }
 

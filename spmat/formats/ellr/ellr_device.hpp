@@ -22,7 +22,7 @@ struct EllrDevice {
   cuda::DeviceBuffer<Index> col_idx, row_len;
   cuda::DeviceBuffer<Value> values;
   /// update_values: the slot of each CSR entry, made by the first update (from row_len) and
-  /// kept for the next ones. Not part of storage_bytes.
+  /// kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
 
   static EllrDevice upload(const Ellr<Value, Index>& s) {
@@ -45,7 +45,11 @@ struct EllrDevice {
   std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, nnz}; }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the value map once made
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+  }
   Ellr<Value, Index> download() const {
     Ellr<Value, Index> s;
     set_ell_scalars(s.ell, rows, cols, width, pitch, nnz);

@@ -302,15 +302,13 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> gcsb_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA thesis, atomic and fast kernels accumulate with float atomics (fast only where a long
-  // window is split): not deterministic.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
-  BackendCaps gpu_det = gpu;
-  gpu_det.deterministic_spmv = gpu_det.deterministic_spmv_t = true;
-  const BackendCaps none{};
+  // Products derived (make_entry). CUDA thesis, atomic and fast kernels accumulate with float
+  // atomics (fast only where a long window is split): not deterministic.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
+  // gcsb-det: split windows reduced in item order, no float atomics.
+  const DeclaredCaps det{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = true}};
+  // gcsb-thesis fixes the GPU kernel of the thesis and registers no CPU backend.
+  const DeclaredCaps thesis{.cpu = {.offered = false}, .cuda = declared.cuda};
   // The entries with a fixed kernel take the leading fields only: gcsb-thesis and gcsb-atomic
   // the block ones (beta .. empty), gcsb-det these and the window plan's (lanes .. plan_form).
   const std::vector<ParamInfo> params = option_params<GcsbOptions>();
@@ -320,26 +318,23 @@ std::vector<FormatEntry> gcsb_entries() {
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb",
        .summary = "GCSB: nnz-sorted grouped blocks, one storage for A x and A^T x; window-plan GPU kernel",
-       .caps = {cpu, gpu},
-       .params = params}));
+       .params = params},
+      declared));
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb-thesis",
        .summary = "GCSB with the thesis GPU kernels (thread per block, one atomic per entry)",
-       .caps = {none, gpu},
        .params = block_params},
-      FormatOptions().set("kernel", "thesis")));
+      thesis, FormatOptions().set("kernel", "thesis")));
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb-det",
        .summary = "GCSB, deterministic: window plan, split windows reduced in item order, no float atomics",
-       .caps = {cpu, gpu_det},
        .params = plan_params},
-      FormatOptions().set("kernel", "deterministic")));
+      det, FormatOptions().set("kernel", "deterministic")));
   v.push_back(make_entry<Gcsb>(
       {.name = "gcsb-atomic",
        .summary = "GCSB, no plan: thread per block, per-thread window, warp-reduced atomics",
-       .caps = {cpu, gpu},
        .params = block_params},
-      FormatOptions().set("kernel", "atomic")));
+      declared, FormatOptions().set("kernel", "atomic")));
   return v;
 }
 

@@ -41,6 +41,10 @@ struct GcsbDevice {
     std::int64_t n_items = 0, n_windows = 0;
     int lanes_log2 = 0, block_lanes_log2 = 0;
     bool split = false, runs = false;
+    std::size_t bytes() const {
+      return list.bytes() + item_ptr.bytes() + item_window.bytes() + window_item_ptr.bytes() +
+             run_start.bytes() + run_ptr.bytes() + item_run.bytes() + partial.bytes();
+    }
   };
   std::int64_t rows = 0, cols = 0, nnz = 0, n_block_cols = 0, n_sorted = 0;
   int beta_log2 = 5, group_size = 32;
@@ -55,6 +59,14 @@ struct GcsbDevice {
   int dense_parts = 0;                        // CTAs of the dense-output kernel
   int block_lanes_log2 = 0;                   // dense-output kernel: threads per block (log2)
   mutable cuda::DeviceBuffer<Value> dense_partial;  // dense_parts · n_out work buffer
+
+  /// Every device byte held: the arrays, both window plans and the work buffers
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return values.bytes() + comb.bytes() + block_indices.bytes() + group_offset.bytes() +
+           block_row.bytes() + block_col.bytes() + row_plan.bytes() + col_plan.bytes() +
+           dense_partial.bytes();
+  }
 
   static Plan upload_plan(const GcsbPlan<Index>& p, int beta, bool det) {
     Plan d;

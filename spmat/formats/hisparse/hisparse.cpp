@@ -407,21 +407,18 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> hisparse_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = true, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv/spmv_t from a leaf plan built at upload (one launch per product; shared-memory
-  // float atomics, so not deterministic); spmv=levels keeps the per-call level traversal.
-  // add: level-synchronous dual traversal + device serializer (hisparse_add_cuda.cu), pool
-  // byte-identical to the CPU add's.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = true, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  // Products derived (make_entry; add on both backends). CUDA: spmv/spmv_t from a leaf plan
+  // built at upload (one launch per product; shared-memory float atomics, so not
+  // deterministic); spmv=levels keeps the per-call level traversal. add: level-synchronous dual
+  // traversal + device serializer (hisparse_add_cuda.cu), pool byte-identical to the CPU add's.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
   const std::vector<ParamInfo> params = option_params<HiSparseOptions>();
   std::vector<FormatEntry> v;
   v.push_back(make_entry<HiSparse>(
       {.name = "hisparse",
        .summary = "HiSparse (Derler 2016): tree of d x d dense/byte-COO nodes, transpose as state",
-       .caps = {cpu, gpu},
-       .params = params}));
+       .params = params},
+      declared));
   return v;
 }
 

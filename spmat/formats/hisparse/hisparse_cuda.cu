@@ -115,6 +115,15 @@ struct HiSparseDevice {
   bool plan_tlanes = false; ///< spmv=plan_tl: y = Sᵀ·x atomics by entry lanes (apply_group_lanes)
   std::array<PlanDev, 2> plan;  ///< [0]: y = S·x (by rows), [1]: y = Sᵀ·x (by columns)
 
+  /// Every device byte held: pool, plans, traversal queues and counters.
+  std::size_t storage_bytes() const {
+    std::size_t b = pool.bytes() + counters.bytes();
+    for (const auto& q : inner_q) b += q.bytes();
+    for (const auto& q : leaf_q) b += q.bytes();
+    for (const auto& p : plan) b += p.leaves.bytes() + p.items.bytes();
+    return b;
+  }
+
   static HiSparseDevice upload(const HiSparse<Value, Index>& h) {
     HiSparseDevice dv;
     dv.rows = h.rows;
@@ -739,7 +748,19 @@ class HiSparseCudaImpl final : public MatrixImpl<Value> {
 
   Shape shape() const override { return h_.shape(); }
   Backend backend() const override { return Backend::cuda; }
-  std::size_t storage_bytes() const override { return pool_bytes_; }
+  /// Every device byte held (spmat/cuda/device_impl.hpp): the pool of an add result, the
+  /// device storage (pool, plans, queues) and the device proto, each where it exists.
+  std::size_t storage_bytes() const override {
+    std::size_t b = dpool_.bytes();
+    if (dev_) b += dev_->storage_bytes();
+    if (proto_) {
+      b += proto_->values.bytes();
+      for (const auto& l : proto_->levels)
+        b += l.begin.bytes() + l.brow.bytes() + l.bcol.bytes() + l.lr.bytes() + l.lc.bytes() +
+             l.node.bytes();
+    }
+    return b;
+  }
   std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     return default_traffic(pool_bytes_, op, h_.shape(), k, sizeof(Value));
   }
@@ -831,6 +852,9 @@ template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host) {
   return std::make_unique<HiSparseCudaImpl<Value, Index>>(std::move(host));
 }
+
+// The registry's CUDA products of hisparse: those HiSparseCudaImpl overrides (add included).
+SPMAT_DEFINE_CUDA_OPS(HiSparse, HiSparseCudaImpl<Value, Index>)
 
 template <class Value, class Index>
 HiSparse<Value, Index> cuda_host_copy(const MatrixImpl<Value>& m) {

@@ -93,18 +93,16 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> hyb_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: the COO part ends each warp's row segments with atomicAdd into y (rows split across
-  // warps are summed in run-dependent order): spmv and spmv_t are not deterministic.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = false, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: the COO part ends each warp's row segments with
+  // atomicAdd into y (rows split across warps are summed in run-dependent order): spmv and
+  // spmv_t are not deterministic.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<Hyb>(make_entry<Hyb>(
       {.name = "hyb",
        .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
-       .caps = {cpu, gpu},
-       .params = option_params<HybOptions>()})));
+       .params = option_params<HybOptions>()},
+      declared)));
   return v;
 }
 

@@ -23,7 +23,7 @@ struct HybDevice {
   cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
   cuda::DeviceBuffer<Value> ell_val, coo_val;
   /// update_values: for each CSR entry its ELL slot, or width*pitch + its COO index; made by the
-  /// first update and kept for the next ones. Not part of storage_bytes.
+  /// first update and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
 
   static HybDevice upload(const Hyb<Value, Index>& s) {
@@ -49,7 +49,11 @@ struct HybDevice {
   std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, ell_nnz, coo_nnz}; }
 
   Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the value map once made
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+  }
   Hyb<Value, Index> download() const {
     Hyb<Value, Index> s;
     set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);

@@ -115,17 +115,15 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> sell_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is one thread per row within its chunk (deterministic); spmv_t uses atomicAdd.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = true, .spmm = false,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = false};
+  // Products derived (make_entry). CUDA: spmv is one thread per row within its chunk
+  // (deterministic); spmv_t uses atomicAdd.
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
   std::vector<FormatEntry> v;
   v.push_back(with_device_builder<Sell>(make_entry<Sell>(
       {.name = "sell",
        .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
-       .caps = {cpu, gpu},
-       .params = option_params<SellOptions>()})));
+       .params = option_params<SellOptions>()},
+      declared)));
   return v;
 }
 

@@ -22,7 +22,7 @@ struct SellDevice {
   cuda::DeviceBuffer<std::int64_t> chunk_ptr;
   cuda::DeviceBuffer<Value> values;
   /// update_values: the slot of each CSR entry, made by the first update (from the stored row
-  /// lengths) and kept for the next ones. Not part of storage_bytes.
+  /// lengths) and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
 
   static SellDevice upload(const Sell<Value, Index>& s) {
@@ -51,7 +51,11 @@ struct SellDevice {
   std::vector<std::int64_t> scalars() const { return {rows, cols, chunk, sigma, nnz}; }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
+  /// Every device byte held: the arrays and the value map once made
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+  }
   Sell<Value, Index> download() const {
     Sell<Value, Index> s;
     s.rows = static_cast<Index>(rows);

@@ -408,17 +408,14 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 
 std::vector<FormatEntry> tiled_entries() {
-  const BackendCaps cpu{.available = true, .spmv = true, .spmv_t = true, .spmm = true,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
-  // CUDA: spmv is spmm with k = 1; segmented rows are summed from a partial buffer in a fixed
-  // order (deterministic). No spmv_t kernel.
-  const BackendCaps gpu{.available = kCudaCompiled, .spmv = true, .spmv_t = false, .spmm = true,
-                        .add = false, .deterministic_spmv = true, .deterministic_spmv_t = true};
+  // Products derived (make_entry; the GPU has no spmv_t kernel). CUDA: spmv is spmm with k = 1;
+  // segmented rows are summed from a partial buffer in a fixed order (deterministic).
+  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = true}};
   return {make_entry<TiledStorage>({.name = "tiled",
                                     .summary = "tiled SpMM: row panels, staged B in shared memory, "
                                                "16-bit S-ELL, model-chosen load balancing/reordering",
-                                    .caps = {cpu, gpu},
-                                    .params = option_params<TiledOptions>()})};
+                                    .params = option_params<TiledOptions>()},
+                                   declared)};
 }
 
 }  // namespace spmat

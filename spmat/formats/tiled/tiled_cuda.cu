@@ -83,6 +83,16 @@ struct TiledDevice {
   cuda::DeviceBuffer<std::uint32_t> pn_mask;
   cuda::DeviceBuffer<Value> pn_val;
 
+  /// Every device byte held, the partial sums at their current size included
+  /// (spmat/cuda/device_impl.hpp).
+  std::size_t storage_bytes() const {
+    return panel_stage_ptr.bytes() + stage_map_ptr.bytes() + slab_ptr.bytes() + seg_ptr.bytes() +
+           map.bytes() + out_row.bytes() + seg_list.bytes() + ell_idx.bytes() + ell_val.bytes() +
+           wr_begin.bytes() + wr_end.bytes() + col_idx.bytes() + values.bytes() + partial.bytes() +
+           dest.bytes() + long_row.bytes() + long_ptr.bytes() + pn_col_ptr.bytes() +
+           pn_val_ptr.bytes() + pn_col.bytes() + pn_mask.bytes() + pn_val.bytes();
+  }
+
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
     TiledDevice d;
     d.rows = h.rows;

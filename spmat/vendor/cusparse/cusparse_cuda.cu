@@ -241,13 +241,20 @@ class CusparseImpl final : public MatrixImpl<Value> {
     return lazy_t_ ? Shape{cols_, rows_, nnz_} : Shape{rows_, cols_, nnz_};
   }
   Backend backend() const override { return Backend::cuda; }
+  /// Every device byte spmat holds for this matrix (spmat/cuda/device_impl.hpp's rule): the
+  /// arrays as allocated (at least one element each) and the SpMV / SpMM work buffers that
+  /// prepare sized. The memory cuSPARSE allocates itself (handle, descriptors) is not spmat's
+  /// and not counted (spmat/core/device_memory.hpp).
   std::size_t storage_bytes() const override {
+    return ptr_.bytes() + col_.bytes() + val_.bytes() + mv_[0].buf.bytes() + mv_[1].buf.bytes() +
+           mm_.buf.bytes();
+  }
+  /// The stored arrays read once per product (without padding or work buffers).
+  std::size_t traffic_bytes(Op op, std::int64_t k) const override {
     const std::size_t idx = kind_ == CusparseKind::coo ? 2 * static_cast<std::size_t>(nnz_)
                                                        : static_cast<std::size_t>(rows_ + 1 + nnz_);
-    return idx * sizeof(Index) + static_cast<std::size_t>(nnz_) * sizeof(Value);
-  }
-  std::size_t traffic_bytes(Op op, std::int64_t k) const override {
-    return default_traffic(storage_bytes(), op, shape(), k, sizeof(Value));
+    const std::size_t arrays = idx * sizeof(Index) + static_cast<std::size_t>(nnz_) * sizeof(Value);
+    return default_traffic(arrays, op, shape(), k, sizeof(Value));
   }
 
   Csr<Value, std::int64_t> to_csr() const override {
@@ -599,6 +606,9 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 
 std::vector<FormatEntry> cusparse_entries() {
   using vendor::CusparseKind;
+  // Declared caps, not derived (format_adapter.hpp's make_entry): these entries wrap a vendor
+  // library, not a storage template with kernels found by argument-dependent lookup; the
+  // conformance suite checks the declaration against behaviour.
   // Determinism per the cuSPARSE documentation: SpMV CSR_ALG1 and COO_ALG1 "may produce slightly
   // different results during different runs"; CSR_ALG2 is bit-wise deterministic for op N only
   // (op T falls back to ALG1); every transpose product may differ from run to run.

@@ -11,6 +11,7 @@
 //   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
 //   * scans over lanes: warp_inclusive_sum (integers, CUB), warp_segmented_inclusive_sum and the
 //     keyed warp_segmented_sum (Hillis–Steele, fixed order);
+//   * segment_of: the segment (row, chunk) holding an item, from the segments' start offsets;
 //   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices).
 // Floating-point reductions keep their own fixed trees rather than CUB's so that results stay
 // bit for bit what the kernels computed before they shared them; integer scans, where the order
@@ -289,6 +290,20 @@ __device__ __forceinline__ Value warp_segmented_sum(Key key, Value v, bool* is_t
 // ---------------------------------------------------------------------------------------------
 // Searches
 // ---------------------------------------------------------------------------------------------
+
+/// The segment holding item i, given the first item of each of `segments` segments (`start`
+/// non-decreasing, start[0] <= i): the last s with start[s] <= i, so that an empty segment,
+/// which shares its start with the next one, is passed over. A binary search.
+__device__ __forceinline__ std::int64_t segment_of(const std::int64_t* start,
+                                                   std::int64_t segments, std::int64_t i) {
+  std::int64_t lo = 0, hi = segments - 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (start[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
 
 /// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list
 /// `row_end` (row_end[i] = row_ptr[i+1], `rows` entries) with the natural numbers 0..nnz-1,

@@ -26,9 +26,11 @@ struct CsbDevice {
     d.n_stored = s.n_stored();
     d.beta_log2 = s.beta_log2;
     d.sparse_grid = s.sparse_grid;
-    d.values = cuda::DeviceBuffer<Value>(s.values, "csb values");
-    d.comb = cuda::DeviceBuffer<std::int32_t>(s.comb, "csb comb_row_col_indices");
-    d.block_offset = cuda::DeviceBuffer<Index>(s.block_offset, "csb block_offset");
+    cuda::upload_arrays(
+        "csb",
+        std::tuple{cuda::Field{"values", d.values}, cuda::Field{"comb_row_col_indices", d.comb},
+                   cuda::Field{"block_offset", d.block_offset}},
+        std::tie(s.values, s.comb, s.block_offset));
     if (s.sparse_grid) {
       d.block_row_ptr = cuda::DeviceBuffer<Index>(s.block_row_ptr, "csb block_row_ptr");
       d.block_col = cuda::DeviceBuffer<Index>(s.block_col, "csb block_col");

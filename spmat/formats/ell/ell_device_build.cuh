@@ -9,6 +9,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
+#include <string>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
@@ -27,6 +28,26 @@ __global__ void csr_row_lengths_kernel(const Index* __restrict__ row_ptr, std::i
     len[r] = row_ptr[r + 1] - row_ptr[r];
 }
 
+/// Writes one slot of an ELL-like array (ell, sell): entry j of CSR row r when the row has one,
+/// else padding (kEllPadding and 0); r < 0 names no row (a padding lane past the last row).
+template <class Value, class Index>
+__device__ __forceinline__ void fill_slot(const Index* __restrict__ row_ptr,
+                                          const Index* __restrict__ col_idx,
+                                          const Value* __restrict__ values, std::int64_t r,
+                                          std::int64_t j, Index* out_col, Value* out_val) {
+  Index c = static_cast<Index>(kEllPadding);
+  Value v = 0;
+  if (r >= 0) {
+    const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + j;
+    if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
+      c = col_idx[k];
+      v = values[k];
+    }
+  }
+  *out_col = c;
+  *out_val = v;
+}
+
 /// Every slot written (entries, then padding), one thread per slot: consecutive threads write
 /// consecutive slots (coalesced stores); rows longer than `width` keep their first `width`.
 template <class Value, class Index>
@@ -37,17 +58,7 @@ __global__ void fill_kernel(const Index* __restrict__ row_ptr, const Index* __re
   const std::int64_t slots = width * pitch;
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
     const std::int64_t j = s / pitch, r = s % pitch;
-    Index c = static_cast<Index>(kEllPadding);
-    Value v = 0;
-    if (r < rows) {
-      const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + j;
-      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
-        c = col_idx[k];
-        v = values[k];
-      }
-    }
-    ell_col[s] = c;
-    ell_val[s] = v;
+    fill_slot(row_ptr, col_idx, values, r < rows ? r : -1, j, &ell_col[s], &ell_val[s]);
   }
 }
 
@@ -141,6 +152,15 @@ void allocate_and_fill(const DeviceCsrView<Value, Index>& a, std::int64_t width,
   ell_col = cuda::DeviceBuffer<Index>(slots, col_name);
   ell_val = cuda::DeviceBuffer<Value>(slots, val_name);
   ell_build::fill(a, width, pitch, ell_col.data(), ell_val.data());
+}
+
+/// allocate_and_fill into the col_idx and values of `d`, a device storage that is one ELL block
+/// (ell, ellr: its width and pitch set), named "`Dev::format` col_idx" and "... values".
+template <class Dev, class Value, class Index>
+void allocate_and_fill(const DeviceCsrView<Value, Index>& a, Dev& d) {
+  const std::string format = Dev::format;
+  allocate_and_fill(a, d.width, d.pitch, d.col_idx, d.values, (format + " col_idx").c_str(),
+                    (format + " values").c_str());
 }
 
 /// The value map of an ELL array whose rows hold `len` entries (all of their CSR row, or its

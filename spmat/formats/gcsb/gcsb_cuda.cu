@@ -84,9 +84,7 @@ struct GcsbDevice {
 
   static GcsbDevice upload(const Gcsb<Value, Index>& s) {
     GcsbDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.nnz = s.nnz;
+    cuda::copy_shape(d, s);
     d.n_block_cols = s.n_block_cols;
     d.n_sorted = s.n_sorted();
     d.beta_log2 = s.beta_log2;

@@ -9,6 +9,7 @@
 
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/ell_common/ell_device_scalars.hpp"
 #include "spmat/formats/hyb/hyb.hpp"
@@ -17,7 +18,8 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct HybDevice {
+struct HybDevice : cuda::ListedStorage<HybDevice<Value, Index>, Hyb<Value, Index>> {
+  static constexpr const char* format = "hyb";  ///< names its arrays in allocation errors
   std::int64_t rows = 0, cols = 0, width = 0, pitch = 0, coo_nnz = 0;
   std::int64_t ell_nnz = 0;  ///< stored entries of the ELL part
   cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
@@ -26,13 +28,6 @@ struct HybDevice {
   /// first update and kept for the next ones. Not part of storage_bytes.
   cuda::DeviceBuffer<std::int64_t> value_map;
 
-  static HybDevice upload(const Hyb<Value, Index>& s) {
-    HybDevice d;
-    std::tie(d.rows, d.cols, d.width, d.pitch, d.ell_nnz) = ell_scalars(s.ell);
-    d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
-    cuda::upload_arrays("hyb", arrays(d), host_arrays(s));
-    return d;
-  }
   /// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
   static HybDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
@@ -47,23 +42,19 @@ struct HybDevice {
   }
   static constexpr const char* scalar_names = "rows, cols, width, pitch, ell_nnz, coo_nnz";
   std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, ell_nnz, coo_nnz}; }
+  void upload_scalars(const Hyb<Value, Index>& s) {
+    std::tie(rows, cols, width, pitch, ell_nnz) = ell_scalars(s.ell);
+    coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
+  }
+  void download_scalars(Hyb<Value, Index>& s) const {
+    set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);
+  }
 
   Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
-  std::size_t storage_bytes() const { return cuda::storage_bytes(arrays(*this)); }
-  Hyb<Value, Index> download() const {
-    Hyb<Value, Index> s;
-    set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);
-    cuda::download_arrays(arrays(*this), host_arrays(s));
-    return s;
-  }
 };
 
-// Value updates from device or host memory (hyb_device_build.cu).
-template <class Value, class Index>
-void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where);
-
-/// The device-only matrix over `d` (hyb_cuda.cu, where the kernels are).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HybDevice<Value, Index>&& d);
+// Value updates from device or host memory (hyb_device_build.cu) and the
+// device-only matrix over a HybDevice (hyb_cuda.cu, where the kernels are).
+SPMAT_DECLARE_DEVICE_BUILT_STORAGE(HybDevice)
 
 }  // namespace spmat

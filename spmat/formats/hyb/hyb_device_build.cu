@@ -8,6 +8,7 @@
 // builder, and the COO tail (each row's entries past K, in CSR order) is written one thread per
 // tail entry, its row found by a binary search of the tail offsets (a CUB scan). The arrays
 // equal upload(Hyb::build(csr)) byte for byte.
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
 #include "spmat/formats/hyb/hyb_device.hpp"
@@ -25,17 +26,6 @@ __global__ void overflow_lengths_kernel(const Index* __restrict__ len, std::int6
     over[r] = static_cast<Index>(len[r] > width ? len[r] - width : 0);
 }
 
-/// The last r with ptr[r] <= i (ptr non-decreasing, ptr[0] = 0 <= i): the row of tail entry i.
-__device__ std::int64_t row_of(const std::int64_t* ptr, std::int64_t rows, std::int64_t i) {
-  std::int64_t lo = 0, hi = rows - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (ptr[mid] <= i) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 template <class Value, class Index>
 __global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
                                 const Value* __restrict__ values, std::int64_t rows,
@@ -43,7 +33,7 @@ __global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* 
                                 std::int64_t n, Index* __restrict__ coo_row,
                                 Index* __restrict__ coo_col, Value* __restrict__ coo_val) {
   for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
-    const std::int64_t r = row_of(over_ptr, rows, i);
+    const std::int64_t r = cuda::segment_of(over_ptr, rows, i);  // the row of tail entry i
     const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + width + (i - over_ptr[r]);
     coo_row[i] = static_cast<Index>(r);
     coo_col[i] = col_idx[k];
@@ -141,13 +131,6 @@ HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Va
 }
 
 template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Hyb<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  return make_cuda_impl(HybDevice<Value, Index>::from_csr(a.view(), o));
-}
-
-template <class Value, class Index>
 void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where) {
   const std::int64_t nnz = d.ell_nnz + d.coo_nnz;
   if (nnz == 0) return;
@@ -180,12 +163,8 @@ void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where
   if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template HybDevice<V, I> HybDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
-                                                     const FormatOptions&);                       \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<Hyb<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
-  template void update_values(HybDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(Hyb, HybDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(Hyb, HybDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

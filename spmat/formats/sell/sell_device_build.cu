@@ -13,6 +13,7 @@
 // The arrays equal upload(Sell::build(csr)) byte for byte.
 #include <cub/device/device_radix_sort.cuh>
 
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
 #include "spmat/formats/sell/sell_device.hpp"
@@ -57,18 +58,6 @@ __global__ void chunk_len_kernel(const Index* __restrict__ len, const Index* __r
   }
 }
 
-/// The chunk holding slot s: the last c < n_chunks with chunk_ptr[c] <= s (empty chunks share
-/// their start with the next one, which is the one holding s).
-__device__ std::int64_t chunk_of(const std::int64_t* chunk_ptr, std::int64_t n_chunks, std::int64_t s) {
-  std::int64_t lo = 0, hi = n_chunks - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (chunk_ptr[mid] <= s) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 template <class Value, class Index>
 __global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
                                  const Value* __restrict__ values, std::int64_t rows,
@@ -77,19 +66,10 @@ __global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index*
                                  const Index* __restrict__ perm, std::int64_t slots,
                                  Index* __restrict__ out_col, Value* __restrict__ out_val) {
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
-    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
     const std::int64_t p = c * C + off % C, j = off / C;
-    Index col = static_cast<Index>(kEllPadding);
-    Value v = 0;
-    if (p < rows) {
-      const std::int64_t r = perm[p], k = static_cast<std::int64_t>(row_ptr[r]) + j;
-      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
-        col = col_idx[k];
-        v = values[k];
-      }
-    }
-    out_col[s] = col;
-    out_val[s] = v;
+    ell_build::fill_slot(row_ptr, col_idx, values, p < rows ? std::int64_t{perm[p]} : -1, j,
+                         &out_col[s], &out_val[s]);
   }
 }
 
@@ -114,7 +94,7 @@ __global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_
                                 std::int64_t C, std::int64_t slots, std::int64_t* __restrict__ map) {
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
     if (col[s] == static_cast<Index>(kEllPadding)) continue;
-    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
     const std::int64_t p = c * C + off % C;
     if (p < rows) map[ptr[perm[p]] + off / C] = s;
   }
@@ -128,9 +108,7 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   // C and σ parsed and checked by the host builder, on an empty matrix.
   const Sell<Value, Index> opts = Sell<Value, Index>::build(Csr<Value, Index>{}, o);
   SellDevice d;
-  d.rows = a.rows;
-  d.cols = a.cols;
-  d.nnz = a.nnz;
+  cuda::copy_shape(d, a);
   d.chunk = opts.chunk;
   d.sigma = opts.sigma;
   const std::int64_t rows = a.rows, C = d.chunk, n_chunks = (rows + C - 1) / C;
@@ -202,18 +180,10 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
 }
 
 template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Sell<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  return make_cuda_impl(SellDevice<Value, Index>::from_csr(a.view(), o));
-}
-
-template <class Value, class Index>
 void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where) {
-  if (d.nnz == 0) return;
-  const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
-  const auto slots = static_cast<std::int64_t>(d.col_idx.size());
-  if (d.value_map.size() == 0) {
+  cuda::update_mapped_values(d, values, where, [&d] {
+    const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
+    const auto slots = static_cast<std::int64_t>(d.col_idx.size());
     const auto rows = static_cast<std::size_t>(d.rows);
     cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
@@ -227,18 +197,13 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
         d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(), d.rows, d.chunk, slots,
         map.data());
     SPMAT_CUDA_CHECK_LAUNCH("sell_map_kernel");
-    cuda::synchronize_stream();
-    d.value_map = std::move(map);
-  }
-  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
+    cuda::synchronize_stream();  // before `len` and `ptr` are freed
+    return map;
+  });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template SellDevice<V, I> SellDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
-                                                       const FormatOptions&);                     \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<Sell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
-  template void update_values(SellDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(Sell, SellDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(Sell, SellDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -249,10 +249,7 @@ void check_cpu_spmm() {
 }
 
 TEST(Tiled, CpuSpmmMatchesTheReferenceForAllTypePairs) {
-  check_cpu_spmm<float, std::int32_t>();
-  check_cpu_spmm<float, std::int64_t>();
-  check_cpu_spmm<double, std::int32_t>();
-  check_cpu_spmm<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_cpu_spmm<V, I>(); });
 }
 
 template <class Value, class Index>
@@ -472,10 +469,7 @@ void check_gpu_ragged() {
 
 TEST(Tiled, CudaRowKernelHandlesRaggedRowsAndEveryKTile) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_ragged<float, std::int32_t>();
-  check_gpu_ragged<float, std::int64_t>();
-  check_gpu_ragged<double, std::int32_t>();
-  check_gpu_ragged<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_ragged<V, I>(); });
 }
 
 
@@ -506,18 +500,12 @@ void check_gpu_panel() {
 
 TEST(Tiled, CudaPanelKernelMatchesTheReference) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_panel<float, std::int32_t>();
-  check_gpu_panel<float, std::int64_t>();
-  check_gpu_panel<double, std::int32_t>();
-  check_gpu_panel<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_panel<V, I>(); });
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_spmm<float, std::int32_t>();
-  check_gpu_spmm<float, std::int64_t>();
-  check_gpu_spmm<double, std::int32_t>();
-  check_gpu_spmm<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_spmm<V, I>(); });
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //   * launch policy: the stream (every launch is <<<grid, block, smem, cuda::stream()>>>, the
 //     caller's spmat::current_stream(), spmat/cuda/buffer.hpp), cached device attributes (SM
 //     count), the two grid sizes (grid_for for loops that want a few waves of the device,
-//     grid_cover for one thread per item), and the grid-stride indices;
+//     grid_cover for one thread per item), the grid-stride indices, and launch (with
+//     launch_grid_for, launch_grid_cover): a launch and its check in one call;
 //   * epilogues: y = alpha*s + beta*y (axpby_store) and y = beta*y (scale_store, scale_async),
 //     both never reading y when beta == 0;
 //   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
@@ -23,7 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/warp/warp_scan.cuh>
+#include <source_location>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/check.hpp"
@@ -83,6 +87,44 @@ __device__ __forceinline__ std::int64_t global_thread_id() {
 }
 __device__ __forceinline__ std::int64_t grid_thread_count() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+/// A kernel's name and the place that launches it: what a failed launch reports, as
+/// SPMAT_CUDA_CHECK_LAUNCH does on the launching line.
+struct LaunchSite {
+  const char* kernel;
+  std::source_location at;
+  // Implicit from the name, so that `at` is the caller's line.
+  LaunchSite(const char* kernel_name,  // NOLINT(google-explicit-constructor)
+             std::source_location where = std::source_location::current())
+      : kernel(kernel_name), at(where) {}
+};
+
+/// kernel<<<grid, block, 0, stream()>>>(args...), then the launch checked: a failure throws
+/// CudaError naming "launch of `site.kernel`" and the caller's file and line. The arguments
+/// convert to the kernel's parameters as in the <<<>>> launch this spells out.
+template <class... Params, class... Args>
+void launch(LaunchSite site, void (*kernel)(Params...), unsigned grid, unsigned block,
+            Args&&... args) {
+  kernel<<<grid, block, 0, stream()>>>(std::forward<Args>(args)...);
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw_cuda_error(status, ("launch of " + std::string(site.kernel)).c_str(),
+                     site.at.file_name(), static_cast<int>(site.at.line()));
+}
+/// launch on grid_for(work_threads, block) blocks: a grid-stride loop of a few waves.
+template <class... Params, class... Args>
+void launch_grid_for(LaunchSite site, void (*kernel)(Params...), std::int64_t work_threads,
+                     int block, Args&&... args) {
+  launch(site, kernel, grid_for(work_threads, block), static_cast<unsigned>(block),
+         std::forward<Args>(args)...);
+}
+/// launch on grid_cover(items, block) blocks: one thread per item.
+template <class... Params, class... Args>
+void launch_grid_cover(LaunchSite site, void (*kernel)(Params...), std::int64_t items, int block,
+                       Args&&... args) {
+  launch(site, kernel, grid_cover(items, block), static_cast<unsigned>(block),
+         std::forward<Args>(args)...);
 }
 
 /// Runs a CUB device-wide algorithm, the CUB way: `call(temp, bytes)` (forwarding to, say,

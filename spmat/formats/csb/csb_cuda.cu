@@ -95,11 +95,11 @@ void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
   cuda::scale_async(y, Transposed ? d.cols : d.rows, beta);
   if (d.nnz == 0) return;
   constexpr int kBlock = 256;  // untuned; thesis launch configuration not given (spec OQ8)
-  csb_thesis_kernel<Value, Index, Transposed><<<cuda::grid_cover(d.n_stored, kBlock), kBlock, 0,
-      cuda::stream()>>>(d.n_stored, d.n_block_rows, d.n_block_cols, d.beta_log2, d.values.data(),
-      d.comb.data(), d.block_offset.data(), d.sparse_grid ? d.block_row_ptr.data() : nullptr,
-      d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("csb_thesis_kernel");
+  cuda::launch_grid_cover("csb_thesis_kernel", csb_thesis_kernel<Value, Index, Transposed>,
+                          d.n_stored, kBlock, d.n_stored, d.n_block_rows, d.n_block_cols,
+                          d.beta_log2, d.values.data(), d.comb.data(), d.block_offset.data(),
+                          d.sparse_grid ? d.block_row_ptr.data() : nullptr,
+                          d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);
 }
 
 }  // namespace

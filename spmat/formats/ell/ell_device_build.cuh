@@ -91,9 +91,8 @@ __global__ void ell_map_kernel(const Index* __restrict__ len, const std::int64_t
 template <class Index>
 void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
   if (rows <= 0) return;
-  csr_row_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(row_ptr, rows,
-      len);
-  SPMAT_CUDA_CHECK_LAUNCH("csr_row_lengths_kernel");
+  cuda::launch_grid_for("csr_row_lengths_kernel", csr_row_lengths_kernel<Index>, rows, kBlock,
+                        row_ptr, rows, len);
 }
 
 /// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded.
@@ -136,9 +135,8 @@ void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t
           Index* ell_col, Value* ell_val) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(a.row_ptr, a.col_idx,
-      a.values, a.rows, width, pitch, ell_col, ell_val);
-  SPMAT_CUDA_CHECK_LAUNCH("ell fill_kernel");
+  cuda::launch_grid_for("ell fill_kernel", fill_kernel<Value, Index>, slots, kBlock, a.row_ptr,
+                        a.col_idx, a.values, a.rows, width, pitch, ell_col, ell_val);
 }
 
 /// Allocates the width*pitch slots of `ell_col` and `ell_val` (named `col_name`, `val_name` in
@@ -170,9 +168,8 @@ void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::
              std::int64_t pitch, std::int64_t* map) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(len, ptr, rows,
-      width, pitch, map);
-  SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
+  cuda::launch_grid_for("ell_map_kernel", ell_map_kernel<Index>, slots, kBlock, len, ptr, rows,
+                        width, pitch, map);
 }
 
 /// The value map (nnz entries, complete on return) of an ELL array whose rows hold `len`
@@ -194,9 +191,8 @@ template <class Index>
 void stored_lengths(const Index* ell_col, std::int64_t rows, std::int64_t width,
                     std::int64_t pitch, Index* len) {
   if (rows <= 0) return;
-  stored_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(ell_col, rows,
-      width, pitch, len);
-  SPMAT_CUDA_CHECK_LAUNCH("stored_lengths_kernel");
+  cuda::launch_grid_for("stored_lengths_kernel", stored_lengths_kernel<Index>, rows, kBlock,
+                        ell_col, rows, width, pitch, len);
 }
 
 }  // namespace

@@ -584,9 +584,8 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     return;
   }
   // kernel=thesis, or a β too large for any shared-memory tile.
-  gcsb_thesis_kernel<Value, Index, Transposed>
-      <<<cuda::grid_cover(d.n_sorted, 256), 256, 0, cuda::stream()>>>(v, x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
+  cuda::launch_grid_cover("gcsb_thesis_kernel", gcsb_thesis_kernel<Value, Index, Transposed>,
+                          d.n_sorted, 256, v, x, y, alpha);
 }
 
 }  // namespace

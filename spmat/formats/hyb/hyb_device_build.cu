@@ -117,14 +117,12 @@ HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   if (d.coo_nnz > 0) {
     cuda::DeviceBuffer<Index> over(static_cast<std::size_t>(a.rows), "hyb build: tail lengths");
     cuda::DeviceBuffer<std::int64_t> over_ptr(static_cast<std::size_t>(a.rows) + 1, "hyb build: tail offsets");
-    overflow_lengths_kernel<<<cuda::grid_for(a.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        len.data(), a.rows, d.width, over.data());
-    SPMAT_CUDA_CHECK_LAUNCH("overflow_lengths_kernel");
+    cuda::launch_grid_for("overflow_lengths_kernel", overflow_lengths_kernel<Index>, a.rows, kBlock,
+                          len.data(), a.rows, d.width, over.data());
     ell_build::offsets(over.data(), a.rows, over_ptr.data());
-    coo_tail_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-        a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(), d.coo_nnz,
-        d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
-    SPMAT_CUDA_CHECK_LAUNCH("coo_tail_kernel");
+    cuda::launch_grid_for("coo_tail_kernel", coo_tail_kernel<Value, Index>, d.coo_nnz, kBlock,
+                          a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(),
+                          d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
     cuda::synchronize_stream();  // before the temporaries are freed
   }
   return d;
@@ -142,24 +140,22 @@ void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "hyb value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), "hyb value map");
     ell_build::stored_lengths(d.ell_col.data(), d.rows, d.width, d.pitch, ell_len.data());
-    tail_counts_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        d.coo_row.data(), d.coo_nnz, d.rows, ell_len.data(), total.data());
-    SPMAT_CUDA_CHECK_LAUNCH("tail_counts_kernel");
+    cuda::launch_grid_for("tail_counts_kernel", tail_counts_kernel<Index>, d.rows, kBlock,
+                          d.coo_row.data(), d.coo_nnz, d.rows, ell_len.data(), total.data());
     ell_build::offsets(total.data(), d.rows, ptr.data());
     ell_build::ell_map(ell_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
     if (d.coo_nnz > 0) {
-      tail_map_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-          d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots, map.data());
-      SPMAT_CUDA_CHECK_LAUNCH("tail_map_kernel");
+      cuda::launch_grid_for("tail_map_kernel", tail_map_kernel<Index>, d.coo_nnz, kBlock,
+                            d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots,
+                            map.data());
     }
     cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
   cuda::DeviceBuffer<Value> staging;
   const Value* src = cuda::device_values(values, static_cast<std::size_t>(nnz), where, staging);
-  hyb_scatter_kernel<<<cuda::grid_for(nnz, kBlock), kBlock, 0, cuda::stream()>>>(nnz,
-      d.value_map.data(), src, ell_slots, d.ell_val.data(), d.coo_val.data());
-  SPMAT_CUDA_CHECK_LAUNCH("hyb_scatter_kernel");
+  cuda::launch_grid_for("hyb_scatter_kernel", hyb_scatter_kernel<Value>, nnz, kBlock, nnz,
+                        d.value_map.data(), src, ell_slots, d.ell_val.data(), d.coo_val.data());
   if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 

@@ -124,9 +124,8 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   if (rows > 0 && d.sigma > 1) {
     cuda::DeviceBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
     cuda::DeviceBuffer<Index> iota(nr, "sell build: row ids");
-    sort_keys_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(len.data(), rows,
-        d.sigma, max_len, key.data(), iota.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sort_keys_kernel");
+    cuda::launch_grid_for("sort_keys_kernel", sort_keys_kernel<Index>, rows, kBlock, len.data(),
+                          rows, d.sigma, max_len, key.data(), iota.data());
     const auto windows = static_cast<std::uint64_t>((rows - 1) / d.sigma + 1);
     if (windows > ~std::uint64_t{0} / static_cast<std::uint64_t>(max_len + 1))
       throw UnsupportedError("sell: " + std::to_string(windows) + " windows of rows up to " +
@@ -143,18 +142,16 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
     });
     cuda::synchronize_stream();  // before the temporaries are freed
   } else if (rows > 0) {
-    identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows,
-        d.perm.data());
-    SPMAT_CUDA_CHECK_LAUNCH("identity_kernel");
+    cuda::launch_grid_for("identity_kernel", identity_kernel<Index>, rows, kBlock, rows,
+                          d.perm.data());
   }
   d.chunk_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(n_chunks), "sell chunk_len");
   d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n_chunks) + 1, "sell chunk_ptr");
   std::int64_t slots = 0;
   if (n_chunks > 0) {
     cuda::DeviceBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
-    chunk_len_kernel<<<cuda::grid_for(n_chunks, kBlock), kBlock, 0, cuda::stream()>>>(len.data(),
-        d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
-    SPMAT_CUDA_CHECK_LAUNCH("chunk_len_kernel");
+    cuda::launch_grid_for("chunk_len_kernel", chunk_len_kernel<Index>, n_chunks, kBlock, len.data(),
+                          d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
     ell_build::offsets(chunk_slots.data(), n_chunks, d.chunk_ptr.data());
     cuda::copy_to_host(&slots, d.chunk_ptr.data() + n_chunks, 1);
     // The padding counts the slots of real rows only, as on the host: the last chunk's lanes
@@ -170,10 +167,9 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   d.col_idx = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(slots), "sell col_idx");
   d.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(slots), "sell values");
   if (slots > 0) {
-    sell_fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(
-        a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(), d.perm.data(), slots,
-        d.col_idx.data(), d.values.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_fill_kernel");
+    cuda::launch_grid_for("sell_fill_kernel", sell_fill_kernel<Value, Index>, slots, kBlock,
+                          a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(),
+                          d.perm.data(), slots, d.col_idx.data(), d.values.data());
   }
   cuda::synchronize_stream();  // before `len` is freed
   return d;
@@ -188,15 +184,13 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
     cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
-    sell_lengths_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(), d.rows, d.chunk,
-        len.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_lengths_kernel");
+    cuda::launch_grid_for("sell_lengths_kernel", sell_lengths_kernel<Index>, d.rows, kBlock,
+                          d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(),
+                          d.rows, d.chunk, len.data());
     ell_build::offsets(len.data(), d.rows, ptr.data());
-    sell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(d.col_idx.data(),
-        d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(), d.rows, d.chunk, slots,
-        map.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_map_kernel");
+    cuda::launch_grid_for("sell_map_kernel", sell_map_kernel<Index>, slots, kBlock,
+                          d.col_idx.data(), d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(),
+                          d.rows, d.chunk, slots, map.data());
     cuda::synchronize_stream();  // before `len` and `ptr` are freed
     return map;
   });

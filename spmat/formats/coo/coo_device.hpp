@@ -1,5 +1,5 @@
 // spmat/formats/coo/coo_device.hpp — the CUDA storage of COO, built by upload (from the host
-// storage) or by from_csr (on the GPU from a device CSR, coo_device_build.cu): same arrays.
+// storage) or on the GPU from a device CSR (coo_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -38,9 +38,6 @@ struct CooDevice : cuda::ListedStorage<CooDevice<Value, Index>, CooStorage<Value
     d.allocate_workspace();
     return d;
   }
-  /// The same arrays built on the GPU from a validated device CSR, the kernel option parsed as
-  /// CooStorage::build does (coo_device_build.cu).
-  static CooDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   void allocate_workspace() {
     if (kernel == CooKernel::segmented && nnz > 0) {

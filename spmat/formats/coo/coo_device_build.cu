@@ -8,10 +8,12 @@
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR, the kernel option parsed as
+/// CooStorage::build does.
 template <class Value, class Index>
-CooDevice<Value, Index> CooDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  CooDevice d;
+static CooDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                const FormatOptions& o) {
+  CooDevice<Value, Index> d;
   cuda::copy_shape(d, a);
   // The options parsed by the host builder, on an empty matrix: the same checks and messages.
   d.kernel = CooStorage<Value, Index>::build(Csr<Value, Index>{}, o).kernel;

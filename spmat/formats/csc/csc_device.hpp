@@ -1,5 +1,5 @@
 // spmat/formats/csc/csc_device.hpp — the CUDA storage of CSC, built by upload (from the host
-// storage) or by from_csr (on the GPU from a device CSR, csc_device_build.cu): same arrays.
+// storage) or on the GPU from a device CSR (csc_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -29,10 +29,6 @@ struct CscDevice : cuda::ListedStorage<CscDevice<Value, Index>, CscStorage<Value
   /// update_values: the CSC position of each CSR entry, made by the first update (a sort of
   /// the entries by row) and kept for the next ones. Not part of storage_bytes.
   cuda::DeviceBuffer<Index> value_map;
-
-  /// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu); CSC
-  /// takes no options.
-  static CscDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   void set_lanes() {
     const std::int64_t mean = cols > 0 ? (nnz + cols - 1) / cols : 0;

@@ -11,10 +11,11 @@
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR; CSC takes no options.
 template <class Value, class Index>
-CscDevice<Value, Index> CscDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          const FormatOptions&) {
-  CscDevice d;
+static CscDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                const FormatOptions&) {
+  CscDevice<Value, Index> d;
   cuda::copy_shape(d, a);
   d.set_lanes();
   const auto n = static_cast<std::size_t>(a.nnz);

@@ -12,16 +12,18 @@
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR, refused like Ell::build
+/// (padding limit `max_fill`).
 template <class Value, class Index>
-EllDevice<Value, Index> EllDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          const FormatOptions& o) {
+static EllDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                const FormatOptions& o) {
   std::int64_t width = 0;
   {
     cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "ell build: row lengths");
     ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
     width = ell_build::checked_width(a, len.data(), "ell", o);
   }
-  EllDevice d;
+  EllDevice<Value, Index> d;
   d.take_csr_shape(a);
   d.width = width;
   ell_build::allocate_and_fill(a, d);

@@ -1,5 +1,5 @@
 // spmat/formats/ellr/ellr_device.hpp — the CUDA storage of ELLPACK-R, built by upload (from the
-// host storage) or by from_csr (on the GPU from a device CSR, ellr_device_build.cu): same arrays.
+// host storage) or on the GPU from a device CSR (ellr_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -25,10 +25,6 @@ struct EllrDevice : EllDeviceScalars,
   /// update_values: the slot of each CSR entry, made by the first update (from row_len) and
   /// kept for the next ones. Not part of storage_bytes.
   cuda::DeviceBuffer<std::int64_t> value_map;
-
-  /// The same arrays built on the GPU from a validated device CSR, refused like Ellr::build
-  /// (ellr_device_build.cu).
-  static EllrDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {

@@ -8,10 +8,11 @@
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR, refused like Ellr::build.
 template <class Value, class Index>
-EllrDevice<Value, Index> EllrDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                            const FormatOptions& o) {
-  EllrDevice d;
+static EllrDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                 const FormatOptions& o) {
+  EllrDevice<Value, Index> d;
   d.take_csr_shape(a);
   d.row_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.rows), "ellr row_len");
   ell_build::csr_row_lengths(a.row_ptr, a.rows, d.row_len.data());

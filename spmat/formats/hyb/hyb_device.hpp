@@ -1,6 +1,5 @@
-// spmat/formats/hyb/hyb_device.hpp — the CUDA storage of HYB (ELL part + COO tail), built by
-// upload (from the host storage) or by from_csr (on the GPU from a device CSR,
-// hyb_device_build.cu): same arrays.
+// spmat/formats/hyb/hyb_device.hpp — the CUDA storage of HYB (ELL part + COO tail), built by upload
+// (from the host storage) or on the GPU from a device CSR (hyb_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -27,9 +26,6 @@ struct HybDevice : cuda::ListedStorage<HybDevice<Value, Index>, Hyb<Value, Index
   /// update_values: for each CSR entry its ELL slot, or width*pitch + its COO index; made by the
   /// first update and kept for the next ones. Not part of storage_bytes.
   cuda::DeviceBuffer<std::int64_t> value_map;
-
-  /// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
-  static HybDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {

@@ -91,12 +91,11 @@ __global__ void hyb_scatter_kernel(std::int64_t n, const std::int64_t* __restric
   }
 }
 
-}  // namespace
-
+/// The arrays of upload built on the GPU from a validated device CSR.
 template <class Value, class Index>
-HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  HybDevice d;
+HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                         const FormatOptions& o) {
+  HybDevice<Value, Index> d;
   d.rows = a.rows;
   d.cols = a.cols;
   d.pitch = ell_pitch(a.rows);
@@ -127,6 +126,8 @@ HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   }
   return d;
 }
+
+}  // namespace
 
 template <class Value, class Index>
 void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where) {

@@ -1,5 +1,5 @@
-// spmat/formats/sell/sell_device.hpp — the CUDA storage of SELL-C-σ, built by upload (from the
-// host storage) or by from_csr (on the GPU from a device CSR, sell_device_build.cu): same arrays.
+// spmat/formats/sell/sell_device.hpp — the CUDA storage of SELL-C-σ, built by upload (from the host
+// storage) or on the GPU from a device CSR (sell_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -26,9 +26,6 @@ struct SellDevice : cuda::ListedStorage<SellDevice<Value, Index>, Sell<Value, In
   /// update_values: the slot of each CSR entry, made by the first update (from the stored row
   /// lengths) and kept for the next ones. Not part of storage_bytes.
   cuda::DeviceBuffer<std::int64_t> value_map;
-
-  /// The same arrays built on the GPU from a validated device CSR (sell_device_build.cu).
-  static SellDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {

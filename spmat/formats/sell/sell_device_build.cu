@@ -100,14 +100,13 @@ __global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_
   }
 }
 
-}  // namespace
-
+/// The arrays of upload built on the GPU from a validated device CSR.
 template <class Value, class Index>
-SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                            const FormatOptions& o) {
+SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                          const FormatOptions& o) {
   // C and σ parsed and checked by the host builder, on an empty matrix.
   const Sell<Value, Index> opts = Sell<Value, Index>::build(Csr<Value, Index>{}, o);
-  SellDevice d;
+  SellDevice<Value, Index> d;
   cuda::copy_shape(d, a);
   d.chunk = opts.chunk;
   d.sigma = opts.sigma;
@@ -174,6 +173,8 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   cuda::synchronize_stream();  // before `len` is freed
   return d;
 }
+
+}  // namespace
 
 template <class Value, class Index>
 void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where) {

@@ -228,6 +228,18 @@ class FormatConformance : public ::testing::TestWithParam<Param> {
 
   const BackendCaps& caps() const { return GetParam().format->caps.on(GetParam().backend); }
 
+  /// fn.template operator()<Value, Index>(a, m) for `a`, the scenario's matrix in the
+  /// parameter's type pair, and `m`, its build; nothing when the format refuses the build.
+  template <class Fn>
+  void with_built_input(Fn&& fn) {
+    dispatch(GetParam(), [&]<class Value, class Index>() {
+      SCOPED_TRACE(context());
+      const auto a = convert<Value, Index>(input_);
+      auto m = build(a);
+      if (m) fn.template operator()<Value, Index>(a, *m);
+    });
+  }
+
   std::uint64_t seed_ = 0;
   Csr<double, std::int64_t> input_;
 };
@@ -273,18 +285,14 @@ void check_products(const Matrix<Value>& m, const Csr<Value, Index>& a, const Ba
 }
 
 TEST_P(FormatConformance, RoundTripAndSpmv) {
-  dispatch(GetParam(), [&]<class Value, class Index>() {
-    SCOPED_TRACE(context());
-    const auto a = convert<Value, Index>(input_);
-    auto m = build(a);
-    if (!m) return;
-    EXPECT_EQ(m->rows(), a.rows);
-    EXPECT_EQ(m->cols(), a.cols);
-    EXPECT_EQ(m->nnz(), a.nnz());
-    EXPECT_EQ(m->backend(), GetParam().backend);
-    EXPECT_EQ(m->format_name(), GetParam().format->name);
-    EXPECT_TRUE(same_csr(m->to_csr(), convert<Value, std::int64_t>(a))) << "round trip to_csr()";
-    const std::size_t storage = m->storage_bytes();
+  with_built_input([&]<class Value, class Index>(const Csr<Value, Index>& a, Matrix<Value>& m) {
+    EXPECT_EQ(m.rows(), a.rows);
+    EXPECT_EQ(m.cols(), a.cols);
+    EXPECT_EQ(m.nnz(), a.nnz());
+    EXPECT_EQ(m.backend(), GetParam().backend);
+    EXPECT_EQ(m.format_name(), GetParam().format->name);
+    EXPECT_TRUE(same_csr(m.to_csr(), convert<Value, std::int64_t>(a))) << "round trip to_csr()";
+    const std::size_t storage = m.storage_bytes();
     if (a.nnz() > 0) EXPECT_GT(storage, 0u) << "storage_bytes() of a matrix with entries";
     for (Op op : {Op::spmv, Op::spmv_t, Op::spmm, Op::add}) {
       if ((op == Op::spmm || op == Op::add) && !caps().supports(op)) continue;
@@ -294,28 +302,24 @@ TEST_P(FormatConformance, RoundTripAndSpmv) {
         // operation) and may compress values (bccoo's value table), so the only format-free
         // floor is the dense operands: x read and y written.
         const std::size_t floor =
-            op == Op::add ? 0 : dense_operand_bytes(op, m->shape(), k, sizeof(Value));
-        EXPECT_GE(m->traffic_bytes(op, k), floor)
+            op == Op::add ? 0 : dense_operand_bytes(op, m.shape(), k, sizeof(Value));
+        EXPECT_GE(m.traffic_bytes(op, k), floor)
             << "traffic_bytes(" << to_string(op) << ", k = " << k << ") below values + operands";
       }
     }
-    check_products(*m, a, caps(), *GetParam().scenario, seed_);
+    check_products(m, a, caps(), *GetParam().scenario, seed_);
   });
 }
 
 // ---- spmm -------------------------------------------------------------------------------------
 
 TEST_P(FormatConformance, Spmm) {
-  dispatch(GetParam(), [&]<class Value, class Index>() {
-    SCOPED_TRACE(context());
-    const auto a = convert<Value, Index>(input_);
-    auto m = build(a);
-    if (!m) return;
+  with_built_input([&]<class Value, class Index>(const Csr<Value, Index>& a, Matrix<Value>& m) {
     const Scenario& s = *GetParam().scenario;
     if (!caps().supports(Op::spmm)) {
       const auto b = testing::operand_vector<Value>(a.cols * 3, seed_, s.integer_values);
-      expect_unsupported([&] { (void)testing::apply_spmm(*m, b, 3, DenseLayout::row_major); },
-                         m->format().name, "spmm");
+      expect_unsupported([&] { (void)testing::apply_spmm(m, b, 3, DenseLayout::row_major); },
+                         m.format().name, "spmm");
       return;
     }
     const double tol = tolerance_for<Value>(caps().deterministic_spmv, max_length(a.row_ptr));
@@ -324,12 +328,12 @@ TEST_P(FormatConformance, Spmm) {
         SCOPED_TRACE("spmm k = " + std::to_string(k) + ", " + std::string(to_string(layout)) +
                      "-major");
         const auto b = testing::operand_vector<Value>(a.cols * k, seed_ + 3 + k, s.integer_values);
-        const auto c1 = testing::apply_spmm(*m, b, k, layout);
+        const auto c1 = testing::apply_spmm(m, b, k, layout);
         const auto want1 = reference::spmm<Value, Index, Value, Value>(a, b, k, layout);
         EXPECT_TRUE(close_to(c1, want1, tol)) << "alpha = 1, beta = 0, C poisoned with NaN";
         if (k == 32) continue;  // the (alpha, beta) epilogue is checked on k = 1 and 3
         const auto c0 = testing::operand_vector<Value>(a.rows * k, seed_ + 4, s.integer_values);
-        const auto c2 = testing::apply_spmm(*m, b, k, layout, &c0, Value(0.5), Value(-2));
+        const auto c2 = testing::apply_spmm(m, b, k, layout, &c0, Value(0.5), Value(-2));
         const auto want2 =
             reference::spmm<Value, Index, Value, Value>(a, b, k, layout, 0.5, -2.0, c0);
         EXPECT_TRUE(close_to(c2, want2, tol)) << "alpha = 0.5, beta = -2, C random";

@@ -156,10 +156,7 @@ void check_cpu_update(const std::string& format) {
 TEST(UpdateValuesCpu, EqualsAFreshBuild) {
   for (const auto& f : kCpuUpdatable) {
     SCOPED_TRACE(f);
-    check_cpu_update<float, std::int32_t>(f);
-    check_cpu_update<double, std::int32_t>(f);
-    check_cpu_update<float, std::int64_t>(f);
-    check_cpu_update<double, std::int64_t>(f);
+    testing::for_each_type_pair([&]<class V, class I>() { check_cpu_update<V, I>(f); });
   }
 }
 
@@ -280,10 +277,7 @@ TEST(DeviceBuild, SameArraysAsTheHostBuilder) {
   SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  check_device_builders<float, std::int32_t>(seed);
-  check_device_builders<double, std::int32_t>(seed);
-  check_device_builders<float, std::int64_t>(seed);
-  check_device_builders<double, std::int64_t>(seed);
+  testing::for_each_type_pair([&]<class V, class I>() { check_device_builders<V, I>(seed); });
 }
 
 template <class Value, class Index>
@@ -389,10 +383,7 @@ TEST(DeviceBuild, UpdateValuesEqualsAFreshBuild) {
   SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  check_device_update<float, std::int32_t>(seed);
-  check_device_update<double, std::int32_t>(seed);
-  check_device_update<float, std::int64_t>(seed);
-  check_device_update<double, std::int64_t>(seed);
+  testing::for_each_type_pair([&]<class V, class I>() { check_device_update<V, I>(seed); });
 }
 
 TEST(DeviceBuild, UpdateValuesRefusalNamesTheFormat) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "spmat/core/error.hpp"
@@ -40,6 +41,20 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+/// Expects `allocate()` to throw OutOfMemoryError (`why_it_should` in the failure otherwise)
+/// whose message holds each of `parts`.
+template <class Allocate>
+void expect_out_of_memory(Allocate&& allocate, const char* why_it_should,
+                          std::initializer_list<std::string> parts) {
+  try {
+    allocate();
+    ADD_FAILURE() << why_it_should;
+  } catch (const OutOfMemoryError& e) {
+    const std::string m = e.what();
+    for (const std::string& part : parts) EXPECT_TRUE(contains(m, part)) << m;
+  }
+}
+
 TEST(DeviceMemory, CountsLiveBytesAllocationsAndAttempts) {
   const DeviceMemoryUsage before = device_memory_usage();
   {
@@ -63,17 +78,11 @@ TEST(DeviceMemory, InjectedFailureHitsTheNthAllocationOnly) {
     FakeAllocation a(10, "first");
     FakeAllocation b(20, "second");
     EXPECT_FALSE(fail.fired());
-    try {
-      FakeAllocation c(4321, "the third buffer");
-      FAIL() << "the third allocation should have failed";
-    } catch (const OutOfMemoryError& e) {
-      const std::string m = e.what();
-      EXPECT_TRUE(contains(m, "injected")) << m;
-      EXPECT_TRUE(contains(m, "4321 bytes")) << m;
-      EXPECT_TRUE(contains(m, "the third buffer")) << m;
-      EXPECT_TRUE(contains(m, "spmat holds " + std::to_string(before.bytes + 30) + " bytes")) << m;
-      EXPECT_TRUE(contains(m, "123456789 bytes (117.7 MiB) free of 987654321 bytes")) << m;
-    }
+    expect_out_of_memory([] { FakeAllocation c(4321, "the third buffer"); },
+                         "the third allocation should have failed",
+                         {"injected", "4321 bytes", "the third buffer",
+                          "spmat holds " + std::to_string(before.bytes + 30) + " bytes",
+                          "123456789 bytes (117.7 MiB) free of 987654321 bytes"});
     EXPECT_TRUE(fail.fired());
     // The failed allocation holds nothing; the next ones are served again.
     EXPECT_EQ(device_memory_usage().bytes, before.bytes + 30);
@@ -108,20 +117,14 @@ TEST(DeviceMemory, BudgetRefusesWhatWouldExceedItAndSaysWhy) {
     ScopedDeviceMemoryLimit limit(budget);
     EXPECT_EQ(device_memory_limit(), budget);
     FakeAllocation a(4000, "most of it");
-    try {
-      FakeAllocation b(200, "csr values");
-      FAIL() << "200 more bytes should exceed the budget";
-    } catch (const OutOfMemoryError& e) {
-      const std::string m = e.what();
-      EXPECT_TRUE(contains(m, "budget")) << m;
-      EXPECT_TRUE(contains(m, "allocating 200 bytes for csr values")) << m;
-      EXPECT_TRUE(contains(m, "budget of " + std::to_string(budget) + " bytes")) << m;
-      EXPECT_TRUE(contains(m, "SPMAT_DEVICE_MEMORY_LIMIT")) << m;
-      EXPECT_TRUE(contains(m, "spmat holds " + std::to_string(before.bytes + 4000) + " bytes in " +
-                                  std::to_string(before.allocations + 1) + " allocations"))
-          << m;
-      EXPECT_TRUE(contains(m, "123456789 bytes (117.7 MiB) free")) << m;
-    }
+    expect_out_of_memory([] { FakeAllocation b(200, "csr values"); },
+                         "200 more bytes should exceed the budget",
+                         {"budget", "allocating 200 bytes for csr values",
+                          "budget of " + std::to_string(budget) + " bytes",
+                          "SPMAT_DEVICE_MEMORY_LIMIT",
+                          "spmat holds " + std::to_string(before.bytes + 4000) + " bytes in " +
+                              std::to_string(before.allocations + 1) + " allocations",
+                          "123456789 bytes (117.7 MiB) free"});
     EXPECT_EQ(device_memory_usage().bytes, before.bytes + 4000);
     EXPECT_NO_THROW(FakeAllocation(96, "exactly the rest"));
     // A size near 2^64 wraps around neither the check nor the message.
@@ -133,15 +136,15 @@ TEST(DeviceMemory, BudgetRefusesWhatWouldExceedItAndSaysWhy) {
 }
 
 TEST(DeviceMemory, OutOfMemoryFromTheDeviceNamesTheCauseAndTheUsage) {
-  try {
-    detail::throw_device_out_of_memory(1 << 20, "ell values",
-                                       "cudaMalloc: cudaErrorMemoryAllocation", &unknown_device);
-  } catch (const OutOfMemoryError& e) {
-    const std::string m = e.what();
-    EXPECT_TRUE(contains(m, "1048576 bytes (1.0 MiB) for ell values")) << m;
-    EXPECT_TRUE(contains(m, "cudaErrorMemoryAllocation")) << m;
-    EXPECT_TRUE(contains(m, "an unknown number of bytes free")) << m;
-  }
+  expect_out_of_memory(
+      [] {
+        detail::throw_device_out_of_memory(1 << 20, "ell values",
+                                           "cudaMalloc: cudaErrorMemoryAllocation",
+                                           &unknown_device);
+      },
+      "throw_device_out_of_memory should throw",
+      {"1048576 bytes (1.0 MiB) for ell values", "cudaErrorMemoryAllocation",
+       "an unknown number of bytes free"});
 }
 
 TEST(DeviceMemory, PeakKeepsTheHeightUntilReset) {

@@ -166,24 +166,29 @@ class Sequence {
   std::vector<std::string> wrong, unsupported;
 
  private:
+  /// op(A)·x (spmv or spmv_t) into y poisoned with NaN, against `want`.
+  void check_vector_product(Op op, const cuda::DeviceBuffer<double>& x,
+                            cuda::DeviceBuffer<double>& y, const std::vector<double>& want) {
+    y.fill_bytes(0xFF);
+    if (op == Op::spmv)
+      m_->spmv(x.span(), y.span());
+    else
+      m_->spmv_t(x.span(), y.span());
+    cuda::synchronize();
+    expect_close(y.download(), want, op == Op::spmv ? "spmv" : "spmv_t");
+  }
+
   void step() {
     const BackendCaps& caps = f_.caps.cuda;
     switch (next_) {
       case Step::build:
         break;
       case Step::spmv:
-        if (!caps.supports(Op::spmv)) break;
-        fx_.dy.fill_bytes(0xFF);
-        m_->spmv(std::span<const double>(fx_.dx.span()), fx_.dy.span());
-        cuda::synchronize();
-        expect_close(fx_.dy.download(), fx_.want_y, "spmv");
+        if (caps.supports(Op::spmv)) check_vector_product(Op::spmv, fx_.dx, fx_.dy, fx_.want_y);
         break;
       case Step::spmv_t:
-        if (!caps.supports(Op::spmv_t)) break;
-        fx_.dyt.fill_bytes(0xFF);
-        m_->spmv_t(std::span<const double>(fx_.dxt.span()), fx_.dyt.span());
-        cuda::synchronize();
-        expect_close(fx_.dyt.download(), fx_.want_yt, "spmv_t");
+        if (caps.supports(Op::spmv_t))
+          check_vector_product(Op::spmv_t, fx_.dxt, fx_.dyt, fx_.want_yt);
         break;
       case Step::spmm:
         if (!caps.supports(Op::spmm)) break;

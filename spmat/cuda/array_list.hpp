@@ -1,6 +1,6 @@
 // spmat/cuda/array_list.hpp — a device storage's arrays listed once, and what is derived from
 // the list: storage_bytes, stored_arrays, the element-wise upload from and download to the host
-// storage.
+// storage, and ListedStorage, the members a device storage derives from them.
 // SPDX-License-Identifier: MIT
 //
 // A device struct `Dev` whose storage is a list of arrays mirroring host vectors gives
@@ -109,5 +109,47 @@ std::vector<StoredArray> stored_arrays(const Dev& d) {
   out.push_back(stored_scalars(Dev::scalar_names, d.scalars()));
   return out;
 }
+
+/// d.rows, d.cols and d.nnz from the same-named members of `s` (a host storage or a device CSR
+/// view), converted to d's types as plain assignments would: the shape every device storage
+/// starts from.
+template <class Dev, class Src>
+void copy_shape(Dev& d, const Src& s) {
+  d.rows = static_cast<decltype(d.rows)>(s.rows);
+  d.cols = static_cast<decltype(d.cols)>(s.cols);
+  d.nnz = static_cast<decltype(d.nnz)>(s.nnz);
+}
+
+/// What a device storage that lists its arrays derives from the list, for the host storage
+/// `Host` it mirrors: upload, download, storage_bytes and shape. `Dev` derives from
+/// ListedStorage<Dev, Host> and gives, besides the list,
+///   static constexpr const char* format;     // "`format` `name`" in allocation errors
+///   void upload_scalars(const Host& s);      // its scalars from those of `s`
+///   void download_scalars(Host& s) const;    // the scalars of `s` from its own
+/// A storage with more to make on upload (a workspace) hides upload with one that calls this.
+template <class Dev, class Host>
+struct ListedStorage {
+  /// The scalars, then each listed array allocated and filled from its host vector.
+  static Dev upload(const Host& s) {
+    Dev d;
+    d.upload_scalars(s);
+    upload_arrays(Dev::format, Dev::arrays(d), Dev::host_arrays(s));
+    return d;
+  }
+  /// The host storage: its scalars, then the listed arrays downloaded into its vectors.
+  Host download() const {
+    Host s;
+    self().download_scalars(s);
+    download_arrays(Dev::arrays(self()), Dev::host_arrays(s));
+    return s;
+  }
+  /// The bytes of the listed arrays, as the host storage counts them.
+  std::size_t storage_bytes() const { return cuda::storage_bytes(Dev::arrays(self())); }
+  /// Dev's rows, cols and nnz (a storage whose nnz is the sum of parts hides it).
+  Shape shape() const { return {self().rows, self().cols, self().nnz}; }
+
+ private:
+  const Dev& self() const { return static_cast<const Dev&>(*this); }
+};
 
 }  // namespace spmat::cuda

@@ -139,8 +139,7 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
   if (n <= 0) return;
   constexpr int kBlock = 256;
   DeviceBuffer<Index> iota(static_cast<std::size_t>(n), "sort positions");
-  iota_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, iota.data());
-  SPMAT_CUDA_CHECK_LAUNCH("iota_kernel");
+  launch_grid_for("iota_kernel", iota_kernel<Index>, n, kBlock, n, iota.data());
   int end_bit = 1;  // the bits that distinguish keys in [0, key_bound): fewer radix passes
   while (end_bit < static_cast<int>(8 * sizeof(Index)) - 1 && (std::int64_t{1} << end_bit) < key_bound)
     ++end_bit;
@@ -154,25 +153,24 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
 template <class Index>
 void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segments, Index* ptr) {
   constexpr int kBlock = 256;
-  compress_rows_kernel<<<grid_for(segments + 1, kBlock), kBlock, 0, stream()>>>(sorted_keys, n,
-                                                                             segments, ptr);
-  SPMAT_CUDA_CHECK_LAUNCH("compress_rows_kernel");
+  launch_grid_for("compress_rows_kernel", compress_rows_kernel<Index>, segments + 1, kBlock,
+                  sorted_keys, n, segments, ptr);
 }
 
 template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
   if (nnz <= 0) return;
   constexpr int kBlock = 256;
-  expand_rows_kernel<<<grid_for(nnz, kBlock), kBlock, 0, stream()>>>(row_ptr, rows, nnz, row_of);
-  SPMAT_CUDA_CHECK_LAUNCH("expand_rows_kernel");
+  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, nnz, kBlock, row_ptr, rows, nnz,
+                  row_of);
 }
 
 template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
   constexpr int kBlock = 256;
-  gather_values_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, map, src, dst);
-  SPMAT_CUDA_CHECK_LAUNCH("gather_values_kernel");
+  launch_grid_for("gather_values_kernel", gather_values_kernel<Value, Map>, n, kBlock, n, map, src,
+                  dst);
 }
 
 template <class Value, class Index>
@@ -188,10 +186,8 @@ void validate(const DeviceCsrView<Value, Index>& a, std::string_view what) {
   first.fill_bytes(0xFF);  // kNone in every slot
   constexpr int kBlock = 256;
   const std::int64_t n = std::max<std::int64_t>(a.rows + 1, a.nnz);
-  validate_csr_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(a.rows, a.cols, a.nnz,
-                                                                    a.row_ptr, a.col_idx,
-                                                                    first.data());
-  SPMAT_CUDA_CHECK_LAUNCH("validate_csr_kernel");
+  launch_grid_for("validate_csr_kernel", validate_csr_kernel<Index>, n, kBlock, a.rows, a.cols,
+                  a.nnz, a.row_ptr, a.col_idx, first.data());
   const std::vector<unsigned long long> f = first.download();  // synchronizes
 
   if (f[kFirst] != kNone)
@@ -242,8 +238,8 @@ template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
   constexpr int kBlock = 256;
-  scatter_values_kernel<<<grid_for(n, kBlock), kBlock, 0, stream()>>>(n, map, src, dst);
-  SPMAT_CUDA_CHECK_LAUNCH("scatter_values_kernel");
+  launch_grid_for("scatter_values_kernel", scatter_values_kernel<Value, Map>, n, kBlock, n, map,
+                  src, dst);
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                                       \

@@ -182,6 +182,16 @@ void scatter_new_values(Value* dst, const Map* map, const Value* values, std::in
   if (staging.size()) synchronize_stream();  // staging is freed on return
 }
 
+/// update_values of a storage `d` whose values array holds the CSR values permuted (with
+/// padding): the map from CSR positions to slots (d.value_map) is made by `make_map()` on the
+/// first update and kept for the next ones, then the d.nnz new values are scattered through it.
+template <class Dev, class Value, class MakeMap>
+void update_mapped_values(Dev& d, const Value* values, Memory where, MakeMap&& make_map) {
+  if (d.nnz == 0) return;
+  if (d.value_map.size() == 0) d.value_map = make_map();
+  scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
+}
+
 /// A device array's bytes as a StoredArray (for MatrixImpl::stored_arrays).
 template <class T>
 StoredArray stored(std::string name, const T* p, std::size_t n) {

@@ -5,12 +5,14 @@
 //   * launch policy: the stream (every launch is <<<grid, block, smem, cuda::stream()>>>, the
 //     caller's spmat::current_stream(), spmat/cuda/buffer.hpp), cached device attributes (SM
 //     count), the two grid sizes (grid_for for loops that want a few waves of the device,
-//     grid_cover for one thread per item), and the grid-stride indices;
+//     grid_cover for one thread per item), the grid-stride indices, and launch (with
+//     launch_grid_for, launch_grid_cover): a launch and its check in one call;
 //   * epilogues: y = alpha*s + beta*y (axpby_store) and y = beta*y (scale_store, scale_async),
 //     both never reading y when beta == 0;
 //   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
 //   * scans over lanes: warp_inclusive_sum (integers, CUB), warp_segmented_inclusive_sum and the
 //     keyed warp_segmented_sum (Hillis–Steele, fixed order);
+//   * segment_of: the segment (row, chunk) holding an item, from the segments' start offsets;
 //   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices).
 // Floating-point reductions keep their own fixed trees rather than CUB's so that results stay
 // bit for bit what the kernels computed before they shared them; integer scans, where the order
@@ -22,7 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/warp/warp_scan.cuh>
+#include <source_location>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/check.hpp"
@@ -82,6 +87,44 @@ __device__ __forceinline__ std::int64_t global_thread_id() {
 }
 __device__ __forceinline__ std::int64_t grid_thread_count() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+/// A kernel's name and the place that launches it: what a failed launch reports, as
+/// SPMAT_CUDA_CHECK_LAUNCH does on the launching line.
+struct LaunchSite {
+  const char* kernel;
+  std::source_location at;
+  // Implicit from the name, so that `at` is the caller's line.
+  LaunchSite(const char* kernel_name,  // NOLINT(google-explicit-constructor)
+             std::source_location where = std::source_location::current())
+      : kernel(kernel_name), at(where) {}
+};
+
+/// kernel<<<grid, block, 0, stream()>>>(args...), then the launch checked: a failure throws
+/// CudaError naming "launch of `site.kernel`" and the caller's file and line. The arguments
+/// convert to the kernel's parameters as in the <<<>>> launch this spells out.
+template <class... Params, class... Args>
+void launch(LaunchSite site, void (*kernel)(Params...), unsigned grid, unsigned block,
+            Args&&... args) {
+  kernel<<<grid, block, 0, stream()>>>(std::forward<Args>(args)...);
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw_cuda_error(status, ("launch of " + std::string(site.kernel)).c_str(),
+                     site.at.file_name(), static_cast<int>(site.at.line()));
+}
+/// launch on grid_for(work_threads, block) blocks: a grid-stride loop of a few waves.
+template <class... Params, class... Args>
+void launch_grid_for(LaunchSite site, void (*kernel)(Params...), std::int64_t work_threads,
+                     int block, Args&&... args) {
+  launch(site, kernel, grid_for(work_threads, block), static_cast<unsigned>(block),
+         std::forward<Args>(args)...);
+}
+/// launch on grid_cover(items, block) blocks: one thread per item.
+template <class... Params, class... Args>
+void launch_grid_cover(LaunchSite site, void (*kernel)(Params...), std::int64_t items, int block,
+                       Args&&... args) {
+  launch(site, kernel, grid_cover(items, block), static_cast<unsigned>(block),
+         std::forward<Args>(args)...);
 }
 
 /// Runs a CUB device-wide algorithm, the CUB way: `call(temp, bytes)` (forwarding to, say,
@@ -289,6 +332,20 @@ __device__ __forceinline__ Value warp_segmented_sum(Key key, Value v, bool* is_t
 // ---------------------------------------------------------------------------------------------
 // Searches
 // ---------------------------------------------------------------------------------------------
+
+/// The segment holding item i, given the first item of each of `segments` segments (`start`
+/// non-decreasing, start[0] <= i): the last s with start[s] <= i, so that an empty segment,
+/// which shares its start with the next one, is passed over. A binary search.
+__device__ __forceinline__ std::int64_t segment_of(const std::int64_t* start,
+                                                   std::int64_t segments, std::int64_t i) {
+  std::int64_t lo = 0, hi = segments - 1;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (start[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
 
 /// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list
 /// `row_end` (row_end[i] = row_ptr[i+1], `rows` entries) with the natural numbers 0..nnz-1,

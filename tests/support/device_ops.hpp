@@ -21,6 +21,21 @@
 
 namespace spmat::testing {
 
+#if SPMAT_WITH_CUDA
+/// The device output of an operation, n entries: `start` uploaded, or NaN poison (0xFF bytes)
+/// where there is none.
+template <class Value>
+cuda::DeviceBuffer<Value> device_output(std::int64_t n, const std::vector<Value>* start,
+                                        const char* what) {
+  cuda::DeviceBuffer<Value> out(static_cast<std::size_t>(n), what);
+  if (start)
+    out.upload(*start);
+  else
+    out.fill_bytes(0xFF);
+  return out;
+}
+#endif
+
 /// y = alpha*op(A)*x + beta*y0 for op ∈ {spmv, spmv_t}. y0 == nullptr: y starts as NaN poison.
 template <class Value>
 std::vector<Value> apply_spmv(const Matrix<Value>& a, Op op, const std::vector<Value>& x,
@@ -37,11 +52,7 @@ std::vector<Value> apply_spmv(const Matrix<Value>& a, Op op, const std::vector<V
   }
 #if SPMAT_WITH_CUDA
   cuda::DeviceBuffer<Value> dx(x, "test x");
-  cuda::DeviceBuffer<Value> dy(static_cast<std::size_t>(n_out), "test y");
-  if (y0)
-    dy.upload(*y0);
-  else
-    dy.fill_bytes(0xFF);
+  cuda::DeviceBuffer<Value> dy = device_output(n_out, y0, "test y");
   if (op == Op::spmv)
     a.spmv(std::span<const Value>(dx.span()), dy.span(), alpha, beta);
   else
@@ -66,11 +77,7 @@ std::vector<Value> apply_spmm(const Matrix<Value>& a, const std::vector<Value>& 
   }
 #if SPMAT_WITH_CUDA
   cuda::DeviceBuffer<Value> db(b, "test B");
-  cuda::DeviceBuffer<Value> dc(static_cast<std::size_t>(n_out), "test C");
-  if (c0)
-    dc.upload(*c0);
-  else
-    dc.fill_bytes(0xFF);
+  cuda::DeviceBuffer<Value> dc = device_output(n_out, c0, "test C");
   a.spmm(std::span<const Value>(db.span()), dc.span(), k, layout, alpha, beta);
   cuda::synchronize();
   return dc.download();

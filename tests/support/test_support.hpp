@@ -28,6 +28,17 @@ struct Pair {
 using Pairs = ::testing::Types<Pair<float, std::int32_t>, Pair<float, std::int64_t>,
                                Pair<double, std::int32_t>, Pair<double, std::int64_t>>;
 
+/// fn.template operator()<Value, Index>() for the four pairs of Pairs, in that order: the body of
+/// a plain TEST that checks every pair, e.g.
+///   for_each_type_pair([&]<class V, class I>() { check<V, I>(seed); });
+template <class Fn>
+void for_each_type_pair(Fn&& fn) {
+  fn.template operator()<float, std::int32_t>();
+  fn.template operator()<float, std::int64_t>();
+  fn.template operator()<double, std::int32_t>();
+  fn.template operator()<double, std::int64_t>();
+}
+
 /// The worked 4×4 example of the format tests, row lengths 2, 0, 3, 1:
 ///   [[1,0,2,0],[0,0,0,0],[3,4,0,5],[0,0,0,6]]
 template <class Value, class Index>

@@ -136,9 +136,7 @@ struct BccooGpuDevice {
 
   static BccooGpuDevice upload(const BccooGpu<Value, Index>& s) {
     BccooGpuDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.nnz = s.nnz;
+    cuda::copy_shape(d, s);
     d.chunk = s.chunk;
     d.nb = s.chunks();
     d.lut_used = s.lut_used;
@@ -148,12 +146,12 @@ struct BccooGpuDevice {
         (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff) ||  // one block per chunk: grid.x
         !bccoo_gpu::fits_local32(s.rows, s.cols))
       d.kernel = BccooGpuKernel::atomic;
-    d.lut = cuda::DeviceBuffer<Value>(s.lut, "bccoo-gpu value table");
-    d.row = cuda::DeviceBuffer<Index>(s.row, "bccoo-gpu chunk rows");
-    d.column = cuda::DeviceBuffer<Index>(s.column, "bccoo-gpu chunk columns");
-    d.format = cuda::DeviceBuffer<std::uint8_t>(s.format, "bccoo-gpu chunk formats");
-    d.offset = cuda::DeviceBuffer<std::int64_t>(s.offset, "bccoo-gpu chunk offsets");
-    d.data = cuda::DeviceBuffer<std::uint8_t>(s.data, "bccoo-gpu chunk data");
+    cuda::upload_arrays(
+        "bccoo-gpu",
+        std::tuple{cuda::Field{"value table", d.lut}, cuda::Field{"chunk rows", d.row},
+                   cuda::Field{"chunk columns", d.column}, cuda::Field{"chunk formats", d.format},
+                   cuda::Field{"chunk offsets", d.offset}, cuda::Field{"chunk data", d.data}},
+        std::tie(s.lut, s.row, s.column, s.format, s.offset, s.data));
     if (d.kernel == BccooGpuKernel::stream && d.nb > 0)
       d.stream_grid = stream_grid_for<Value, Index>(d.nb, d.chunk, s.blocks);
     if (d.kernel != BccooGpuKernel::atomic && d.nb > 0) {
@@ -764,14 +762,17 @@ __global__ void bccoo_gpu_fixup_kernel(std::int64_t nb, std::int64_t rows,
 
 // ---- atomic kernel ------------------------------------------------------------------------------
 
-template <class Value, class Index>
+/// The atomic kernels, one block per chunk (the chunk's value table staged in shared memory):
+/// y[row] += alpha*Σ by warp-segmented sums, one atomicAdd per row segment; Transposed:
+/// y[col] += alpha*v*x[row], one atomicAdd per entry. y holds beta*y beforehand.
+template <bool Transposed, class Value, class Index>
 __global__ void __launch_bounds__(bccoo_gpu::kBlock)
-    bccoo_gpu_spmv_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
-                          const Index* __restrict__ row, const Index* __restrict__ column,
-                          const std::uint8_t* __restrict__ format,
-                          const std::int64_t* __restrict__ offset,
-                          const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
-                          const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
+    bccoo_gpu_atomic_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
+                            const Index* __restrict__ row, const Index* __restrict__ column,
+                            const std::uint8_t* __restrict__ format,
+                            const std::int64_t* __restrict__ offset,
+                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
+                            const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
   __shared__ Value s_lut[bccoo::kLutSize];
   for (int i = threadIdx.x; i < bccoo::kLutSize; i += blockDim.x) s_lut[i] = lut[i];
   __syncthreads();
@@ -781,44 +782,27 @@ __global__ void __launch_bounds__(bccoo_gpu::kBlock)
     const bccoo::GpuChunk g = bccoo::gpu_chunk(format[h], len, sizeof(Value));
     const std::uint8_t* base = data + offset[h];
     const std::int64_t r0 = row[h], c0 = column[h];
-    for (std::int64_t step = 0; step < len; step += blockDim.x) {  // block-uniform
-      const std::int64_t e = step + threadIdx.x;
-      std::int64_t r = -1, c = 0;  // lanes past the end: key −1 (never equal to a row)
-      Value p = 0;
-      if (e < len) {
+    if constexpr (Transposed) {
+      for (std::int64_t e = threadIdx.x; e < len; e += blockDim.x) {
+        std::int64_t r, c;
         Value v;
         decode_entry(base, g, e, r0, c0, s_lut, &r, &c, &v);
-        p = v * cuda::ldg(x + c);
+        atomicAdd(y + c, alpha * v * cuda::ldg(x + r));
       }
-      bool tail = false;
-      const Value s = cuda::warp_segmented_sum(r, p, &tail);
-      if (e < len && tail) atomicAdd(y + r, alpha * s);
-    }
-  }
-}
-
-template <class Value, class Index>
-__global__ void __launch_bounds__(bccoo_gpu::kBlock)
-    bccoo_gpu_spmv_t_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
-                            const Index* __restrict__ row, const Index* __restrict__ column,
-                            const std::uint8_t* __restrict__ format,
-                            const std::int64_t* __restrict__ offset,
-                            const std::uint8_t* __restrict__ data, const Value* __restrict__ lut,
-                            const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
-  __shared__ Value s_lut[bccoo::kLutSize];
-  for (int i = threadIdx.x; i < bccoo::kLutSize; i += blockDim.x) s_lut[i] = lut[i];
-  __syncthreads();
-  for (std::int64_t h = blockIdx.x; h < nb; h += gridDim.x) {
-    const std::int64_t begin = h * chunk;
-    const std::int64_t len = min(chunk, nnz - begin);
-    const bccoo::GpuChunk g = bccoo::gpu_chunk(format[h], len, sizeof(Value));
-    const std::uint8_t* base = data + offset[h];
-    const std::int64_t r0 = row[h], c0 = column[h];
-    for (std::int64_t e = threadIdx.x; e < len; e += blockDim.x) {
-      std::int64_t r, c;
-      Value v;
-      decode_entry(base, g, e, r0, c0, s_lut, &r, &c, &v);
-      atomicAdd(y + c, alpha * v * cuda::ldg(x + r));
+    } else {
+      for (std::int64_t step = 0; step < len; step += blockDim.x) {  // block-uniform
+        const std::int64_t e = step + threadIdx.x;
+        std::int64_t r = -1, c = 0;  // lanes past the end: key −1 (never equal to a row)
+        Value p = 0;
+        if (e < len) {
+          Value v;
+          decode_entry(base, g, e, r0, c0, s_lut, &r, &c, &v);
+          p = v * cuda::ldg(x + c);
+        }
+        bool tail = false;
+        const Value s = cuda::warp_segmented_sum(r, p, &tail);
+        if (e < len && tail) atomicAdd(y + r, alpha * s);
+      }
     }
   }
 }
@@ -826,6 +810,21 @@ __global__ void __launch_bounds__(bccoo_gpu::kBlock)
 /// Blocks for nb chunks: one per chunk, capped at 4 waves of resident blocks (grid-stride).
 inline unsigned chunk_grid(std::int64_t nb) {
   return cuda::grid_for(nb * bccoo_gpu::kBlock, bccoo_gpu::kBlock);
+}
+
+/// y = alpha*op(A)*x + beta*y by the atomic kernel (op: Aᵀ when Transposed): y scaled by beta,
+/// then the kernel, when there are chunks.
+template <bool Transposed, class Value, class Index>
+void atomic_product(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
+                    Value beta) {
+  cuda::scale_async(y, Transposed ? d.cols : d.rows, beta);
+  if (d.nb == 0) return;
+  bccoo_gpu_atomic_kernel<Transposed><<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
+      d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
+      d.data.data(), d.lut.data(), x, y, alpha);
+  cuda::check(cudaGetLastError(),
+              Transposed ? "launch of bccoo_gpu_spmv_t_kernel" : "launch of bccoo_gpu_spmv_kernel",
+              __FILE__, __LINE__);
 }
 
 }  // namespace
@@ -880,24 +879,14 @@ void spmv(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value
     SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_fixup_kernel");
     return;
   }
-  cuda::scale_async(y, d.rows, beta);
-  if (d.nb == 0) return;
-  bccoo_gpu_spmv_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
-      d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-      d.data.data(), d.lut.data(), x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_spmv_kernel");
+  atomic_product<false>(d, x, y, alpha, beta);
 }
 
 /// y = alpha*Aᵀ*x + beta*y (x: rows, y: cols). NOT deterministic (atomic scatter).
 template <class Value, class Index>
 void spmv_t(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
             Value beta) {
-  cuda::scale_async(y, d.cols, beta);
-  if (d.nb == 0) return;
-  bccoo_gpu_spmv_t_kernel<<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
-      d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
-      d.data.data(), d.lut.data(), x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("bccoo_gpu_spmv_t_kernel");
+  atomic_product<true>(d, x, y, alpha, beta);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(BccooGpu, BccooGpuDevice)

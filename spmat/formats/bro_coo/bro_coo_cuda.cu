@@ -77,19 +77,17 @@ void launch(const BroCooDevice<Value, Index>& d, const Sym* syms, const Value* x
 template <class Value, class Index>
 BroCooDevice<Value, Index> BroCooDevice<Value, Index>::upload(const BroCoo<Value, Index>& c) {
   BroCooDevice d;
-  d.rows = c.rows;
-  d.cols = c.cols;
-  d.nnz = c.nnz;
+  cuda::copy_shape(d, c);
   d.intervals = c.intervals();
   d.interval = c.interval;
   d.sym_len = c.sym_len;
-  d.base_row = cuda::DeviceBuffer<Index>(c.base_row, "bro-coo base rows");
-  d.widths = cuda::DeviceBuffer<std::uint8_t>(c.widths, "bro-coo bit widths");
-  d.sym_off = cuda::DeviceBuffer<std::int64_t>(c.sym_off, "bro-coo symbol offsets");
-  d.sym32 = cuda::DeviceBuffer<std::uint32_t>(c.sym32, "bro-coo symbols");
-  d.sym64 = cuda::DeviceBuffer<std::uint64_t>(c.sym64, "bro-coo symbols");
-  d.col_idx = cuda::DeviceBuffer<Index>(c.col_idx, "bro-coo columns");
-  d.values = cuda::DeviceBuffer<Value>(c.values, "bro-coo values");
+  cuda::upload_arrays(
+      "bro-coo",
+      std::tuple{cuda::Field{"base rows", d.base_row}, cuda::Field{"bit widths", d.widths},
+                 cuda::Field{"symbol offsets", d.sym_off}, cuda::Field{"symbols", d.sym32},
+                 cuda::Field{"symbols", d.sym64}, cuda::Field{"columns", d.col_idx},
+                 cuda::Field{"values", d.values}},
+      std::tie(c.base_row, c.widths, c.sym_off, c.sym32, c.sym64, c.col_idx, c.values));
   return d;
 }
 

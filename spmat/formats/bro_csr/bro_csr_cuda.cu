@@ -139,14 +139,13 @@ BroCsrDevice<Value, Index> BroCsrDevice<Value, Index>::upload(const BroCsr<Value
   if (m.tpr < 1 || m.tpr > 32 || (m.tpr & (m.tpr - 1)) != 0 || (m.sym_len != 32 && m.sym_len != 64))
     throw UnsupportedError("bro-csr: the CUDA kernels need tpr a power of two in 1..32 and "
                            "sym_len 32 or 64");
-  d.row_ptr = cuda::DeviceBuffer<Index>(m.row_ptr, "bro-csr row_ptr");
-  d.base = cuda::DeviceBuffer<Index>(m.base, "bro-csr group bases");
-  d.values = cuda::DeviceBuffer<Value>(m.values, "bro-csr values");
-  d.width_off = cuda::DeviceBuffer<std::int64_t>(m.width_off, "bro-csr width offsets");
-  d.sym_off = cuda::DeviceBuffer<std::int64_t>(m.sym_off, "bro-csr symbol offsets");
-  d.widths = cuda::DeviceBuffer<std::uint8_t>(m.widths, "bro-csr bit widths");
-  d.sym32 = cuda::DeviceBuffer<std::uint32_t>(m.sym32, "bro-csr symbols");
-  d.sym64 = cuda::DeviceBuffer<std::uint64_t>(m.sym64, "bro-csr symbols");
+  cuda::upload_arrays(
+      "bro-csr",
+      std::tuple{cuda::Field{"row_ptr", d.row_ptr}, cuda::Field{"group bases", d.base},
+                 cuda::Field{"values", d.values}, cuda::Field{"width offsets", d.width_off},
+                 cuda::Field{"symbol offsets", d.sym_off}, cuda::Field{"bit widths", d.widths},
+                 cuda::Field{"symbols", d.sym32}, cuda::Field{"symbols", d.sym64}},
+      std::tie(m.row_ptr, m.base, m.values, m.width_off, m.sym_off, m.widths, m.sym32, m.sym64));
   return d;
 }
 

@@ -25,29 +25,13 @@ namespace {
 
 #if SPMAT_WITH_CUDA
 
-template <class V, class I>
-void check_gpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc) {
-  SCOPED_TRACE(var.format + " [" + var.label + "] " + std::string(precision_name<V>()) + "/" +
-               std::string(index_name<I>()) + " on " + sc.name);
-  const auto a = convert<V, I>(sc.a);
-  // The scenarios include long rows on purpose: the build limits are lifted for them.
-  const auto m = Matrix<V>::build(a, var.format, Backend::cuda,
-                                  testing::without_row_limits(var.format, var.options));
-  EXPECT_EQ(m.to_csr(), (convert<V, std::int64_t>(a)));
-  const std::uint64_t seed = testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
-}
-
 TEST(BroFamilyCuda, MatchesTheReferenceOnEveryScenarioAndTypePair) {
   SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& var : bro_testing::variants())
-    for (const auto& sc : bro_testing::scenarios()) {
-      check_gpu<float, std::int32_t>(var, sc);
-      check_gpu<float, std::int64_t>(var, sc);
-      check_gpu<double, std::int32_t>(var, sc);
-      check_gpu<double, std::int64_t>(var, sc);
-    }
+    for (const auto& sc : bro_testing::scenarios())
+      testing::for_each_type_pair([&]<class V, class I>() {
+        bro_testing::check_variant<V, I>(var, sc, Backend::cuda);
+      });
 }
 
 TEST(BroFamilyCuda, BroEllSpmvIsDeterministicAsDeclared) {

@@ -284,14 +284,14 @@ BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value
   if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
     throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
                            "sym_len 32 or 64");
-  d.width_off = cuda::DeviceBuffer<std::int64_t>(e.width_off, "bro-ell width offsets");
-  d.sym_off = cuda::DeviceBuffer<std::int64_t>(e.sym_off, "bro-ell symbol offsets");
-  d.widths = cuda::DeviceBuffer<std::uint8_t>(e.widths, "bro-ell bit widths");
-  d.sym32 = cuda::DeviceBuffer<std::uint32_t>(e.sym32, "bro-ell symbols");
-  d.sym64 = cuda::DeviceBuffer<std::uint64_t>(e.sym64, "bro-ell symbols");
-  d.values = cuda::DeviceBuffer<Value>(e.values, "bro-ell values");
-  d.row_id = cuda::DeviceBuffer<Index>(e.row_id, "bro-ell row map");
-  d.col_base = cuda::DeviceBuffer<Index>(e.col_base, "bro-ell first-column bases");
+  cuda::upload_arrays(
+      "bro-ell",
+      std::tuple{cuda::Field{"width offsets", d.width_off},
+                 cuda::Field{"symbol offsets", d.sym_off}, cuda::Field{"bit widths", d.widths},
+                 cuda::Field{"symbols", d.sym32}, cuda::Field{"symbols", d.sym64},
+                 cuda::Field{"values", d.values}, cuda::Field{"row map", d.row_id},
+                 cuda::Field{"first-column bases", d.col_base}},
+      std::tie(e.width_off, e.sym_off, e.widths, e.sym32, e.sym64, e.values, e.row_id, e.col_base));
   return d;
 }
 

@@ -42,10 +42,7 @@ TEST(BroEll, DecodesThe32BitCodeOfTheExampleInTheKernel) {
   const auto e = BroEll<double, std::int32_t>::encode(a, 2, 32, {}, -1);
   EXPECT_EQ(e.sym32, (std::vector<std::uint32_t>{0xc0000000u, 0xbc000000u, 0x58000000u, 0x90000000u}));
   EXPECT_EQ(e.storage_bytes(), 3 * 8 + 3 * 8 + 8 + 4 * 4 + 16 * 8u);
-  const std::vector<double> x{1, 2, 3, 4, 5};
-  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
-  spmv(e, x.data(), y.data(), 1.0, 0.0);
-  EXPECT_EQ(y, (std::vector<double>{9, 50, 64, 47}));
+  bro_testing::expect_paper_example_product(e);
   std::vector<double> yt(5, 1.0);
   const std::vector<double> xt{1, 1, 1, 1};
   spmv_t(e, xt.data(), yt.data(), 2.0, 1.0);  // 2·(column sums) + 1
@@ -64,10 +61,7 @@ TEST(BroEll, CodesTheFirstColumnRelativeToTheSlicesSmallestFirstColumn) {
   EXPECT_EQ(e.sym32, (std::vector<std::uint32_t>{0xc0000000u, 0xbc000000u, 0x70000000u, 0xe0000000u}));
   EXPECT_EQ(e.storage_bytes(), 3 * 8 + 3 * 8 + 8 + 4 * 4 + 16 * 8u + 2 * 4u);
   EXPECT_EQ(e.to_csr(), a);
-  const std::vector<double> x{1, 2, 3, 4, 5};
-  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
-  spmv(e, x.data(), y.data(), 1.0, 0.0);
-  EXPECT_EQ(y, (std::vector<double>{9, 50, 64, 47}));
+  bro_testing::expect_paper_example_product(e);
 }
 
 TEST(BroEll, SliceRelativeFirstColumnsFitAFivePointStencilRowInOneWord) {
@@ -364,30 +358,12 @@ TEST(BroEll, RejectsBadOptions) {
   EXPECT_THROW((void)Matrix<double>::build(a, "bro-hyb", Backend::cpu, FormatOptions().set("unroll", "3")), ParseError);
 }
 
-template <class V, class I>
-void check_cpu(const bro_testing::Variant& var, const bro_testing::Scenario& sc) {
-  SCOPED_TRACE(var.format + " [" + var.label + "] " + std::string(precision_name<V>()) + "/" +
-               std::string(index_name<I>()) + " on " + sc.name);
-  const auto a = convert<V, I>(sc.a);
-  // The scenarios include long rows on purpose: the build limits are lifted for them.
-  const auto m = Matrix<V>::build(a, var.format, Backend::cpu,
-                                  testing::without_row_limits(var.format, var.options));
-  EXPECT_EQ(m.to_csr(), (convert<V, std::int64_t>(a))) << "round trip";
-  EXPECT_GT(m.storage_bytes(), 0u);
-  EXPECT_EQ(m.traffic_bytes(Op::spmv), m.storage_bytes() + (a.rows + a.cols) * sizeof(V));
-  const std::uint64_t seed = testing::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
-}
-
 TEST(BroFamilyCpu, MatchesTheReferenceOnEveryScenarioAndTypePair) {
   for (const auto& var : bro_testing::variants())
-    for (const auto& sc : bro_testing::scenarios()) {
-      check_cpu<float, std::int32_t>(var, sc);
-      check_cpu<float, std::int64_t>(var, sc);
-      check_cpu<double, std::int32_t>(var, sc);
-      check_cpu<double, std::int64_t>(var, sc);
-    }
+    for (const auto& sc : bro_testing::scenarios())
+      testing::for_each_type_pair([&]<class V, class I>() {
+        bro_testing::check_variant<V, I>(var, sc, Backend::cpu);
+      });
 }
 
 TEST(BroFamilyCpu, IsDeterministicRunToRun) {

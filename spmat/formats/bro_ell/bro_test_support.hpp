@@ -4,12 +4,15 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/matrix.hpp"
+#include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat::bro_testing {
@@ -25,6 +28,16 @@ inline Csr<double, std::int32_t> paper_example() {
   a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
   a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
   return a;
+}
+
+/// The CPU spmv of `m`, a BRO storage of paper_example(), with x = (1, 2, 3, 4, 5) into a y
+/// poisoned with NaN: y = (9, 50, 64, 47), the product worked out in the paper.
+template <class Storage>
+void expect_paper_example_product(const Storage& m) {
+  const std::vector<double> x{1, 2, 3, 4, 5};
+  std::vector<double> y(4, std::numeric_limits<double>::quiet_NaN());
+  spmv(m, x.data(), y.data(), 1.0, 0.0);
+  EXPECT_EQ(y, (std::vector<double>{9, 50, 64, 47}));
 }
 
 /// A banded matrix (row i: columns i-w..i+w) with its rows shuffled: BAR's favourite input.
@@ -183,6 +196,26 @@ inline std::vector<Variant> variants() {
   v.push_back({"bro-csr", FormatOptions().set("tpr", "8").set("sym_len", "64"), "tpr=8,sym_len=64"});
   v.push_back({"bro-csr", FormatOptions().set("tpr", "32"), "tpr=32"});
   return v;
+}
+
+/// Scenario `sc` built as `var` on `backend` in type pair (V, I) against the reference: its
+/// to_csr, spmv and spmv_t; on the CPU also its storage and traffic bytes. The scenarios
+/// include long rows on purpose: the build limits are lifted for them.
+template <class V, class I>
+void check_variant(const Variant& var, const Scenario& sc, Backend backend) {
+  SCOPED_TRACE(var.format + " [" + var.label + "] " + std::string(precision_name<V>()) + "/" +
+               std::string(index_name<I>()) + " on " + sc.name);
+  const auto a = convert<V, I>(sc.a);
+  const auto m = Matrix<V>::build(a, var.format, backend,
+                                  testing::without_row_limits(var.format, var.options));
+  EXPECT_EQ(m.to_csr(), (convert<V, std::int64_t>(a))) << "round trip";
+  if (backend == Backend::cpu) {
+    EXPECT_GT(m.storage_bytes(), 0u);
+    EXPECT_EQ(m.traffic_bytes(Op::spmv), m.storage_bytes() + (a.rows + a.cols) * sizeof(V));
+  }
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  testing::expect_matrix_spmv_and_spmv_t_match(m, a, seed);
 }
 
 }  // namespace spmat::bro_testing

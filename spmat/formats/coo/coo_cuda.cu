@@ -142,27 +142,25 @@ template <class Value, class Index>
 void spmv(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows == 0) return;
   if (d.nnz == 0) {
-    coo_empty_rows_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(d.rows, y,
-        alpha, beta);
-    SPMAT_CUDA_CHECK_LAUNCH("coo_empty_rows_kernel");
+    cuda::launch_grid_for("coo_empty_rows_kernel", coo_empty_rows_kernel<Value>, d.rows, kBlock,
+                          d.rows, y, alpha, beta);
     return;
   }
   if (d.kernel == CooKernel::atomic) {
     cuda::scale_async(y, d.rows, beta);
-    coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-        d.nnz, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
-    SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel");
+    cuda::launch_grid_for("coo_atomic_kernel", coo_atomic_kernel<Value, Index>, d.nnz, kBlock,
+                          d.nnz, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
     return;
   }
   const std::int64_t intervals = (d.nnz + kSegInterval - 1) / kSegInterval;
-  coo_segmented_kernel<<<cuda::grid_for(intervals * cuda::kWarpSize, kBlock), kBlock, 0,
-      cuda::stream()>>>(d.nnz, intervals, d.row_idx.data(), d.col_idx.data(), d.values.data(), x, y,
-      d.head.data(), d.tail.data(), alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("coo_segmented_kernel");
+  cuda::launch_grid_for("coo_segmented_kernel", coo_segmented_kernel<Value, Index>,
+                        intervals * cuda::kWarpSize, kBlock, d.nnz, intervals, d.row_idx.data(),
+                        d.col_idx.data(), d.values.data(), x, y, d.head.data(), d.tail.data(),
+                        alpha, beta);
   const std::int64_t fix_threads = intervals > d.rows ? intervals : d.rows;
-  coo_segmented_fixup_kernel<<<cuda::grid_for(fix_threads, kBlock), kBlock, 0, cuda::stream()>>>(
-      d.rows, d.nnz, intervals, d.row_idx.data(), y, d.head.data(), d.tail.data(), alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("coo_segmented_fixup_kernel");
+  cuda::launch_grid_for("coo_segmented_fixup_kernel", coo_segmented_fixup_kernel<Value, Index>,
+                        fix_threads, kBlock, d.rows, d.nnz, intervals, d.row_idx.data(), y,
+                        d.head.data(), d.tail.data(), alpha, beta);
 }
 
 // Contract: x has rows entries, y cols entries (device). y is first scaled by beta (beta == 0
@@ -173,9 +171,9 @@ void spmv_t(const CooDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.cols == 0) return;
   cuda::scale_async(y, d.cols, beta);
   if (d.nnz == 0) return;
-  coo_atomic_kernel<<<cuda::grid_for(d.nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-      d.nnz, d.col_idx.data(), d.row_idx.data(), d.values.data(), x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("coo_atomic_kernel (transpose)");
+  cuda::launch_grid_for("coo_atomic_kernel (transpose)", coo_atomic_kernel<Value, Index>, d.nnz,
+                        kBlock, d.nnz, d.col_idx.data(), d.row_idx.data(), d.values.data(), x, y,
+                        alpha);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(CooStorage, CooDevice)

@@ -1,5 +1,5 @@
 // spmat/formats/coo/coo_device.hpp — the CUDA storage of COO, built by upload (from the host
-// storage) or by from_csr (on the GPU from a device CSR, coo_device_build.cu): same arrays.
+// storage) or on the GPU from a device CSR (coo_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/coo/coo.hpp"
 #include "spmat/model/traffic.hpp"
@@ -19,7 +20,9 @@ namespace spmat {
 inline constexpr std::int64_t kCooSegInterval = 8 * 32;
 
 template <class Value, class Index>
-struct CooDevice {
+struct CooDevice : cuda::ListedStorage<CooDevice<Value, Index>, CooStorage<Value, Index>> {
+  using Listed = cuda::ListedStorage<CooDevice, CooStorage<Value, Index>>;
+  static constexpr const char* format = "coo";  ///< names its arrays in allocation errors
   Index rows = 0, cols = 0;
   std::int64_t nnz = 0;
   CooKernel kernel = CooKernel::atomic;
@@ -30,18 +33,12 @@ struct CooDevice {
   // every call.
   mutable cuda::DeviceBuffer<Value> head, tail;
 
+  /// The listed arrays, then the workspace of the segmented kernel.
   static CooDevice upload(const CooStorage<Value, Index>& s) {
-    CooDevice d;
-    d.rows = s.a.rows;
-    d.cols = s.a.cols;
-    d.nnz = static_cast<std::int64_t>(s.a.values.size());
-    d.kernel = s.kernel;
-    cuda::upload_arrays("coo", arrays(d), host_arrays(s));
+    CooDevice d = Listed::upload(s);
     d.allocate_workspace();
     return d;
   }
-  /// The same arrays built on the GPU from a validated device CSR (coo_device_build.cu).
-  static CooDevice from_csr(const DeviceCsrView<Value, Index>& a, CooKernel kernel);
 
   void allocate_workspace() {
     if (kernel == CooKernel::segmented && nnz > 0) {
@@ -61,29 +58,24 @@ struct CooDevice {
     return {static_cast<std::int64_t>(kernel), static_cast<std::int64_t>(head.size()),
             static_cast<std::int64_t>(tail.size())};
   }
-
-  Shape shape() const { return {rows, cols, nnz}; }
   /// Every device byte held: the arrays and the segmented kernel's workspace
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + head.bytes() + tail.bytes();
   }
-  CooStorage<Value, Index> download() const {
-    CooStorage<Value, Index> s;
+  void upload_scalars(const CooStorage<Value, Index>& s) {
+    cuda::copy_shape(*this, s.shape());
+    kernel = s.kernel;
+  }
+  void download_scalars(CooStorage<Value, Index>& s) const {
     s.a.rows = rows;
     s.a.cols = cols;
-    cuda::download_arrays(arrays(*this), host_arrays(s));
     s.kernel = kernel;
-    return s;
   }
 };
 
-// Value updates from device or host memory (coo_device_build.cu). COO keeps CSR order: a plain copy.
-template <class Value, class Index>
-void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where);
-
-/// The device-only matrix over `d` (coo_cuda.cu, where the kernels are).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooDevice<Value, Index>&& d);
+// Value updates from device or host memory (coo_device_build.cu; COO keeps CSR order: a plain
+// copy) and the device-only matrix over a CooDevice (coo_cuda.cu, where the kernels are).
+SPMAT_DECLARE_DEVICE_BUILT_STORAGE(CooDevice)
 
 }  // namespace spmat

@@ -2,19 +2,21 @@
 // expanded to row indices, column indices and values copied device to device. The arrays equal
 // upload(to_coo(csr)) byte for byte (to_coo keeps CSR order).
 // SPDX-License-Identifier: MIT
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/coo/coo_device.hpp"
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR, the kernel option parsed as
+/// CooStorage::build does.
 template <class Value, class Index>
-CooDevice<Value, Index> CooDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          CooKernel kernel) {
-  CooDevice d;
-  d.rows = static_cast<Index>(a.rows);
-  d.cols = static_cast<Index>(a.cols);
-  d.nnz = a.nnz;
-  d.kernel = kernel;
+static CooDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                const FormatOptions& o) {
+  CooDevice<Value, Index> d;
+  cuda::copy_shape(d, a);
+  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
+  d.kernel = CooStorage<Value, Index>::build(Csr<Value, Index>{}, o).kernel;
   const auto n = static_cast<std::size_t>(a.nnz);
   d.row_idx = cuda::DeviceBuffer<Index>(n, "coo row_idx");
   d.col_idx = cuda::DeviceBuffer<Index>(n, "coo col_idx");
@@ -27,25 +29,13 @@ CooDevice<Value, Index> CooDevice<Value, Index>::from_csr(const DeviceCsrView<Va
 }
 
 template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CooStorage<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
-  const CooKernel kernel = CooStorage<Value, Index>::build(Csr<Value, Index>{}, o).kernel;
-  return make_cuda_impl(CooDevice<Value, Index>::from_csr(a.view(), kernel));
-}
-
-template <class Value, class Index>
 void update_values(CooDevice<Value, Index>& d, const Value* values, Memory where) {
   if (d.nnz == 0) return;
   cuda::copy_values(d.values.data(), values, d.values.size(), where);
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template CooDevice<V, I> CooDevice<V, I>::from_csr(const DeviceCsrView<V, I>&, CooKernel);      \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<CooStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
-  template void update_values(CooDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(CooStorage, CooDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(CooStorage, CooDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -32,9 +32,11 @@ struct CsbDevice {
     d.n_stored = s.n_stored();
     d.beta_log2 = s.beta_log2;
     d.sparse_grid = s.sparse_grid;
-    d.values = cuda::DeviceBuffer<Value>(s.values, "csb values");
-    d.comb = cuda::DeviceBuffer<std::int32_t>(s.comb, "csb comb_row_col_indices");
-    d.block_offset = cuda::DeviceBuffer<Index>(s.block_offset, "csb block_offset");
+    cuda::upload_arrays(
+        "csb",
+        std::tuple{cuda::Field{"values", d.values}, cuda::Field{"comb_row_col_indices", d.comb},
+                   cuda::Field{"block_offset", d.block_offset}},
+        std::tie(s.values, s.comb, s.block_offset));
     if (s.sparse_grid) {
       d.block_row_ptr = cuda::DeviceBuffer<Index>(s.block_row_ptr, "csb block_row_ptr");
       d.block_col = cuda::DeviceBuffer<Index>(s.block_col, "csb block_col");
@@ -99,11 +101,11 @@ void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
   cuda::scale_async(y, Transposed ? d.cols : d.rows, beta);
   if (d.nnz == 0) return;
   constexpr int kBlock = 256;  // untuned; thesis launch configuration not given (spec OQ8)
-  csb_thesis_kernel<Value, Index, Transposed><<<cuda::grid_cover(d.n_stored, kBlock), kBlock, 0,
-      cuda::stream()>>>(d.n_stored, d.n_block_rows, d.n_block_cols, d.beta_log2, d.values.data(),
-      d.comb.data(), d.block_offset.data(), d.sparse_grid ? d.block_row_ptr.data() : nullptr,
-      d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("csb_thesis_kernel");
+  cuda::launch_grid_cover("csb_thesis_kernel", csb_thesis_kernel<Value, Index, Transposed>,
+                          d.n_stored, kBlock, d.n_stored, d.n_block_rows, d.n_block_cols,
+                          d.beta_log2, d.values.data(), d.comb.data(), d.block_offset.data(),
+                          d.sparse_grid ? d.block_row_ptr.data() : nullptr,
+                          d.sparse_grid ? d.block_col.data() : nullptr, x, y, alpha);
 }
 
 }  // namespace

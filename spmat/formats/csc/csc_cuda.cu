@@ -59,9 +59,9 @@ void spmv_t(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.cols == 0) return;
   const std::int64_t threads = (d.cols + (cuda::kWarpSize / d.lanes) - 1) /
                                (cuda::kWarpSize / d.lanes) * cuda::kWarpSize;
-  csc_gather_kernel<<<cuda::grid_for(threads, kBlock), kBlock, 0, cuda::stream()>>>(
-      d.cols, d.lanes, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("csc_gather_kernel");
+  cuda::launch_grid_for("csc_gather_kernel", csc_gather_kernel<Value, Index>, threads, kBlock,
+                        d.cols, d.lanes, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y,
+                        alpha, beta);
 }
 
 // Contract: x has cols entries, y rows entries (device). y is scaled by beta first (beta == 0
@@ -72,9 +72,8 @@ void spmv(const CscDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   if (d.rows == 0) return;
   cuda::scale_async(y, d.rows, beta);
   if (d.nnz == 0) return;
-  csc_scatter_kernel<<<cuda::grid_for(d.cols, kBlock), kBlock, 0, cuda::stream()>>>(
-      d.cols, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("csc_scatter_kernel");
+  cuda::launch_grid_for("csc_scatter_kernel", csc_scatter_kernel<Value, Index>, d.cols, kBlock,
+                        d.cols, d.col_ptr.data(), d.row_idx.data(), d.values.data(), x, y, alpha);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(CscStorage, CscDevice)

@@ -1,5 +1,5 @@
 // spmat/formats/csc/csc_device.hpp — the CUDA storage of CSC, built by upload (from the host
-// storage) or by from_csr (on the GPU from a device CSR, csc_device_build.cu): same arrays.
+// storage) or on the GPU from a device CSR (csc_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/csc/csc.hpp"
 #include "spmat/model/traffic.hpp"
@@ -15,7 +16,8 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct CscDevice {
+struct CscDevice : cuda::ListedStorage<CscDevice<Value, Index>, CscStorage<Value, Index>> {
+  static constexpr const char* format = "csc";  ///< names its arrays in allocation errors
   Index rows = 0, cols = 0;
   std::int64_t nnz = 0;
   /// Lanes per column of the gather kernel: the power of two (1..32) at or above the mean
@@ -27,18 +29,6 @@ struct CscDevice {
   /// update_values: the CSC position of each CSR entry, made by the first update (a sort of
   /// the entries by row) and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<Index> value_map;
-
-  static CscDevice upload(const CscStorage<Value, Index>& s) {
-    CscDevice d;
-    d.rows = s.a.rows;
-    d.cols = s.a.cols;
-    d.nnz = static_cast<std::int64_t>(s.a.values.size());
-    d.set_lanes();
-    cuda::upload_arrays("csc", arrays(d), host_arrays(s));
-    return d;
-  }
-  /// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu).
-  static CscDevice from_csr(const DeviceCsrView<Value, Index>& a);
 
   void set_lanes() {
     const std::int64_t mean = cols > 0 ? (nnz + cols - 1) / cols : 0;
@@ -53,28 +43,23 @@ struct CscDevice {
   static auto host_arrays(auto& s) { return std::tie(s.a.col_ptr, s.a.row_idx, s.a.values); }
   static constexpr const char* scalar_names = "lanes";
   std::vector<std::int64_t> scalars() const { return {lanes}; }
-
-  Shape shape() const { return {rows, cols, nnz}; }
   /// Every device byte held: the arrays and the value map once made
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
   }
-  CscStorage<Value, Index> download() const {
-    CscStorage<Value, Index> s;
+  void upload_scalars(const CscStorage<Value, Index>& s) {
+    cuda::copy_shape(*this, s.shape());
+    set_lanes();
+  }
+  void download_scalars(CscStorage<Value, Index>& s) const {
     s.a.rows = rows;
     s.a.cols = cols;
-    cuda::download_arrays(arrays(*this), host_arrays(s));
-    return s;
   }
 };
 
-// Value updates from device or host memory (csc_device_build.cu).
-template <class Value, class Index>
-void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where);
-
-/// The device-only matrix over `d` (csc_cuda.cu, where the kernels are).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscDevice<Value, Index>&& d);
+// Value updates from device or host memory (csc_device_build.cu) and the
+// device-only matrix over a CscDevice (csc_cuda.cu, where the kernels are).
+SPMAT_DECLARE_DEVICE_BUILT_STORAGE(CscDevice)
 
 }  // namespace spmat

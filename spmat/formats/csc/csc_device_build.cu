@@ -5,17 +5,18 @@
 // The transpose of the host builder (to_csc: a stable counting sort of the entries by column)
 // done with a stable CUB radix sort of the CSR positions by column: within a column the entries
 // keep CSR order, i.e. ascending rows, so the arrays equal upload(to_csc(csr)) byte for byte.
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/csc/csc_device.hpp"
 
 namespace spmat {
 
+/// The arrays of upload built on the GPU from a validated device CSR; CSC takes no options.
 template <class Value, class Index>
-CscDevice<Value, Index> CscDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a) {
-  CscDevice d;
-  d.rows = static_cast<Index>(a.rows);
-  d.cols = static_cast<Index>(a.cols);
-  d.nnz = a.nnz;
+static CscDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                                const FormatOptions&) {
+  CscDevice<Value, Index> d;
+  cuda::copy_shape(d, a);
   d.set_lanes();
   const auto n = static_cast<std::size_t>(a.nnz);
   d.col_ptr = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.cols) + 1, "csc col_ptr");
@@ -36,32 +37,20 @@ CscDevice<Value, Index> CscDevice<Value, Index>::from_csr(const DeviceCsrView<Va
 }
 
 template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CscStorage<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions&) {
-  return make_cuda_impl(CscDevice<Value, Index>::from_csr(a.view()));
-}
-
-template <class Value, class Index>
 void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where) {
-  if (d.nnz == 0) return;
-  if (d.value_map.size() == 0) {
-    // Sorting the CSC positions by row (stably) lists them in CSR order: within a row they
-    // ascend by column, as CSR's entries do.
+  // Sorting the CSC positions by row (stably) lists them in CSR order: within a row they
+  // ascend by column, as CSR's entries do.
+  cuda::update_mapped_values(d, values, where, [&d] {
     cuda::DeviceBuffer<Index> map(static_cast<std::size_t>(d.nnz), "csc value map");
     cuda::DeviceBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
     cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), map.data());
     cuda::synchronize_stream();
-    d.value_map = std::move(map);
-  }
-  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
+    return map;
+  });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template CscDevice<V, I> CscDevice<V, I>::from_csr(const DeviceCsrView<V, I>&);                 \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<CscStorage<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);        \
-  template void update_values(CscDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(CscStorage, CscDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(CscStorage, CscDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -47,6 +47,14 @@ TEST(CsrCudaOptions, RejectsAnUnknownThreadsPerRow) {
 using Csr64 = Csr<double, std::int64_t>;
 
 /// Random canonical CSR with the given row lengths (testing::random_csr_of_lengths: exact sums).
+/// The lengths f(0), ..., f(rows - 1) of `rows` rows, for random_csr.
+template <class LengthOf>
+std::vector<std::int64_t> row_lengths(std::int64_t rows, LengthOf&& f) {
+  std::vector<std::int64_t> l(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) l[static_cast<std::size_t>(r)] = f(r);
+  return l;
+}
+
 Csr64 random_csr(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& lengths,
                  std::uint64_t seed) {
   return testing::random_csr_of_lengths(rows, cols, [&](std::int64_t r) { return lengths[r]; }, seed);
@@ -66,11 +74,6 @@ const std::vector<Scenario>& skewed_scenarios() {
   static const std::vector<Scenario> all = [] {
     using csr_plan::kMergeTile;
     std::vector<Scenario> v;
-    auto lengths = [](std::int64_t rows, auto&& f) {
-      std::vector<std::int64_t> l(rows);
-      for (std::int64_t r = 0; r < rows; ++r) l[r] = f(r);
-      return l;
-    };
     v.push_back({"rmat_scale14_ef16", gen::generate<double, std::int64_t>("gen:rmat:14:16:values=int")});
     v.push_back({"powerlaw_20000_mean16",
                  gen::generate<double, std::int64_t>("gen:powerlaw:20000:16:values=int")});
@@ -80,33 +83,33 @@ const std::vector<Scenario>& skewed_scenarios() {
                                              16,  17,  31,   32,   33,   63,   64,   65,   511, 512,
                                              513, 1023, 1024, 1025, 4095, 4096, 4097, 8192, 8193};
     v.push_back({"every_row_length_class_3000x9000",
-                 random_csr(3000, 9000, lengths(3000, [&](std::int64_t r) -> std::int64_t {
+                 random_csr(3000, 9000, row_lengths(3000, [&](std::int64_t r) -> std::int64_t {
                               if (r % 97 == 0 && r / 97 < static_cast<std::int64_t>(boundary.size()))
                                 return boundary[r / 97];
                               if (r % 31 == 0) return 40 + r % 50;
                               return r % 5 == 0 ? 0 : r % 7;
                             }), 21)});
     v.push_back({"one_row_holds_most_nonzeros_2000x60000",
-                 random_csr(2000, 60000, lengths(2000, [](std::int64_t r) -> std::int64_t {
+                 random_csr(2000, 60000, row_lengths(2000, [](std::int64_t r) -> std::int64_t {
                               return r == 1234 ? 50000 : r % 4;
                             }), 22)});
     v.push_back({"empty_stretches_6000x500",
-                 random_csr(6000, 500, lengths(6000, [](std::int64_t r) -> std::int64_t {
+                 random_csr(6000, 500, row_lengths(6000, [](std::int64_t r) -> std::int64_t {
                               if (r < 2000 || r >= 4000) return 0;
                               return r % 13 == 0 ? 300 : r % 9;
                             }), 23)});
     v.push_back({"rows_ending_on_merge_tile_boundaries_40x2000",
-                 random_csr(40, 2000, lengths(40, [](std::int64_t) -> std::int64_t {
+                 random_csr(40, 2000, row_lengths(40, [](std::int64_t) -> std::int64_t {
                               return kMergeTile - 1;  // + its row end = one tile
                             }), 24)});
     v.push_back({"rows_one_merge_tile_long_30x3000",
-                 random_csr(30, 3000, lengths(30, [](std::int64_t) -> std::int64_t {
+                 random_csr(30, 3000, row_lengths(30, [](std::int64_t) -> std::int64_t {
                               return kMergeTile;
                             }), 25)});
     v.push_back({"single_row_1x3000",
-                 random_csr(1, 3000, lengths(1, [](std::int64_t) -> std::int64_t { return 3000; }), 26)});
+                 random_csr(1, 3000, std::vector<std::int64_t>{3000}, 26)});
     v.push_back({"wide_rows_500x30000",
-                 random_csr(500, 30000, lengths(500, [](std::int64_t r) -> std::int64_t {
+                 random_csr(500, 30000, row_lengths(500, [](std::int64_t r) -> std::int64_t {
                               return r % 50 == 0 ? 25000 : 400 + (r * 37) % 600;
                             }), 27)});
     return v;
@@ -168,11 +171,9 @@ csr_plan::RowPlan auto_plan(const Csr64& a, int tpr = 0, CsrBins bins = CsrBins:
 
 TEST(CsrCudaPlan, RegularMatricesKeepTheUnbinnedAutoKernel) {
   // G3_circuit-like: 4–6 entries per row, mean about 4.8.
-  const Csr64 circuit = random_csr(20000, 20000, [] {
-    std::vector<std::int64_t> l(20000);
-    for (std::size_t r = 0; r < l.size(); ++r) l[r] = 4 + (r % 5 == 0) + (r % 7 == 0 ? 1 : 0);
-    return l;
-  }(), 31);
+  const Csr64 circuit = random_csr(20000, 20000, row_lengths(20000, [](std::int64_t r) {
+    return 4 + (r % 5 == 0) + (r % 7 == 0 ? 1 : 0);
+  }), 31);
   const std::vector<std::pair<std::string, Csr64>> regular{
       {"lap2d:100", gen::generate<double, std::int64_t>("gen:lap2d:100")},
       {"lap3d:20", gen::generate<double, std::int64_t>("gen:lap3d:20")},
@@ -381,11 +382,9 @@ std::vector<std::int64_t> brute_force_path_rows(const Csr64& a) {
 
 TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
   std::vector<Scenario> small;
-  small.push_back({"ragged", random_csr(300, 50, [] {
-                     std::vector<std::int64_t> l(300);
-                     for (std::size_t r = 0; r < l.size(); ++r) l[r] = r % 4 == 0 ? 0 : (r * 7) % 23;
-                     return l;
-                   }(), 41)});
+  small.push_back({"ragged", random_csr(300, 50, row_lengths(300, [](std::int64_t r) {
+                     return r % 4 == 0 ? 0 : (r * 7) % 23;
+                   }), 41)});
   small.push_back({"empty_rows_only", random_csr(50, 5, std::vector<std::int64_t>(50, 0), 42)});
   for (const auto& sc : skewed_scenarios())
     if (sc.a.nnz() < 100000) small.push_back(sc);
@@ -563,11 +562,9 @@ std::vector<std::int64_t> model_merge_rows_of_nonzeros(const Csr64& a) {
 
 TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
   std::vector<Scenario> all = skewed_scenarios();
-  all.push_back({"ragged_with_empty_rows", random_csr(1000, 777, [] {
-                   std::vector<std::int64_t> l(1000);
-                   for (std::size_t r = 0; r < l.size(); ++r) l[r] = r % 5 == 0 ? 0 : (r * 11) % 13;
-                   return l;
-                 }(), 51)});
+  all.push_back({"ragged_with_empty_rows", random_csr(1000, 777, row_lengths(1000, [](std::int64_t r) {
+                   return r % 5 == 0 ? 0 : (r * 11) % 13;
+                 }), 51)});
   all.push_back({"all_rows_empty_40x41", random_csr(40, 41, std::vector<std::int64_t>(40, 0), 52)});
   all.push_back({"one_by_one", random_csr(1, 1, {1}, 53)});
   std::int64_t wide_total = 0;
@@ -606,31 +603,31 @@ const std::vector<Scenario>& scenarios() {
     };
     std::uniform_int_distribution<int> small(0, 12);
     v.push_back({"ragged_with_empty_rows_1000x777",
-                 random_csr(1000, 777, lengths(1000, [&](auto r) {
+                 random_csr(1000, 777, row_lengths(1000, [&](auto r) {
                               return r % 5 == 0 ? 0 : small(rng);
                             }), 1)});
     v.push_back({"one_row_of_100000_entries_301x100003",
-                 random_csr(301, 100003, lengths(301, [&](auto r) {
+                 random_csr(301, 100003, row_lengths(301, [&](auto r) {
                               return r == 7 ? 100000 : r % 3;
                             }), 2)});
     v.push_back({"power_law_rows_3001x4099",
-                 random_csr(3001, 4099, lengths(3001, [&](auto r) {
+                 random_csr(3001, 4099, row_lengths(3001, [&](auto r) {
                               return r % 997 == 0 ? 3000 : (r % 61 == 0 ? 300 : r % 4);
                             }), 3)});
-    v.push_back({"tall_5003x37", random_csr(5003, 37, lengths(5003, [&](auto) {
+    v.push_back({"tall_5003x37", random_csr(5003, 37, row_lengths(5003, [&](auto) {
                                               return small(rng) % 6;
                                             }), 4)});
-    v.push_back({"wide_33x5001", random_csr(33, 5001, lengths(33, [&](auto r) {
+    v.push_back({"wide_33x5001", random_csr(33, 5001, row_lengths(33, [&](auto r) {
                                               return 40 * r + 1;
                                             }), 5)});
-    v.push_back({"five_per_row_2025x2025", random_csr(2025, 2025, lengths(2025, [&](auto r) {
+    v.push_back({"five_per_row_2025x2025", random_csr(2025, 2025, row_lengths(2025, [&](auto r) {
                                                         return r % 45 == 0 ? 4 : 5;
                                                       }), 6)});
-    v.push_back({"dense_rows_65x70", random_csr(65, 70, lengths(65, [&](auto) { return 70; }), 7)});
+    v.push_back({"dense_rows_65x70", random_csr(65, 70, row_lengths(65, [&](auto) { return 70; }), 7)});
     v.push_back({"zero_by_zero", random_csr(0, 0, {}, 8)});
     v.push_back({"zero_rows_0x5", random_csr(0, 5, {}, 9)});
-    v.push_back({"zero_cols_6x0", random_csr(6, 0, lengths(6, [](auto) { return 0; }), 10)});
-    v.push_back({"all_zero_pattern_40x41", random_csr(40, 41, lengths(40, [](auto) { return 0; }), 11)});
+    v.push_back({"zero_cols_6x0", random_csr(6, 0, row_lengths(6, [](auto) { return 0; }), 10)});
+    v.push_back({"all_zero_pattern_40x41", random_csr(40, 41, row_lengths(40, [](auto) { return 0; }), 11)});
     return v;
   }();
   return all;
@@ -683,12 +680,8 @@ void check_all_types(const char* format) {
 
 TEST(CsrCuda, EveryKernelMatchesTheReferenceForSpmvAndSpmvT) {
   SPMAT_SKIP_WITHOUT_GPU();
-  for (const char* k : kKernels) {
-    check_all_types<float, std::int32_t>(k);
-    check_all_types<float, std::int64_t>(k);
-    check_all_types<double, std::int32_t>(k);
-    check_all_types<double, std::int64_t>(k);
-  }
+  for (const char* k : kKernels)
+    testing::for_each_type_pair([&]<class V, class I>() { check_all_types<V, I>(k); });
 }
 
 TEST(CsrCuda, AutoKernelMatchesTheReferenceForEveryForcedThreadsPerRow) {

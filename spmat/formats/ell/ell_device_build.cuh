@@ -9,6 +9,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
+#include <string>
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_csr.hpp"
@@ -27,6 +28,26 @@ __global__ void csr_row_lengths_kernel(const Index* __restrict__ row_ptr, std::i
     len[r] = row_ptr[r + 1] - row_ptr[r];
 }
 
+/// Writes one slot of an ELL-like array (ell, sell): entry j of CSR row r when the row has one,
+/// else padding (kEllPadding and 0); r < 0 names no row (a padding lane past the last row).
+template <class Value, class Index>
+__device__ __forceinline__ void fill_slot(const Index* __restrict__ row_ptr,
+                                          const Index* __restrict__ col_idx,
+                                          const Value* __restrict__ values, std::int64_t r,
+                                          std::int64_t j, Index* out_col, Value* out_val) {
+  Index c = static_cast<Index>(kEllPadding);
+  Value v = 0;
+  if (r >= 0) {
+    const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + j;
+    if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
+      c = col_idx[k];
+      v = values[k];
+    }
+  }
+  *out_col = c;
+  *out_val = v;
+}
+
 /// Every slot written (entries, then padding), one thread per slot: consecutive threads write
 /// consecutive slots (coalesced stores); rows longer than `width` keep their first `width`.
 template <class Value, class Index>
@@ -37,17 +58,7 @@ __global__ void fill_kernel(const Index* __restrict__ row_ptr, const Index* __re
   const std::int64_t slots = width * pitch;
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
     const std::int64_t j = s / pitch, r = s % pitch;
-    Index c = static_cast<Index>(kEllPadding);
-    Value v = 0;
-    if (r < rows) {
-      const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + j;
-      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
-        c = col_idx[k];
-        v = values[k];
-      }
-    }
-    ell_col[s] = c;
-    ell_val[s] = v;
+    fill_slot(row_ptr, col_idx, values, r < rows ? r : -1, j, &ell_col[s], &ell_val[s]);
   }
 }
 
@@ -80,9 +91,8 @@ __global__ void ell_map_kernel(const Index* __restrict__ len, const std::int64_t
 template <class Index>
 void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
   if (rows <= 0) return;
-  csr_row_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(row_ptr, rows,
-      len);
-  SPMAT_CUDA_CHECK_LAUNCH("csr_row_lengths_kernel");
+  cuda::launch_grid_for("csr_row_lengths_kernel", csr_row_lengths_kernel<Index>, rows, kBlock,
+                        row_ptr, rows, len);
 }
 
 /// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded.
@@ -125,9 +135,8 @@ void fill(const DeviceCsrView<Value, Index>& a, std::int64_t width, std::int64_t
           Index* ell_col, Value* ell_val) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(a.row_ptr, a.col_idx,
-      a.values, a.rows, width, pitch, ell_col, ell_val);
-  SPMAT_CUDA_CHECK_LAUNCH("ell fill_kernel");
+  cuda::launch_grid_for("ell fill_kernel", fill_kernel<Value, Index>, slots, kBlock, a.row_ptr,
+                        a.col_idx, a.values, a.rows, width, pitch, ell_col, ell_val);
 }
 
 /// Allocates the width*pitch slots of `ell_col` and `ell_val` (named `col_name`, `val_name` in
@@ -143,6 +152,15 @@ void allocate_and_fill(const DeviceCsrView<Value, Index>& a, std::int64_t width,
   ell_build::fill(a, width, pitch, ell_col.data(), ell_val.data());
 }
 
+/// allocate_and_fill into the col_idx and values of `d`, a device storage that is one ELL block
+/// (ell, ellr: its width and pitch set), named "`Dev::format` col_idx" and "... values".
+template <class Dev, class Value, class Index>
+void allocate_and_fill(const DeviceCsrView<Value, Index>& a, Dev& d) {
+  const std::string format = Dev::format;
+  allocate_and_fill(a, d.width, d.pitch, d.col_idx, d.values, (format + " col_idx").c_str(),
+                    (format + " values").c_str());
+}
+
 /// The value map of an ELL array whose rows hold `len` entries (all of their CSR row, or its
 /// first `width`), with `ptr` their CSR row offsets: map[k] = the slot of CSR entry k.
 template <class Index>
@@ -150,9 +168,8 @@ void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::
              std::int64_t pitch, std::int64_t* map) {
   const std::int64_t slots = width * pitch;
   if (slots <= 0) return;
-  ell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(len, ptr, rows,
-      width, pitch, map);
-  SPMAT_CUDA_CHECK_LAUNCH("ell_map_kernel");
+  cuda::launch_grid_for("ell_map_kernel", ell_map_kernel<Index>, slots, kBlock, len, ptr, rows,
+                        width, pitch, map);
 }
 
 /// The value map (nnz entries, complete on return) of an ELL array whose rows hold `len`
@@ -174,9 +191,8 @@ template <class Index>
 void stored_lengths(const Index* ell_col, std::int64_t rows, std::int64_t width,
                     std::int64_t pitch, Index* len) {
   if (rows <= 0) return;
-  stored_lengths_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(ell_col, rows,
-      width, pitch, len);
-  SPMAT_CUDA_CHECK_LAUNCH("stored_lengths_kernel");
+  cuda::launch_grid_for("stored_lengths_kernel", stored_lengths_kernel<Index>, rows, kBlock,
+                        ell_col, rows, width, pitch, len);
 }
 
 }  // namespace

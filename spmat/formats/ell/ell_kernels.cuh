@@ -60,9 +60,8 @@ template <class Value, class Index>
 void ell_spmv(std::int64_t rows, std::int64_t width, std::int64_t pitch, const Index* col_idx,
               const Value* values, const Value* x, Value* y, Value alpha, Value beta) {
   if (rows <= 0) return;
-  ell_spmv_kernel<<<cuda::grid_cover(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows, width, pitch,
-      col_idx, values, x, y, alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("ell_spmv_kernel");
+  cuda::launch_grid_cover("ell_spmv_kernel", ell_spmv_kernel<Value, Index>, rows, kBlock, rows,
+                          width, pitch, col_idx, values, x, y, alpha, beta);
 }
 
 /// Scatter only (the caller scales y first).
@@ -71,9 +70,8 @@ void ell_spmv_t_scatter(std::int64_t rows, std::int64_t width, std::int64_t pitc
                         const Index* col_idx, const Value* values, const Value* x, Value* y,
                         Value alpha) {
   if (rows <= 0 || width <= 0) return;
-  ell_spmv_t_kernel<<<cuda::grid_cover(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows, width,
-      pitch, col_idx, values, x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("ell_spmv_t_kernel");
+  cuda::launch_grid_cover("ell_spmv_t_kernel", ell_spmv_t_kernel<Value, Index>, rows, kBlock, rows,
+                          width, pitch, col_idx, values, x, y, alpha);
 }
 
 }  // namespace spmat::ell_detail

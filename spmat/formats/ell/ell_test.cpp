@@ -65,17 +65,11 @@ TEST(Ell, OneDenseRowOverManyRowsIsRefusedNamingThePaddingRatio) {
   // 100000 rows: padding ratio 49975.0.
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
-  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(7), c.col_idx.push_back(j), c.values.push_back(1);
+  add_dense_row(c, 7);
   for (int i = 0; i < 100; ++i) c.row_idx.push_back(i * 1000 + 1), c.col_idx.push_back(i), c.values.push_back(2);
   const auto a = to_csr(c);
-  try {
-    (void)Matrix<double>::build(a, "ell");
-    FAIL() << "expected UnsupportedError";
-  } catch (const UnsupportedError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("ell: padding ratio 49975.0 exceeds max_fill=8"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("use hyb or csr"), std::string::npos) << msg;
-  }
+  expect_build_refused(a, "ell", "ell: padding ratio 49975.0 exceeds max_fill=8");
+  expect_build_refused(a, "ell", "use hyb or csr");
 }
 
 // Three rows, one of them dense: the row is 3 times the mean (padding ratio 3.0), so the
@@ -84,7 +78,7 @@ TEST(Ell, OneDenseRowOverFewRowsBuilds) {
   Coo<double, std::int32_t> c;
   c.rows = 3;
   c.cols = 100000;
-  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(1), c.col_idx.push_back(j), c.values.push_back(1);
+  add_dense_row(c, 1);
   const auto a = to_csr(c);
   const auto m = Matrix<double>::build(a, "ell");
   std::vector<double> x(100000, 1.0), y(3, NAN);
@@ -122,17 +116,7 @@ TEST(Ell, MaxFillOptionControlsTheLimit) {
                ParseError);
 }
 
-TEST(Ell, NanInXReachesOnlyTheRowsThatUseItsColumn) {
-  for_each_type_pair([]<class V, class I>() {
-    check_nan_isolation<V, I>("ell");
-  });
-}
-
-TEST(Ell, CpuKernelsMatchTheReferenceForAllTypePairs) {
-  for_each_type_pair([]<class V, class I>() { check_cpu<V, I>("ell"); });
-}
-
-TEST(Ell, CudaKernelsMatchTheReferenceForAllTypePairs) { run_gpu_checks("ell"); }
+SPMAT_ELL_FAMILY_KERNEL_TESTS(Ell, "ell")
 
 }  // namespace
 }  // namespace spmat

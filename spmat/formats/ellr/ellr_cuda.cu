@@ -51,20 +51,18 @@ __global__ void ellr_spmv_t_kernel(std::int64_t rows, std::int64_t pitch,
 template <class Value, class Index>
 void spmv(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   if (d.rows <= 0) return;
-  ellr_spmv_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock, 0,
-      cuda::stream()>>>(d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y,
-      alpha, beta);
-  SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_kernel");
+  cuda::launch_grid_cover("ellr_spmv_kernel", ellr_spmv_kernel<Value, Index>, d.rows,
+                          ell_detail::kBlock, d.rows, d.pitch, d.row_len.data(), d.col_idx.data(),
+                          d.values.data(), x, y, alpha, beta);
 }
 
 template <class Value, class Index>
 void spmv_t(const EllrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
   cuda::scale_async(y, d.cols, beta);
   if (d.rows <= 0 || d.col_idx.size() == 0) return;
-  ellr_spmv_t_kernel<<<cuda::grid_cover(d.rows, ell_detail::kBlock), ell_detail::kBlock, 0,
-      cuda::stream()>>>(d.rows, d.pitch, d.row_len.data(), d.col_idx.data(), d.values.data(), x, y,
-      alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("ellr_spmv_t_kernel");
+  cuda::launch_grid_cover("ellr_spmv_t_kernel", ellr_spmv_t_kernel<Value, Index>, d.rows,
+                          ell_detail::kBlock, d.rows, d.pitch, d.row_len.data(), d.col_idx.data(),
+                          d.values.data(), x, y, alpha);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(Ellr, EllrDevice)

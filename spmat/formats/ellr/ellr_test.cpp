@@ -27,28 +27,11 @@ TEST(Ellr, BroExampleStoresTheEllArraysPlusRowLengths) {
 TEST(Ellr, OneDenseRowOverManyRowsIsRefusedNamingThePaddingRatio) {
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
-  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(3), c.col_idx.push_back(j), c.values.push_back(1);
-  try {
-    (void)Matrix<double>::build(to_csr(c), "ellr");
-    FAIL() << "expected UnsupportedError";
-  } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("ellr: padding ratio 50000.0 exceeds max_fill=8"),
-              std::string::npos)
-        << e.what();
-  }
+  add_dense_row(c, 3);
+  expect_build_refused(to_csr(c), "ellr", "ellr: padding ratio 50000.0 exceeds max_fill=8");
 }
 
-TEST(Ellr, NanInXReachesOnlyTheRowsThatUseItsColumn) {
-  for_each_type_pair([]<class V, class I>() {
-    check_nan_isolation<V, I>("ellr");
-  });
-}
-
-TEST(Ellr, CpuKernelsMatchTheReferenceForAllTypePairs) {
-  for_each_type_pair([]<class V, class I>() { check_cpu<V, I>("ellr"); });
-}
-
-TEST(Ellr, CudaKernelsMatchTheReferenceForAllTypePairs) { run_gpu_checks("ellr"); }
+SPMAT_ELL_FAMILY_KERNEL_TESTS(Ellr, "ellr")
 
 }  // namespace
 }  // namespace spmat

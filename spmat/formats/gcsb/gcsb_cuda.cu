@@ -96,9 +96,7 @@ struct GcsbDevice {
 
   static GcsbDevice upload(const Gcsb<Value, Index>& s) {
     GcsbDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.nnz = s.nnz;
+    cuda::copy_shape(d, s);
     d.n_block_cols = s.n_block_cols;
     d.n_sorted = s.n_sorted();
     d.beta_log2 = s.beta_log2;
@@ -598,9 +596,8 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
     return;
   }
   // kernel=thesis, or a β too large for any shared-memory tile.
-  gcsb_thesis_kernel<Value, Index, Transposed>
-      <<<cuda::grid_cover(d.n_sorted, 256), 256, 0, cuda::stream()>>>(v, x, y, alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("gcsb_thesis_kernel");
+  cuda::launch_grid_cover("gcsb_thesis_kernel", gcsb_thesis_kernel<Value, Index, Transposed>,
+                          d.n_sorted, 256, v, x, y, alpha);
 }
 
 }  // namespace

@@ -52,10 +52,9 @@ void spmv(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   ell_detail::ell_spmv(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x, y, alpha,
                        beta);
   if (d.coo_nnz == 0) return;
-  hyb_coo_spmv_kernel<<<cuda::grid_cover(d.coo_nnz, ell_detail::kBlock), ell_detail::kBlock, 0,
-      cuda::stream()>>>(d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y,
-      alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_kernel");
+  cuda::launch_grid_cover("hyb_coo_spmv_kernel", hyb_coo_spmv_kernel<Value, Index>, d.coo_nnz,
+                          ell_detail::kBlock, d.coo_nnz, d.coo_row.data(), d.coo_col.data(),
+                          d.coo_val.data(), x, y, alpha);
 }
 
 template <class Value, class Index>
@@ -64,10 +63,9 @@ void spmv_t(const HybDevice<Value, Index>& d, const Value* x, Value* y, Value al
   ell_detail::ell_spmv_t_scatter(d.rows, d.width, d.pitch, d.ell_col.data(), d.ell_val.data(), x,
                                  y, alpha);
   if (d.coo_nnz == 0) return;
-  hyb_coo_spmv_t_kernel<<<cuda::grid_cover(d.coo_nnz, ell_detail::kBlock), ell_detail::kBlock, 0,
-      cuda::stream()>>>(d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data(), x, y,
-      alpha);
-  SPMAT_CUDA_CHECK_LAUNCH("hyb_coo_spmv_t_kernel");
+  cuda::launch_grid_cover("hyb_coo_spmv_t_kernel", hyb_coo_spmv_t_kernel<Value, Index>, d.coo_nnz,
+                          ell_detail::kBlock, d.coo_nnz, d.coo_row.data(), d.coo_col.data(),
+                          d.coo_val.data(), x, y, alpha);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(Hyb, HybDevice)

@@ -1,6 +1,5 @@
-// spmat/formats/hyb/hyb_device.hpp — the CUDA storage of HYB (ELL part + COO tail), built by
-// upload (from the host storage) or by from_csr (on the GPU from a device CSR,
-// hyb_device_build.cu): same arrays.
+// spmat/formats/hyb/hyb_device.hpp — the CUDA storage of HYB (ELL part + COO tail), built by upload
+// (from the host storage) or on the GPU from a device CSR (hyb_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -9,6 +8,7 @@
 
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/ell_common/ell_device_scalars.hpp"
 #include "spmat/formats/hyb/hyb.hpp"
@@ -17,7 +17,8 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct HybDevice {
+struct HybDevice : cuda::ListedStorage<HybDevice<Value, Index>, Hyb<Value, Index>> {
+  static constexpr const char* format = "hyb";  ///< names its arrays in allocation errors
   std::int64_t rows = 0, cols = 0, width = 0, pitch = 0, coo_nnz = 0;
   std::int64_t ell_nnz = 0;  ///< stored entries of the ELL part
   cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
@@ -25,16 +26,6 @@ struct HybDevice {
   /// update_values: for each CSR entry its ELL slot, or width*pitch + its COO index; made by the
   /// first update and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
-
-  static HybDevice upload(const Hyb<Value, Index>& s) {
-    HybDevice d;
-    std::tie(d.rows, d.cols, d.width, d.pitch, d.ell_nnz) = ell_scalars(s.ell);
-    d.coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
-    cuda::upload_arrays("hyb", arrays(d), host_arrays(s));
-    return d;
-  }
-  /// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
-  static HybDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {
@@ -47,6 +38,13 @@ struct HybDevice {
   }
   static constexpr const char* scalar_names = "rows, cols, width, pitch, ell_nnz, coo_nnz";
   std::vector<std::int64_t> scalars() const { return {rows, cols, width, pitch, ell_nnz, coo_nnz}; }
+  void upload_scalars(const Hyb<Value, Index>& s) {
+    std::tie(rows, cols, width, pitch, ell_nnz) = ell_scalars(s.ell);
+    coo_nnz = static_cast<std::int64_t>(s.coo_val.size());
+  }
+  void download_scalars(Hyb<Value, Index>& s) const {
+    set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);
+  }
 
   Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
   /// Every device byte held: the arrays and the value map once made
@@ -54,20 +52,10 @@ struct HybDevice {
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
   }
-  Hyb<Value, Index> download() const {
-    Hyb<Value, Index> s;
-    set_ell_scalars(s.ell, rows, cols, width, pitch, ell_nnz);
-    cuda::download_arrays(arrays(*this), host_arrays(s));
-    return s;
-  }
 };
 
-// Value updates from device or host memory (hyb_device_build.cu).
-template <class Value, class Index>
-void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where);
-
-/// The device-only matrix over `d` (hyb_cuda.cu, where the kernels are).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HybDevice<Value, Index>&& d);
+// Value updates from device or host memory (hyb_device_build.cu) and the
+// device-only matrix over a HybDevice (hyb_cuda.cu, where the kernels are).
+SPMAT_DECLARE_DEVICE_BUILT_STORAGE(HybDevice)
 
 }  // namespace spmat

@@ -8,6 +8,7 @@
 // builder, and the COO tail (each row's entries past K, in CSR order) is written one thread per
 // tail entry, its row found by a binary search of the tail offsets (a CUB scan). The arrays
 // equal upload(Hyb::build(csr)) byte for byte.
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
 #include "spmat/formats/hyb/hyb_device.hpp"
@@ -25,17 +26,6 @@ __global__ void overflow_lengths_kernel(const Index* __restrict__ len, std::int6
     over[r] = static_cast<Index>(len[r] > width ? len[r] - width : 0);
 }
 
-/// The last r with ptr[r] <= i (ptr non-decreasing, ptr[0] = 0 <= i): the row of tail entry i.
-__device__ std::int64_t row_of(const std::int64_t* ptr, std::int64_t rows, std::int64_t i) {
-  std::int64_t lo = 0, hi = rows - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (ptr[mid] <= i) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 template <class Value, class Index>
 __global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
                                 const Value* __restrict__ values, std::int64_t rows,
@@ -43,7 +33,7 @@ __global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* 
                                 std::int64_t n, Index* __restrict__ coo_row,
                                 Index* __restrict__ coo_col, Value* __restrict__ coo_val) {
   for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
-    const std::int64_t r = row_of(over_ptr, rows, i);
+    const std::int64_t r = cuda::segment_of(over_ptr, rows, i);  // the row of tail entry i
     const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + width + (i - over_ptr[r]);
     coo_row[i] = static_cast<Index>(r);
     coo_col[i] = col_idx[k];
@@ -101,12 +91,11 @@ __global__ void hyb_scatter_kernel(std::int64_t n, const std::int64_t* __restric
   }
 }
 
-}  // namespace
-
+/// The arrays of upload built on the GPU from a validated device CSR.
 template <class Value, class Index>
-HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  HybDevice d;
+HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                         const FormatOptions& o) {
+  HybDevice<Value, Index> d;
   d.rows = a.rows;
   d.cols = a.cols;
   d.pitch = ell_pitch(a.rows);
@@ -127,25 +116,18 @@ HybDevice<Value, Index> HybDevice<Value, Index>::from_csr(const DeviceCsrView<Va
   if (d.coo_nnz > 0) {
     cuda::DeviceBuffer<Index> over(static_cast<std::size_t>(a.rows), "hyb build: tail lengths");
     cuda::DeviceBuffer<std::int64_t> over_ptr(static_cast<std::size_t>(a.rows) + 1, "hyb build: tail offsets");
-    overflow_lengths_kernel<<<cuda::grid_for(a.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        len.data(), a.rows, d.width, over.data());
-    SPMAT_CUDA_CHECK_LAUNCH("overflow_lengths_kernel");
+    cuda::launch_grid_for("overflow_lengths_kernel", overflow_lengths_kernel<Index>, a.rows, kBlock,
+                          len.data(), a.rows, d.width, over.data());
     ell_build::offsets(over.data(), a.rows, over_ptr.data());
-    coo_tail_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-        a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(), d.coo_nnz,
-        d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
-    SPMAT_CUDA_CHECK_LAUNCH("coo_tail_kernel");
+    cuda::launch_grid_for("coo_tail_kernel", coo_tail_kernel<Value, Index>, d.coo_nnz, kBlock,
+                          a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(),
+                          d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
     cuda::synchronize_stream();  // before the temporaries are freed
   }
   return d;
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Hyb<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  return make_cuda_impl(HybDevice<Value, Index>::from_csr(a.view(), o));
-}
+}  // namespace
 
 template <class Value, class Index>
 void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where) {
@@ -159,33 +141,27 @@ void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "hyb value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), "hyb value map");
     ell_build::stored_lengths(d.ell_col.data(), d.rows, d.width, d.pitch, ell_len.data());
-    tail_counts_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        d.coo_row.data(), d.coo_nnz, d.rows, ell_len.data(), total.data());
-    SPMAT_CUDA_CHECK_LAUNCH("tail_counts_kernel");
+    cuda::launch_grid_for("tail_counts_kernel", tail_counts_kernel<Index>, d.rows, kBlock,
+                          d.coo_row.data(), d.coo_nnz, d.rows, ell_len.data(), total.data());
     ell_build::offsets(total.data(), d.rows, ptr.data());
     ell_build::ell_map(ell_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
     if (d.coo_nnz > 0) {
-      tail_map_kernel<<<cuda::grid_for(d.coo_nnz, kBlock), kBlock, 0, cuda::stream()>>>(
-          d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots, map.data());
-      SPMAT_CUDA_CHECK_LAUNCH("tail_map_kernel");
+      cuda::launch_grid_for("tail_map_kernel", tail_map_kernel<Index>, d.coo_nnz, kBlock,
+                            d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots,
+                            map.data());
     }
     cuda::synchronize_stream();
     d.value_map = std::move(map);
   }
   cuda::DeviceBuffer<Value> staging;
   const Value* src = cuda::device_values(values, static_cast<std::size_t>(nnz), where, staging);
-  hyb_scatter_kernel<<<cuda::grid_for(nnz, kBlock), kBlock, 0, cuda::stream()>>>(nnz,
-      d.value_map.data(), src, ell_slots, d.ell_val.data(), d.coo_val.data());
-  SPMAT_CUDA_CHECK_LAUNCH("hyb_scatter_kernel");
+  cuda::launch_grid_for("hyb_scatter_kernel", hyb_scatter_kernel<Value>, nnz, kBlock, nnz,
+                        d.value_map.data(), src, ell_slots, d.ell_val.data(), d.coo_val.data());
   if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template HybDevice<V, I> HybDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                  \
-                                                     const FormatOptions&);                       \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<Hyb<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);               \
-  template void update_values(HybDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(Hyb, HybDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(Hyb, HybDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -85,7 +85,7 @@ TEST(Hyb, ForcedKIsHonouredAndChecked) {
 TEST(Hyb, OneDenseRowGoesToCoo) {
   Coo<double, std::int32_t> c;
   c.rows = c.cols = 100000;
-  for (int j = 0; j < 100000; ++j) c.row_idx.push_back(7), c.col_idx.push_back(j), c.values.push_back(1);
+  add_dense_row(c, 7);
   for (int i = 0; i < 100000; ++i) c.row_idx.push_back(i), c.col_idx.push_back(i), c.values.push_back(2);
   const auto a = to_csr(c);
   const auto s = Hyb<double, std::int32_t>::build(a, {});

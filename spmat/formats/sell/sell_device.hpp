@@ -1,5 +1,5 @@
-// spmat/formats/sell/sell_device.hpp — the CUDA storage of SELL-C-σ, built by upload (from the
-// host storage) or by from_csr (on the GPU from a device CSR, sell_device_build.cu): same arrays.
+// spmat/formats/sell/sell_device.hpp — the CUDA storage of SELL-C-σ, built by upload (from the host
+// storage) or on the GPU from a device CSR (sell_device_build.cu): same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
 #include <cstdint>
@@ -8,6 +8,7 @@
 
 #include "spmat/cuda/array_list.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_csr.hpp"
 #include "spmat/formats/sell/sell.hpp"
 #include "spmat/model/traffic.hpp"
@@ -15,7 +16,8 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct SellDevice {
+struct SellDevice : cuda::ListedStorage<SellDevice<Value, Index>, Sell<Value, Index>> {
+  static constexpr const char* format = "sell";  ///< names its arrays in allocation errors
   std::int64_t rows = 0, cols = 0, chunk = 32;
   std::int64_t sigma = 256, nnz = 0;
   cuda::DeviceBuffer<Index> perm, chunk_len, col_idx;
@@ -24,19 +26,6 @@ struct SellDevice {
   /// update_values: the slot of each CSR entry, made by the first update (from the stored row
   /// lengths) and kept for the next ones. Not a stored array; storage_bytes counts it.
   cuda::DeviceBuffer<std::int64_t> value_map;
-
-  static SellDevice upload(const Sell<Value, Index>& s) {
-    SellDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.chunk = s.chunk;
-    d.sigma = s.sigma;
-    d.nnz = s.nnz;
-    cuda::upload_arrays("sell", arrays(d), host_arrays(s));
-    return d;
-  }
-  /// The same arrays built on the GPU from a validated device CSR (sell_device_build.cu).
-  static SellDevice from_csr(const DeviceCsrView<Value, Index>& a, const FormatOptions& o);
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {
@@ -49,31 +38,26 @@ struct SellDevice {
   }
   static constexpr const char* scalar_names = "rows, cols, chunk, sigma, nnz";
   std::vector<std::int64_t> scalars() const { return {rows, cols, chunk, sigma, nnz}; }
-
-  Shape shape() const { return {rows, cols, nnz}; }
   /// Every device byte held: the arrays and the value map once made
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
   }
-  Sell<Value, Index> download() const {
-    Sell<Value, Index> s;
-    s.rows = static_cast<Index>(rows);
-    s.cols = static_cast<Index>(cols);
-    s.nnz = static_cast<Index>(nnz);
+  // The shape, C and σ (the host storage holds its shape in Index).
+  void upload_scalars(const Sell<Value, Index>& s) {
+    cuda::copy_shape(*this, s);
+    chunk = s.chunk;
+    sigma = s.sigma;
+  }
+  void download_scalars(Sell<Value, Index>& s) const {
+    cuda::copy_shape(s, *this);
     s.chunk = chunk;
     s.sigma = sigma;
-    cuda::download_arrays(arrays(*this), host_arrays(s));
-    return s;
   }
 };
 
-// Value updates from device or host memory (sell_device_build.cu).
-template <class Value, class Index>
-void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where);
-
-/// The device-only matrix over `d` (sell_cuda.cu, where the kernels are).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(SellDevice<Value, Index>&& d);
+// Value updates from device or host memory (sell_device_build.cu) and the
+// device-only matrix over a SellDevice (sell_cuda.cu, where the kernels are).
+SPMAT_DECLARE_DEVICE_BUILT_STORAGE(SellDevice)
 
 }  // namespace spmat

@@ -13,6 +13,7 @@
 // The arrays equal upload(Sell::build(csr)) byte for byte.
 #include <cub/device/device_radix_sort.cuh>
 
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
 #include "spmat/formats/sell/sell_device.hpp"
@@ -57,18 +58,6 @@ __global__ void chunk_len_kernel(const Index* __restrict__ len, const Index* __r
   }
 }
 
-/// The chunk holding slot s: the last c < n_chunks with chunk_ptr[c] <= s (empty chunks share
-/// their start with the next one, which is the one holding s).
-__device__ std::int64_t chunk_of(const std::int64_t* chunk_ptr, std::int64_t n_chunks, std::int64_t s) {
-  std::int64_t lo = 0, hi = n_chunks - 1;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo + 1) / 2;
-    if (chunk_ptr[mid] <= s) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 template <class Value, class Index>
 __global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
                                  const Value* __restrict__ values, std::int64_t rows,
@@ -77,19 +66,10 @@ __global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index*
                                  const Index* __restrict__ perm, std::int64_t slots,
                                  Index* __restrict__ out_col, Value* __restrict__ out_val) {
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
-    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
     const std::int64_t p = c * C + off % C, j = off / C;
-    Index col = static_cast<Index>(kEllPadding);
-    Value v = 0;
-    if (p < rows) {
-      const std::int64_t r = perm[p], k = static_cast<std::int64_t>(row_ptr[r]) + j;
-      if (k < static_cast<std::int64_t>(row_ptr[r + 1])) {
-        col = col_idx[k];
-        v = values[k];
-      }
-    }
-    out_col[s] = col;
-    out_val[s] = v;
+    ell_build::fill_slot(row_ptr, col_idx, values, p < rows ? std::int64_t{perm[p]} : -1, j,
+                         &out_col[s], &out_val[s]);
   }
 }
 
@@ -114,23 +94,20 @@ __global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_
                                 std::int64_t C, std::int64_t slots, std::int64_t* __restrict__ map) {
   for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
     if (col[s] == static_cast<Index>(kEllPadding)) continue;
-    const std::int64_t c = chunk_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
     const std::int64_t p = c * C + off % C;
     if (p < rows) map[ptr[perm[p]] + off / C] = s;
   }
 }
 
-}  // namespace
-
+/// The arrays of upload built on the GPU from a validated device CSR.
 template <class Value, class Index>
-SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<Value, Index>& a,
-                                                            const FormatOptions& o) {
+SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                          const FormatOptions& o) {
   // C and σ parsed and checked by the host builder, on an empty matrix.
   const Sell<Value, Index> opts = Sell<Value, Index>::build(Csr<Value, Index>{}, o);
-  SellDevice d;
-  d.rows = a.rows;
-  d.cols = a.cols;
-  d.nnz = a.nnz;
+  SellDevice<Value, Index> d;
+  cuda::copy_shape(d, a);
   d.chunk = opts.chunk;
   d.sigma = opts.sigma;
   const std::int64_t rows = a.rows, C = d.chunk, n_chunks = (rows + C - 1) / C;
@@ -146,9 +123,8 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   if (rows > 0 && d.sigma > 1) {
     cuda::DeviceBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
     cuda::DeviceBuffer<Index> iota(nr, "sell build: row ids");
-    sort_keys_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(len.data(), rows,
-        d.sigma, max_len, key.data(), iota.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sort_keys_kernel");
+    cuda::launch_grid_for("sort_keys_kernel", sort_keys_kernel<Index>, rows, kBlock, len.data(),
+                          rows, d.sigma, max_len, key.data(), iota.data());
     const auto windows = static_cast<std::uint64_t>((rows - 1) / d.sigma + 1);
     if (windows > ~std::uint64_t{0} / static_cast<std::uint64_t>(max_len + 1))
       throw UnsupportedError("sell: " + std::to_string(windows) + " windows of rows up to " +
@@ -165,18 +141,16 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
     });
     cuda::synchronize_stream();  // before the temporaries are freed
   } else if (rows > 0) {
-    identity_kernel<<<cuda::grid_for(rows, kBlock), kBlock, 0, cuda::stream()>>>(rows,
-        d.perm.data());
-    SPMAT_CUDA_CHECK_LAUNCH("identity_kernel");
+    cuda::launch_grid_for("identity_kernel", identity_kernel<Index>, rows, kBlock, rows,
+                          d.perm.data());
   }
   d.chunk_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(n_chunks), "sell chunk_len");
   d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n_chunks) + 1, "sell chunk_ptr");
   std::int64_t slots = 0;
   if (n_chunks > 0) {
     cuda::DeviceBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
-    chunk_len_kernel<<<cuda::grid_for(n_chunks, kBlock), kBlock, 0, cuda::stream()>>>(len.data(),
-        d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
-    SPMAT_CUDA_CHECK_LAUNCH("chunk_len_kernel");
+    cuda::launch_grid_for("chunk_len_kernel", chunk_len_kernel<Index>, n_chunks, kBlock, len.data(),
+                          d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
     ell_build::offsets(chunk_slots.data(), n_chunks, d.chunk_ptr.data());
     cuda::copy_to_host(&slots, d.chunk_ptr.data() + n_chunks, 1);
     // The padding counts the slots of real rows only, as on the host: the last chunk's lanes
@@ -192,53 +166,39 @@ SellDevice<Value, Index> SellDevice<Value, Index>::from_csr(const DeviceCsrView<
   d.col_idx = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(slots), "sell col_idx");
   d.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(slots), "sell values");
   if (slots > 0) {
-    sell_fill_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(
-        a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(), d.perm.data(), slots,
-        d.col_idx.data(), d.values.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_fill_kernel");
+    cuda::launch_grid_for("sell_fill_kernel", sell_fill_kernel<Value, Index>, slots, kBlock,
+                          a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(),
+                          d.perm.data(), slots, d.col_idx.data(), d.values.data());
   }
   cuda::synchronize_stream();  // before `len` is freed
   return d;
 }
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Sell<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o) {
-  return make_cuda_impl(SellDevice<Value, Index>::from_csr(a.view(), o));
-}
+}  // namespace
 
 template <class Value, class Index>
 void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where) {
-  if (d.nnz == 0) return;
-  const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
-  const auto slots = static_cast<std::int64_t>(d.col_idx.size());
-  if (d.value_map.size() == 0) {
+  cuda::update_mapped_values(d, values, where, [&d] {
+    const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
+    const auto slots = static_cast<std::int64_t>(d.col_idx.size());
     const auto rows = static_cast<std::size_t>(d.rows);
     cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
     cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
-    sell_lengths_kernel<<<cuda::grid_for(d.rows, kBlock), kBlock, 0, cuda::stream()>>>(
-        d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(), d.rows, d.chunk,
-        len.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_lengths_kernel");
+    cuda::launch_grid_for("sell_lengths_kernel", sell_lengths_kernel<Index>, d.rows, kBlock,
+                          d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(),
+                          d.rows, d.chunk, len.data());
     ell_build::offsets(len.data(), d.rows, ptr.data());
-    sell_map_kernel<<<cuda::grid_for(slots, kBlock), kBlock, 0, cuda::stream()>>>(d.col_idx.data(),
-        d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(), d.rows, d.chunk, slots,
-        map.data());
-    SPMAT_CUDA_CHECK_LAUNCH("sell_map_kernel");
-    cuda::synchronize_stream();
-    d.value_map = std::move(map);
-  }
-  cuda::scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
+    cuda::launch_grid_for("sell_map_kernel", sell_map_kernel<Index>, slots, kBlock,
+                          d.col_idx.data(), d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(),
+                          d.rows, d.chunk, slots, map.data());
+    cuda::synchronize_stream();  // before `len` and `ptr` are freed
+    return map;
+  });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                                   \
-  template SellDevice<V, I> SellDevice<V, I>::from_csr(const DeviceCsrView<V, I>&,                \
-                                                       const FormatOptions&);                     \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                                 \
-      std::type_identity<Sell<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);              \
-  template void update_values(SellDevice<V, I>&, const V*, Memory);
+SPMAT_DEFINE_DEVICE_BUILDER(Sell, SellDevice)
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(Sell, SellDevice, V, I)
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

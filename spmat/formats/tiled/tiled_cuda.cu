@@ -105,15 +105,16 @@ struct TiledDevice {
     d.r = h.r;
     d.segmented = h.segmented();
     d.permuted = !h.out_row.empty();
-    d.panel_stage_ptr = cuda::DeviceBuffer<std::int64_t>(h.panel_stage_ptr, "tiled panel_stage_ptr");
-    d.stage_map_ptr = cuda::DeviceBuffer<std::int64_t>(h.stage_map_ptr, "tiled stage_map_ptr");
-    d.slab_ptr = cuda::DeviceBuffer<std::int64_t>(h.slab_ptr, "tiled slab_ptr");
-    d.seg_ptr = cuda::DeviceBuffer<std::int64_t>(h.seg_ptr, "tiled seg_ptr");
-    d.map = cuda::DeviceBuffer<Index>(h.map, "tiled map");
-    d.out_row = cuda::DeviceBuffer<Index>(h.out_row, "tiled out_row");
-    d.seg_list = cuda::DeviceBuffer<Index>(h.seg_list, "tiled seg_list");
-    d.ell_idx = cuda::DeviceBuffer<std::uint16_t>(h.ell_idx, "tiled ell_idx");
-    d.ell_val = cuda::DeviceBuffer<Value>(h.ell_val, "tiled ell_val");
+    cuda::upload_arrays(
+        "tiled",
+        std::tuple{cuda::Field{"panel_stage_ptr", d.panel_stage_ptr},
+                   cuda::Field{"stage_map_ptr", d.stage_map_ptr},
+                   cuda::Field{"slab_ptr", d.slab_ptr}, cuda::Field{"seg_ptr", d.seg_ptr},
+                   cuda::Field{"map", d.map}, cuda::Field{"out_row", d.out_row},
+                   cuda::Field{"seg_list", d.seg_list}, cuda::Field{"ell_idx", d.ell_idx},
+                   cuda::Field{"ell_val", d.ell_val}},
+        std::tie(h.panel_stage_ptr, h.stage_map_ptr, h.slab_ptr, h.seg_ptr, h.map, h.out_row,
+                 h.seg_list, h.ell_idx, h.ell_val));
     d.sell = h.sell;
     d.kt = h.kt;
     // Short work rows (lap2d, G3_circuit: ~5 nonzeros) ran ~20 % slower on the H100 with the
@@ -124,18 +125,20 @@ struct TiledDevice {
     d.stream = h.cstore != 0 ? h.cstore == 2 : d.batch == 8;
     d.device = h.device;
     d.reuse = h.reuse;
-    d.wr_begin = cuda::DeviceBuffer<Index>(h.wr_begin, "tiled wr_begin");
-    d.wr_end = cuda::DeviceBuffer<Index>(h.wr_end, "tiled wr_end");
-    d.col_idx = cuda::DeviceBuffer<Index>(h.col_idx, "tiled col_idx");
-    d.values = cuda::DeviceBuffer<Value>(h.values, "tiled values");
+    cuda::upload_arrays(
+        "tiled",
+        std::tuple{cuda::Field{"wr_begin", d.wr_begin}, cuda::Field{"wr_end", d.wr_end},
+                   cuda::Field{"col_idx", d.col_idx}, cuda::Field{"values", d.values}},
+        std::tie(h.wr_begin, h.wr_end, h.col_idx, h.values));
     d.panel_r = h.panel_r;
     d.panel_forced = h.panel_forced;
     d.pn_panels = h.panel_count();
-    d.pn_col_ptr = cuda::DeviceBuffer<Index>(h.pn_col_ptr, "tiled pn_col_ptr");
-    d.pn_val_ptr = cuda::DeviceBuffer<Index>(h.pn_val_ptr, "tiled pn_val_ptr");
-    d.pn_col = cuda::DeviceBuffer<Index>(h.pn_col, "tiled pn_col");
-    d.pn_mask = cuda::DeviceBuffer<std::uint32_t>(h.pn_mask, "tiled pn_mask");
-    d.pn_val = cuda::DeviceBuffer<Value>(h.pn_val, "tiled pn_val");
+    cuda::upload_arrays(
+        "tiled",
+        std::tuple{cuda::Field{"pn_col_ptr", d.pn_col_ptr}, cuda::Field{"pn_val_ptr", d.pn_val_ptr},
+                   cuda::Field{"pn_col", d.pn_col}, cuda::Field{"pn_mask", d.pn_mask},
+                   cuda::Field{"pn_val", d.pn_val}},
+        std::tie(h.pn_col_ptr, h.pn_val_ptr, h.pn_col, h.pn_mask, h.pn_val));
     if (!h.sell && !h.out_row.empty()) {
       // dest / long rows from seg_ptr, seg_list (segments of a row are listed in column order).
       std::vector<Index> dest(static_cast<std::size_t>(d.work_rows)), long_row;

@@ -140,18 +140,10 @@ TEST(Tiled, PaddingNeverMultipliesInfinityInB) {
 TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
   const auto a = testing::example<double, std::int32_t>();
   using S = TiledStorage<double, std::int32_t>;
-  EXPECT_THROW(S::build(a, FormatOptions::parse("r=3")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("panel_rows=48")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("variant=fast")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=warp")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("kt=24")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("kt=512")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("device=v100")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("batch=6")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("cstore=cached")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=panel,panel_rows=6")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("kernel=panel,panel_rows=64")), ParseError);
-  EXPECT_THROW(S::build(a, FormatOptions::parse("panel_reuse=0")), ParseError);
+  for (const char* bad : {"r=3", "panel_rows=48", "variant=fast", "kernel=warp", "kt=24", "kt=512",
+                          "device=v100", "batch=6", "cstore=cached", "kernel=panel,panel_rows=6",
+                          "kernel=panel,panel_rows=64", "panel_reuse=0"})
+    EXPECT_THROW(S::build(a, FormatOptions::parse(bad)), ParseError) << bad;
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).batch, 4);
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).cstore, 2);
 }
@@ -249,10 +241,7 @@ void check_cpu_spmm() {
 }
 
 TEST(Tiled, CpuSpmmMatchesTheReferenceForAllTypePairs) {
-  check_cpu_spmm<float, std::int32_t>();
-  check_cpu_spmm<float, std::int64_t>();
-  check_cpu_spmm<double, std::int32_t>();
-  check_cpu_spmm<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_cpu_spmm<V, I>(); });
 }
 
 template <class Value, class Index>
@@ -472,10 +461,7 @@ void check_gpu_ragged() {
 
 TEST(Tiled, CudaRowKernelHandlesRaggedRowsAndEveryKTile) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_ragged<float, std::int32_t>();
-  check_gpu_ragged<float, std::int64_t>();
-  check_gpu_ragged<double, std::int32_t>();
-  check_gpu_ragged<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_ragged<V, I>(); });
 }
 
 
@@ -506,18 +492,12 @@ void check_gpu_panel() {
 
 TEST(Tiled, CudaPanelKernelMatchesTheReference) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_panel<float, std::int32_t>();
-  check_gpu_panel<float, std::int64_t>();
-  check_gpu_panel<double, std::int32_t>();
-  check_gpu_panel<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_panel<V, I>(); });
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {
   SPMAT_SKIP_WITHOUT_GPU();
-  check_gpu_spmm<float, std::int32_t>();
-  check_gpu_spmm<float, std::int64_t>();
-  check_gpu_spmm<double, std::int32_t>();
-  check_gpu_spmm<double, std::int64_t>();
+  testing::for_each_type_pair([]<class V, class I>() { check_gpu_spmm<V, I>(); });
 }
 
 }  // namespace

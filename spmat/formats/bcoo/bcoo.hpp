@@ -17,6 +17,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -65,9 +66,6 @@ std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {
 //   spmv: static schedule over chunks; interior rows written directly; first/last row partials
 //         of each chunk combined in chunk order (no atomics). Independent of the thread count.
 //   spmv_t: scatter_reduce over chunks.
-template <class Value, class Index>
-void spmv(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_DECLARE_CPU_KERNELS(Bcoo);
 
 }  // namespace spmat

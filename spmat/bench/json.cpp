@@ -213,21 +213,12 @@ class Parser {
     ++p_;
     Json a = Json::array();
     skip_ws();
-    if (p_ < t_.size() && t_[p_] == ']') {
-      ++p_;
-      return a;
-    }
+    if (literal("]")) return a;
     while (true) {
       a.push(value());
       skip_ws();
-      if (p_ < t_.size() && t_[p_] == ',') {
-        ++p_;
-        continue;
-      }
-      if (p_ < t_.size() && t_[p_] == ']') {
-        ++p_;
-        return a;
-      }
+      if (literal(",")) continue;
+      if (literal("]")) return a;
       fail("',' or ']'");
     }
   }
@@ -235,27 +226,17 @@ class Parser {
     ++p_;
     Json o = Json::object();
     skip_ws();
-    if (p_ < t_.size() && t_[p_] == '}') {
-      ++p_;
-      return o;
-    }
+    if (literal("}")) return o;
     while (true) {
       skip_ws();
       if (p_ >= t_.size() || t_[p_] != '"') fail("a key string");
       std::string key = string();
       skip_ws();
-      if (p_ >= t_.size() || t_[p_] != ':') fail("':'");
-      ++p_;
+      if (!literal(":")) fail("':'");
       o.set(std::move(key), value());
       skip_ws();
-      if (p_ < t_.size() && t_[p_] == ',') {
-        ++p_;
-        continue;
-      }
-      if (p_ < t_.size() && t_[p_] == '}') {
-        ++p_;
-        return o;
-      }
+      if (literal(",")) continue;
+      if (literal("}")) return o;
       fail("',' or '}'");
     }
   }

@@ -34,10 +34,7 @@ struct Bcoo {
   /// Options: chunk = b >= 1 (default 1024, the paper's value).
   static Bcoo build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
-  std::size_t storage_bytes() const {
-    return a.row_idx.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
   std::int64_t chunks() const { return (static_cast<std::int64_t>(a.values.size()) + chunk - 1) / chunk; }
 

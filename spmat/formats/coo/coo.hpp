@@ -37,10 +37,7 @@ struct CooStorage {
   /// Options: kernel = atomic | segmented (default atomic).
   static CooStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
-  std::size_t storage_bytes() const {
-    return a.row_idx.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
 

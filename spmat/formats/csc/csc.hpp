@@ -33,10 +33,7 @@ struct CscStorage {
   /// No options.
   static CscStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const { return spmat::to_csr(a); }
-  std::size_t storage_bytes() const {
-    return a.col_ptr.size() * sizeof(Index) + a.row_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
 

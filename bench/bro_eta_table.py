@@ -30,6 +30,14 @@ def pct(v, key):
     return f"{100 * v[key]:.1f}"
 
 
+def paper_rows(ms, table, part):
+    """(m, part before BAR, part after BAR) for each matrix of ms that a paper table names."""
+    for m in ms:
+        if m["label"] in table:
+            r = m[part]
+            yield m, r.get("before_bar", {}), r.get("after_bar", {})
+
+
 def main(path):
     doc = json.load(open(path))
     ms = [m for m in doc["matrices"] if "error" not in m]
@@ -41,11 +49,7 @@ def main(path):
     print("| paper matrix | ours: matrix | rows | nnz | μ | σ | paper η T3 | ours η | +m | nnz | "
           "paper η T5 (BAR) | ours η BAR | +m | nnz | BAR |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for m in ms:
-        if m["label"] not in T3:
-            continue
-        e = m["bro_ell"]
-        b, a = e.get("before_bar", {}), e.get("after_bar", {})
+    for m, b, a in paper_rows(ms, T3, "bro_ell"):
         print(f"| {m['label']} | `{os.path.basename(m['matrix'])}` | {m['rows']} | "
               f"{m['nnz']} | {m['row_len_mean']:.1f} | {m['row_len_std']:.1f} | {T3[m['label']]} | "
               f"{pct(b, 'eta')} | {pct(b, 'eta_meta')} | {pct(b, 'eta_nnz')} | {T5[m['label']]} | "
@@ -55,11 +59,7 @@ def main(path):
     print("| paper matrix | ours: matrix | rows | nnz | μ | σ | paper %ELL | ours %ELL | K | "
           "paper η | ours η | +m | ours η BAR | +m |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for m in ms:
-        if m["label"] not in T4:
-            continue
-        h = m["bro_hyb"]
-        b, a = h.get("before_bar", {}), h.get("after_bar", {})
+    for m, b, a in paper_rows(ms, T4, "bro_hyb"):
         pe, pη = T4[m["label"]]
         print(f"| {m['label']} | `{m['matrix']}` | {m['rows']} | {m['nnz']} | "
               f"{m['row_len_mean']:.1f} | {m['row_len_std']:.1f} | {pe} | {pct(b, 'ell_fraction')} | "

@@ -156,6 +156,18 @@ def host_matrix(spec):
     return spmat.Matrix(spec, format="csr").to_scipy()
 
 
+def baseline(row, key, lib, missing, measure):
+    """row[key] = measure() (which may add keys of its own), or why it has no timing: the
+    library is missing (lib None; `missing` says why) or measure raised."""
+    if lib is None:
+        row[key] = f"skipped: {missing}"
+        return
+    try:
+        row[key] = measure()
+    except Exception as e:
+        row[key] = f"failed: {type(e).__name__}: {e}"
+
+
 def bench_spmv(args, timer, report):
     results = []
     for spec in args.matrices + ([args.mtx] if args.mtx else []):
@@ -193,33 +205,23 @@ def bench_spmv(args, timer, report):
             except Exception as e:
                 row["spmat"] = f"failed: {type(e).__name__}: {e}"
             # cupyx csr_matrix @ x
-            if cupy is None:
-                row["cupyx"] = f"skipped: {CUPY_MISSING}"
-            else:
-                try:
-                    import cupyx.scipy.sparse as csp
-                    C = csp.csr_matrix(sp.csr_matrix(S))
-                    x = cupy.asarray(x_host)
-                    row["cupyx_rel_err"] = rel_err(cupy.asnumpy(C @ x), ref)
-                    row["cupyx"] = timer.time(lambda: C @ x, args.reps)
-                    del C
-                except Exception as e:
-                    row["cupyx"] = f"failed: {type(e).__name__}: {e}"
+            def cupyx_spmv():
+                import cupyx.scipy.sparse as csp
+                C = csp.csr_matrix(sp.csr_matrix(S))
+                x = cupy.asarray(x_host)
+                row["cupyx_rel_err"] = rel_err(cupy.asnumpy(C @ x), ref)
+                return timer.time(lambda: C @ x, args.reps)
+            baseline(row, "cupyx", cupy, CUPY_MISSING, cupyx_spmv)
             # torch sparse CSR @ x
-            if torch is None:
-                row["torch"] = f"skipped: {TORCH_MISSING}"
-            else:
-                try:
-                    T = torch.sparse_csr_tensor(
-                        torch.from_numpy(S.indptr.astype(np.int64)),
-                        torch.from_numpy(S.indices.astype(np.int64)),
-                        torch.from_numpy(S.data), size=S.shape).cuda()
-                    xt = torch.from_numpy(x_host).cuda()
-                    row["torch_rel_err"] = rel_err((T @ xt).cpu().numpy(), ref)
-                    row["torch"] = timer.time(lambda: T @ xt, args.reps)
-                    del T
-                except Exception as e:
-                    row["torch"] = f"failed: {type(e).__name__}: {e}"
+            def torch_spmv():
+                T = torch.sparse_csr_tensor(
+                    torch.from_numpy(S.indptr.astype(np.int64)),
+                    torch.from_numpy(S.indices.astype(np.int64)),
+                    torch.from_numpy(S.data), size=S.shape).cuda()
+                xt = torch.from_numpy(x_host).cuda()
+                row["torch_rel_err"] = rel_err((T @ xt).cpu().numpy(), ref)
+                return timer.time(lambda: T @ xt, args.reps)
+            baseline(row, "torch", torch, TORCH_MISSING, torch_spmv)
             for other in ("cupyx", "torch"):
                 if isinstance(row.get("spmat"), dict) and isinstance(row.get(other), dict):
                     # > 1: spmat is faster.

@@ -104,6 +104,12 @@ struct Data {
   PetscErrorCode (*aij_view)(Mat, PetscViewer) = nullptr;
   PetscErrorCode (*aij_setfromoptions)(Mat, PetscOptionItems*) = nullptr;
 
+  /// After a new format or options: the blocks are built again at the next product.
+  void rebuild_at_next_product() {
+    rebuild = true;
+    state[0] = -1;
+  }
+
   ~Data() {
     // Destroy errors cannot be reported from here; PETSc logs them itself.
     (void)VecScatterDestroy(&scatter);
@@ -374,35 +380,32 @@ PetscErrorCode diag_product(const Block& b, Vec x, Vec y, double beta, bool tran
   PetscFunctionReturn(0);
 }
 
-// y += Ao g (g: the ghost values), through the compressed rows where Ao has them.
-PetscErrorCode offdiag_product(const Block& b, Vec ghosts, Vec y) {
+// The off-diagonal block's product, through the compressed rows where Ao has them: out += Ao in
+// (in: the ghost values), or with Transposed out = Aoᵀ in (out: the ghost values).
+template <bool Transposed>
+PetscErrorCode offdiag_product(const Block& b, Vec in, Vec out) {
   PetscFunctionBegin;
   if (b.row_map.empty()) {
-    PetscCall(diag_product(b, ghosts, y, 1.0, false));
+    PetscCall(diag_product(b, in, out, Transposed ? 0.0 : 1.0, Transposed));
     PetscFunctionReturn(0);
   }
-  PetscCall(on_local_arrays(ghosts, y, false, [&](std::span<const double> g, std::span<double> ya) {
-    b.m->spmv(g, b.work);
-    for (std::size_t i = 0; i < b.row_map.size(); ++i) ya[b.row_map[i]] += b.work[i];
-  }));
+  auto product = [&](std::span<const double> i, std::span<double> o) {
+    if constexpr (Transposed) {
+      for (std::size_t k = 0; k < b.row_map.size(); ++k) b.work[k] = i[b.row_map[k]];
+      b.m->spmv_t(b.work, o);
+    } else {
+      b.m->spmv(i, b.work);
+      for (std::size_t k = 0; k < b.row_map.size(); ++k) o[b.row_map[k]] += b.work[k];
+    }
+  };
+  PetscCall(on_local_arrays(in, out, Transposed, product));
   PetscFunctionReturn(0);
 }
 
-// ghosts = Aoᵀ x
-PetscErrorCode offdiag_product_t(const Block& b, Vec x, Vec ghosts) {
-  PetscFunctionBegin;
-  if (b.row_map.empty()) {
-    PetscCall(diag_product(b, x, ghosts, 0.0, true));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(on_local_arrays(x, ghosts, true, [&](std::span<const double> xa, std::span<double> g) {
-    for (std::size_t i = 0; i < b.row_map.size(); ++i) b.work[i] = xa[b.row_map[i]];
-    b.m->spmv_t(b.work, g);
-  }));
-  PetscFunctionReturn(0);
-}
-
-// y = A x + beta y (beta is 0 or 1): the ghost scatter runs while the diagonal block multiplies.
+// y = op(A) x + beta y (beta is 0 or 1), op(A) = A or Aᵀ. A x: the ghost scatter runs while the
+// diagonal block multiplies. Aᵀ x: the off-diagonal block's product goes to the ghost vector and
+// is added to its owners' entries of y by the reverse scatter, after the diagonal block wrote y.
+template <bool Transposed>
 PetscErrorCode mult(Mat A, Vec x, Vec y, double beta) {
   Data* d = nullptr;
   PetscBool mpi;
@@ -410,61 +413,38 @@ PetscErrorCode mult(Mat A, Vec x, Vec y, double beta) {
   PetscCall(ensure_current(A, &d));
   PetscCall(is_parallel(A, &mpi));
   if (!mpi) {
-    PetscCall(diag_product(d->diag, x, y, beta, false));
+    PetscCall(diag_product(d->diag, x, y, beta, Transposed));
     PetscFunctionReturn(0);
   }
-  PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(diag_product(d->diag, x, y, beta, false));
-  PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  if (d->offdiag.m) PetscCall(offdiag_product(d->offdiag, d->ghosts, y));
-  PetscFunctionReturn(0);
-}
-
-// y = Aᵀ x + beta y: the off-diagonal block's product goes to the ghost vector and is added to
-// its owners' entries of y by the reverse scatter, after the diagonal block wrote y.
-PetscErrorCode mult_transpose(Mat A, Vec x, Vec y, double beta) {
-  Data* d = nullptr;
-  PetscBool mpi;
-  PetscFunctionBegin;
-  PetscCall(ensure_current(A, &d));
-  PetscCall(is_parallel(A, &mpi));
-  if (!mpi) {
+  if constexpr (Transposed) {
+    if (d->offdiag.m) PetscCall(offdiag_product<true>(d->offdiag, x, d->ghosts));
+    else PetscCall(VecZeroEntries(d->ghosts));
     PetscCall(diag_product(d->diag, x, y, beta, true));
-    PetscFunctionReturn(0);
+    PetscCall(VecScatterBegin(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
+    PetscCall(VecScatterEnd(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
+  } else {
+    PetscCall(VecScatterBegin(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(diag_product(d->diag, x, y, beta, false));
+    PetscCall(VecScatterEnd(d->scatter, x, d->ghosts, INSERT_VALUES, SCATTER_FORWARD));
+    if (d->offdiag.m) PetscCall(offdiag_product<false>(d->offdiag, d->ghosts, y));
   }
-  if (d->offdiag.m) PetscCall(offdiag_product_t(d->offdiag, x, d->ghosts));
-  else PetscCall(VecZeroEntries(d->ghosts));
-  PetscCall(diag_product(d->diag, x, y, beta, true));
-  PetscCall(VecScatterBegin(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
-  PetscCall(VecScatterEnd(d->scatter, d->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscFunctionReturn(0);
 }
 
+// y = op(A) x: MatMult, MatMultTranspose.
+template <bool Transposed>
 PetscErrorCode MatMult_Spmat(Mat A, Vec x, Vec y) {
   PetscFunctionBegin;
-  PetscCall(mult(A, x, y, 0.0));
+  PetscCall(mult<Transposed>(A, x, y, 0.0));
   PetscFunctionReturn(0);
 }
 
-// z = y + A x
+// z = y + op(A) x: MatMultAdd, MatMultTransposeAdd.
+template <bool Transposed>
 PetscErrorCode MatMultAdd_Spmat(Mat A, Vec x, Vec y, Vec z) {
   PetscFunctionBegin;
   if (z != y) PetscCall(VecCopy(y, z));
-  PetscCall(mult(A, x, z, 1.0));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode MatMultTranspose_Spmat(Mat A, Vec x, Vec y) {
-  PetscFunctionBegin;
-  PetscCall(mult_transpose(A, x, y, 0.0));
-  PetscFunctionReturn(0);
-}
-
-// z = y + Aᵀ x
-PetscErrorCode MatMultTransposeAdd_Spmat(Mat A, Vec x, Vec y, Vec z) {
-  PetscFunctionBegin;
-  if (z != y) PetscCall(VecCopy(y, z));
-  PetscCall(mult_transpose(A, x, z, 1.0));
+  PetscCall(mult<Transposed>(A, x, z, 1.0));
   PetscFunctionReturn(0);
 }
 
@@ -553,10 +533,7 @@ PetscErrorCode MatSetFromOptions_Spmat(Mat A, PetscOptionItems* PetscOptionsObje
   }
   PetscOptionsHeadEnd();
   // A new format applies to blocks already built as well.
-  if (d->format_given || d->options_given) {
-    d->rebuild = true;
-    d->state[0] = -1;
-  }
+  if (d->format_given || d->options_given) d->rebuild_at_next_product();
   PetscFunctionReturn(0);
 }
 
@@ -582,10 +559,10 @@ PetscErrorCode make_spmat(Mat B) {
   PetscCall(MatSetOperation(B, MATOP_ASSEMBLY_END, (void (*)(void))MatAssemblyEnd_Spmat));
   PetscCall(MatSetOperation(B, MATOP_VIEW, (void (*)(void))MatView_Spmat));
   PetscCall(MatSetOperation(B, MATOP_SET_FROM_OPTIONS, (void (*)(void))MatSetFromOptions_Spmat));
-  PetscCall(MatSetOperation(B, MATOP_MULT, (void (*)(void))MatMult_Spmat));
-  PetscCall(MatSetOperation(B, MATOP_MULT_ADD, (void (*)(void))MatMultAdd_Spmat));
-  PetscCall(MatSetOperation(B, MATOP_MULT_TRANSPOSE, (void (*)(void))MatMultTranspose_Spmat));
-  PetscCall(MatSetOperation(B, MATOP_MULT_TRANSPOSE_ADD, (void (*)(void))MatMultTransposeAdd_Spmat));
+  PetscCall(MatSetOperation(B, MATOP_MULT, (void (*)(void))MatMult_Spmat<false>));
+  PetscCall(MatSetOperation(B, MATOP_MULT_ADD, (void (*)(void))MatMultAdd_Spmat<false>));
+  PetscCall(MatSetOperation(B, MATOP_MULT_TRANSPOSE, (void (*)(void))MatMult_Spmat<true>));
+  PetscCall(MatSetOperation(B, MATOP_MULT_TRANSPOSE_ADD, (void (*)(void))MatMultAdd_Spmat<true>));
   PetscFunctionReturn(0);
 }
 
@@ -623,17 +600,11 @@ PetscErrorCode compose_converters(Mat B) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MatCreate_SeqAIJSpmat(Mat A) {
+// The constructor of a spmat type: PETSc's AIJ constructor `create_aij`, then spmat's operations.
+template <PetscErrorCode (*create_aij)(Mat)>
+PetscErrorCode MatCreate_AIJSpmat(Mat A) {
   PetscFunctionBegin;
-  PetscCall(MatCreate_SeqAIJ(A));
-  PetscCall(make_spmat(A));
-  PetscCall(compose_converters(A));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode MatCreate_MPIAIJSpmat(Mat A) {
-  PetscFunctionBegin;
-  PetscCall(MatCreate_MPIAIJ(A));
+  PetscCall(create_aij(A));
   PetscCall(make_spmat(A));
   PetscCall(compose_converters(A));
   PetscFunctionReturn(0);
@@ -659,14 +630,22 @@ PetscErrorCode check_spmat(Mat A) {
   PetscFunctionReturn(0);
 }
 
+// The data of A, after check_spmat.
+PetscErrorCode checked_data(Mat A, Data** d) {
+  PetscFunctionBegin;
+  PetscCall(check_spmat(A));
+  PetscCall(get_data(A, d));
+  PetscFunctionReturn(0);
+}
+
 }  // namespace
 
 PetscErrorCode SpmatPetscRegister(void) {
   PetscFunctionBegin;
   if (registered) PetscFunctionReturn(0);
   registered = PETSC_TRUE;
-  PetscCall(MatRegister(MATSEQSPMAT, MatCreate_SeqAIJSpmat));
-  PetscCall(MatRegister(MATMPISPMAT, MatCreate_MPIAIJSpmat));
+  PetscCall(MatRegister(MATSEQSPMAT, MatCreate_AIJSpmat<MatCreate_SeqAIJ>));
+  PetscCall(MatRegister(MATMPISPMAT, MatCreate_AIJSpmat<MatCreate_MPIAIJ>));
   PetscCall(MatRegisterRootName(MATSPMAT, MATSEQSPMAT, MATMPISPMAT));
   PetscCall(PetscRegisterFinalize(forget_registration));
   PetscFunctionReturn(0);
@@ -681,8 +660,7 @@ PetscErrorCode PetscDLLibraryRegister_spmat_petsc(void) {
 PetscErrorCode MatSpmatSetFormat(Mat A, const char format[]) {
   Data* d = nullptr;
   PetscFunctionBegin;
-  PetscCall(check_spmat(A));
-  PetscCall(get_data(A, &d));
+  PetscCall(checked_data(A, &d));
   try {
     (void)spmat::find_format(format);  // a typo is reported here, not at the next assembly
   } catch (const std::exception& e) {
@@ -691,23 +669,20 @@ PetscErrorCode MatSpmatSetFormat(Mat A, const char format[]) {
   }
   d->format = format;
   d->format_given = true;
-  d->rebuild = true;
-  d->state[0] = -1;  // rebuilt at the next product
+  d->rebuild_at_next_product();
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode MatSpmatSetOptions(Mat A, const char options[]) {
   Data* d = nullptr;
   PetscFunctionBegin;
-  PetscCall(check_spmat(A));
-  PetscCall(get_data(A, &d));
+  PetscCall(checked_data(A, &d));
   SPMAT_TRY
   (void)spmat::FormatOptions::parse(options ? options : "");
   SPMAT_CATCH
   d->options = options ? options : "";
   d->options_given = true;
-  d->rebuild = true;
-  d->state[0] = -1;
+  d->rebuild_at_next_product();
   PetscFunctionReturn(0);
 }
 

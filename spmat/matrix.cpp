@@ -14,9 +14,14 @@
 namespace spmat {
 
 namespace {
-void check_size(const char* what, std::size_t got, std::int64_t want) {
+// The operand of operation `op` that a message names ("spmv: x"), built only for the message.
+std::string operand_name(const char* op, const char* operand) {
+  return std::string(op) + ": " + operand;
+}
+
+void check_size(const char* op, const char* operand, std::size_t got, std::int64_t want) {
   if (static_cast<std::int64_t>(got) != want)
-    throw DimensionMismatchError(std::string(what) + " has " + std::to_string(got) +
+    throw DimensionMismatchError(operand_name(op, operand) + " has " + std::to_string(got) +
                                  " entries, expected " + std::to_string(want));
 }
 
@@ -24,13 +29,24 @@ void check_size(const char* what, std::size_t got, std::int64_t want) {
 // y[i] was written): an output sharing memory with the input gives wrong results, not an error.
 // Compared as addresses, so device pointers are checked the same way.
 template <class Value>
-void check_no_overlap(const char* op, std::span<const Value> in, std::span<Value> out) {
+void check_no_overlap(const char* op, const char* operand, std::span<const Value> in,
+                      std::span<Value> out) {
   if (in.empty() || out.empty()) return;
   const auto a = reinterpret_cast<std::uintptr_t>(in.data()), b = reinterpret_cast<std::uintptr_t>(out.data());
   if (a < b + out.size_bytes() && b < a + in.size_bytes())
-    throw DimensionMismatchError(std::string(op) +
+    throw DimensionMismatchError(operand_name(op, operand) +
                                  ": the output overlaps the input; expected separate arrays (the "
                                  "result would be wrong)");
+}
+
+/// The operands of product `op`: `in` of in_len entries, `out` of out_len, not overlapping.
+template <class Value>
+void check_product_operands(const char* op, std::span<const Value> in, const char* in_name,
+                            std::int64_t in_len, std::span<Value> out, const char* out_name,
+                            std::int64_t out_len) {
+  check_size(op, in_name, in.size(), in_len);
+  check_size(op, out_name, out.size(), out_len);
+  check_no_overlap(op, out_name, in, out);
 }
 
 // Builds, add, prepare and updates from host memory queue GPU work on the current stream
@@ -117,7 +133,7 @@ Matrix<Value> Matrix<Value>::build(DeviceCsr<Value, Index> a, std::string_view f
 
 template <class Value>
 void Matrix<Value>::update_values(std::span<const Value> values, Memory where) {
-  check_size("update_values: values", values.size(), nnz());
+  check_size("update_values", "values", values.size(), nnz());
   const bool from_host = where == Memory::host;
   const Value* p = values.data();
   std::vector<Value> host;
@@ -159,9 +175,7 @@ template <class Value>
 void Matrix<Value>::spmv(std::span<const Value> x, std::span<Value> y, Value alpha,
                          Value beta) const {
   require(Op::spmv);
-  check_size("spmv: x", x.size(), cols());
-  check_size("spmv: y", y.size(), rows());
-  check_no_overlap("spmv: y", x, y);
+  check_product_operands("spmv", x, "x", cols(), y, "y", rows());
   impl_->spmv(x.data(), y.data(), alpha, beta);
 }
 
@@ -169,9 +183,7 @@ template <class Value>
 void Matrix<Value>::spmv_t(std::span<const Value> x, std::span<Value> y, Value alpha,
                            Value beta) const {
   require(Op::spmv_t);
-  check_size("spmv_t: x", x.size(), rows());
-  check_size("spmv_t: y", y.size(), cols());
-  check_no_overlap("spmv_t: y", x, y);
+  check_product_operands("spmv_t", x, "x", rows(), y, "y", cols());
   impl_->spmv_t(x.data(), y.data(), alpha, beta);
 }
 
@@ -180,9 +192,7 @@ void Matrix<Value>::spmm(std::span<const Value> b, std::span<Value> c, std::int6
                          DenseLayout layout, Value alpha, Value beta) const {
   require(Op::spmm);
   if (k < 0) throw DimensionMismatchError("spmm: k = " + std::to_string(k) + " is negative");
-  check_size("spmm: B", b.size(), cols() * k);
-  check_size("spmm: C", c.size(), rows() * k);
-  check_no_overlap("spmm: C", b, c);
+  check_product_operands("spmm", b, "B", cols() * k, c, "C", rows() * k);
   impl_->spmm(b.data(), c.data(), k, layout, alpha, beta);
 }
 

@@ -18,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "spmat/config.hpp"
@@ -39,17 +41,12 @@ namespace {
 // Python classes for spmat's C++ errors. Each also derives from the builtin a Python user would
 // catch for that kind of problem (ValueError for bad input, MemoryError, ...), so
 // `except ValueError` works as well as `except spmat.ParseError`.
-struct PyErrors {
-  PyObject* base = nullptr;
-  PyObject* parse = nullptr;
-  PyObject* invalid_matrix = nullptr;
-  PyObject* index_overflow = nullptr;
-  PyObject* unsupported = nullptr;
-  PyObject* dimension = nullptr;
-  PyObject* cuda = nullptr;
-  PyObject* out_of_memory = nullptr;
+struct PyErrorClass {
+  std::type_index type;  ///< the C++ error type (a leaf of spmat::Error)
+  PyObject* cls;
 };
-PyErrors g_errors;
+PyObject* g_base_error = nullptr;           ///< spmat.SpmatError, for spmat::Error itself
+std::vector<PyErrorClass> g_error_classes;  ///< one per leaf type of spmat::Error
 
 PyObject* new_error(nb::module_& m, const char* name, PyObject* base, PyObject* builtin,
                     const char* doc) {
@@ -62,46 +59,47 @@ PyObject* new_error(nb::module_& m, const char* name, PyObject* base, PyObject* 
   return cls;
 }
 
+/// The Python class of e: its type's (the types are leaves, so typeid names it), else SpmatError.
+PyObject* python_class(const spmat::Error& e) {
+  for (const PyErrorClass& c : g_error_classes)
+    if (c.type == std::type_index(typeid(e))) return c.cls;
+  return g_base_error;
+}
+
 void register_errors(nb::module_& m) {
-  g_errors.base = PyErr_NewExceptionWithDoc("spmat.SpmatError",
-                                            "Base of every error spmat raises.",
-                                            PyExc_RuntimeError, nullptr);
-  if (!g_errors.base) throw nb::python_error();
-  m.attr("SpmatError") = nb::handle(g_errors.base);
-  g_errors.parse = new_error(m, "ParseError", g_errors.base, PyExc_ValueError,
-                             "Malformed input: a Matrix Market file, a generator spec, an option.");
-  g_errors.invalid_matrix = new_error(m, "InvalidMatrixError", g_errors.base, PyExc_ValueError,
-                                      "A structural problem in a matrix's arrays.");
-  g_errors.index_overflow = new_error(m, "IndexOverflowError", g_errors.base, PyExc_OverflowError,
-                                      "Dimensions or nnz too large for the index type.");
-  g_errors.unsupported = new_error(m, "UnsupportedError", g_errors.base, PyExc_ValueError,
-                                   "A format, operation or device that is not available.");
-  g_errors.dimension = new_error(m, "DimensionMismatchError", g_errors.base, PyExc_ValueError,
-                                 "Operand sizes that do not match the matrix.");
-  g_errors.cuda = new_error(m, "CudaError", g_errors.base, nullptr,
-                            "A CUDA runtime or library call failed.");
-  g_errors.out_of_memory = new_error(m, "OutOfMemoryError", g_errors.base, PyExc_MemoryError,
-                                     "Device or host memory exhausted.");
+  g_base_error = PyErr_NewExceptionWithDoc("spmat.SpmatError", "Base of every error spmat raises.",
+                                           PyExc_RuntimeError, nullptr);
+  if (!g_base_error) throw nb::python_error();
+  m.attr("SpmatError") = nb::handle(g_base_error);
+  struct Leaf {
+    std::type_index type;
+    const char* name;
+    PyObject* builtin;
+    const char* doc;
+  };
+  const Leaf leaves[] = {
+      {typeid(spmat::ParseError), "ParseError", PyExc_ValueError,
+       "Malformed input: a Matrix Market file, a generator spec, an option."},
+      {typeid(spmat::InvalidMatrixError), "InvalidMatrixError", PyExc_ValueError,
+       "A structural problem in a matrix's arrays."},
+      {typeid(spmat::IndexOverflowError), "IndexOverflowError", PyExc_OverflowError,
+       "Dimensions or nnz too large for the index type."},
+      {typeid(spmat::UnsupportedError), "UnsupportedError", PyExc_ValueError,
+       "A format, operation or device that is not available."},
+      {typeid(spmat::DimensionMismatchError), "DimensionMismatchError", PyExc_ValueError,
+       "Operand sizes that do not match the matrix."},
+      {typeid(spmat::CudaError), "CudaError", nullptr, "A CUDA runtime or library call failed."},
+      {typeid(spmat::OutOfMemoryError), "OutOfMemoryError", PyExc_MemoryError,
+       "Device or host memory exhausted."},
+  };
+  for (const Leaf& l : leaves)
+    g_error_classes.push_back({l.type, new_error(m, l.name, g_base_error, l.builtin, l.doc)});
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const spmat::ParseError& e) {
-      PyErr_SetString(g_errors.parse, e.what());
-    } catch (const spmat::InvalidMatrixError& e) {
-      PyErr_SetString(g_errors.invalid_matrix, e.what());
-    } catch (const spmat::IndexOverflowError& e) {
-      PyErr_SetString(g_errors.index_overflow, e.what());
-    } catch (const spmat::UnsupportedError& e) {
-      PyErr_SetString(g_errors.unsupported, e.what());
-    } catch (const spmat::DimensionMismatchError& e) {
-      PyErr_SetString(g_errors.dimension, e.what());
-    } catch (const spmat::CudaError& e) {
-      PyErr_SetString(g_errors.cuda, e.what());
-    } catch (const spmat::OutOfMemoryError& e) {
-      PyErr_SetString(g_errors.out_of_memory, e.what());
     } catch (const spmat::Error& e) {
-      PyErr_SetString(g_errors.base, e.what());
+      PyErr_SetString(python_class(e), e.what());
     }
   });
 }
@@ -387,36 +385,53 @@ using MatIn = nb::ndarray<const T, nb::ndim<2>, nb::c_contig>;
 template <class T>
 using MatOut = nb::ndarray<T, nb::ndim<2>, nb::c_contig>;
 
+/// x and out of a product: not overlapping, and on the matrix's device when in GPU memory.
+template <class Value, class In, class Out>
+void check_operands(const Handle<Value>& h, const In& x, const Out& out, const char* x_name) {
+  check_no_overlap(x, out, x_name, "out");
+  check_device(h, x, x_name);
+  check_device(h, out, "out");
+}
+
+/// Runs product() with the GIL released and the matrix locked, after the work queued so far on
+/// `stream` (which the caller's StreamScope made current).
+template <class Value, class Product>
+void run_locked(Handle<Value>& h, std::uintptr_t stream, Product&& product) {
+  nb::gil_scoped_release unlocked;
+  std::lock_guard<std::mutex> lock(h.mutex);
+  follow_stream(h, stream);
+  product();
+}
+
+/// y = alpha·op(A)·x + beta·y with op(A) = Aᵀ when transpose, else A.
+template <class Value>
+void spmv_op(spmat::Matrix<Value>& a, std::span<const Value> x, std::span<Value> y, Value alpha,
+             Value beta, bool transpose) {
+  if (transpose)
+    a.spmv_t(x, y, alpha, beta);
+  else
+    a.spmv(x, y, alpha, beta);
+}
+
 template <class Value>
 void spmv(Handle<Value>& h, const VecIn<Value>& x, const VecOut<Value>& y, Value alpha,
           Value beta, bool transpose, std::uintptr_t stream) {
-  check_no_overlap(x, y, "x", "out");
-  check_device(h, x, "x");
-  check_device(h, y, "out");
+  check_operands(h, x, y, "x");
   const auto backend = h.mat.backend();
   spmat::StreamScope on(stream_handle(stream));
   Operand<Value, VecIn<Value>> xo(x, backend, true, false, "x");
   Operand<Value, VecOut<Value>> yo(y, backend, beta != Value(0), true, "out");
-  {
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> lock(h.mutex);
-    follow_stream(h, stream);
-    std::span<const Value> xs(xo.data(), xo.size());
-    std::span<Value> ys(yo.data(), yo.size());
-    if (transpose)
-      h.mat.spmv_t(xs, ys, alpha, beta);
-    else
-      h.mat.spmv(xs, ys, alpha, beta);
+  run_locked(h, stream, [&] {
+    spmv_op(h.mat, std::span<const Value>(xo.data(), xo.size()),
+            std::span<Value>(yo.data(), yo.size()), alpha, beta, transpose);
     yo.finish();
-  }
+  });
 }
 
 template <class Value>
 void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value alpha,
           Value beta, std::uintptr_t stream) {
-  check_no_overlap(b, c, "X", "out");
-  check_device(h, b, "X");
-  check_device(h, c, "out");
+  check_operands(h, b, c, "X");
   const auto& m = h.mat;
   const auto k = static_cast<std::int64_t>(b.shape(1));
   if (static_cast<std::int64_t>(b.shape(0)) != m.cols() ||
@@ -430,14 +445,11 @@ void spmm(Handle<Value>& h, const MatIn<Value>& b, const MatOut<Value>& c, Value
   spmat::StreamScope on(stream_handle(stream));
   Operand<Value, MatIn<Value>> bo(b, backend, true, false, "X");
   Operand<Value, MatOut<Value>> co(c, backend, beta != Value(0), true, "out");
-  {
-    nb::gil_scoped_release unlocked;
-    std::lock_guard<std::mutex> lock(h.mutex);
-    follow_stream(h, stream);
+  run_locked(h, stream, [&] {
     m.spmm(std::span<const Value>(bo.data(), bo.size()), std::span<Value>(co.data(), co.size()),
            k, spmat::DenseLayout::row_major, alpha, beta);
     co.finish();
-  }
+  });
 }
 
 /// spmv on raw device addresses: the Python layer's fast path for CuPy and PyTorch vectors,
@@ -455,15 +467,10 @@ void spmv_device_ptrs(Handle<Value>& h, std::uintptr_t x, std::uintptr_t y, Valu
   if (nx && ny && x < y + ny * sizeof(Value) && y < x + nx * sizeof(Value))
     throw nb::value_error("out overlaps x in memory; the product needs a separate output array");
   spmat::StreamScope on(stream_handle(stream));
-  nb::gil_scoped_release unlocked;
-  std::lock_guard<std::mutex> lock(h.mutex);
-  follow_stream(h, stream);
-  std::span<const Value> xs(reinterpret_cast<const Value*>(x), nx);
-  std::span<Value> ys(reinterpret_cast<Value*>(y), ny);
-  if (transpose)
-    h.mat.spmv_t(xs, ys, alpha, beta);
-  else
-    h.mat.spmv(xs, ys, alpha, beta);
+  run_locked(h, stream, [&] {
+    spmv_op(h.mat, std::span<const Value>(reinterpret_cast<const Value*>(x), nx),
+            std::span<Value>(reinterpret_cast<Value*>(y), ny), alpha, beta, transpose);
+  });
 #else
   (void)h, (void)x, (void)y, (void)alpha, (void)beta, (void)transpose, (void)stream;
   throw spmat::UnsupportedError("this spmat module was built without CUDA");
@@ -625,6 +632,14 @@ void mmwrite(const std::string& path, std::int64_t rows, std::int64_t cols,
   spmat::io::write_matrix_market(path, a);
 }
 
+/// The overload of mmwrite for one (Value, Index) pair.
+template <class Value, class Index>
+void bind_mmwrite(nb::module_& m) {
+  m.def("mmwrite", &mmwrite<Value, Index>, nb::arg("path"), nb::arg("rows"), nb::arg("cols"),
+        nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
+        nb::arg("data").noconvert());
+}
+
 nb::dict caps_dict(const spmat::BackendCaps& c) {
   nb::dict d;
   d["available"] = c.available;
@@ -661,18 +676,10 @@ NB_MODULE(_spmat, m) {
 
   m.def("mmread_f64", &mmread<double>, nb::arg("path"));
   m.def("mmread_f32", &mmread<float>, nb::arg("path"));
-  m.def("mmwrite", &mmwrite<double, std::int32_t>, nb::arg("path"), nb::arg("rows"),
-        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
-        nb::arg("data").noconvert());
-  m.def("mmwrite", &mmwrite<double, std::int64_t>, nb::arg("path"), nb::arg("rows"),
-        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
-        nb::arg("data").noconvert());
-  m.def("mmwrite", &mmwrite<float, std::int32_t>, nb::arg("path"), nb::arg("rows"),
-        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
-        nb::arg("data").noconvert());
-  m.def("mmwrite", &mmwrite<float, std::int64_t>, nb::arg("path"), nb::arg("rows"),
-        nb::arg("cols"), nb::arg("indptr").noconvert(), nb::arg("indices").noconvert(),
-        nb::arg("data").noconvert());
+  bind_mmwrite<double, std::int32_t>(m);
+  bind_mmwrite<double, std::int64_t>(m);
+  bind_mmwrite<float, std::int32_t>(m);
+  bind_mmwrite<float, std::int64_t>(m);
 
   m.def("formats", [] {
     nb::list out;

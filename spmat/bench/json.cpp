@@ -73,6 +73,25 @@ void newline(std::string& out, int indent, int depth) {
   out += '\n';
   out.append(static_cast<std::size_t>(indent * depth), ' ');
 }
+
+// An array or object: `open`, the n elements (element(i) writes element i) one per line at
+// depth + 1 when indenting, `close`; "[]" or "{}" when empty.
+template <class Element>
+void dump_container(std::string& out, char open, char close, std::size_t n, int indent, int depth,
+                    Element&& element) {
+  out += open;
+  if (n == 0) {
+    out += close;
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) out += indent < 0 ? ", " : ",";
+    newline(out, indent, depth + 1);
+    element(i);
+  }
+  newline(out, indent, depth);
+  out += close;
+}
 }  // namespace
 
 void Json::dump_to(std::string& out, int indent, int depth) const {
@@ -82,34 +101,15 @@ void Json::dump_to(std::string& out, int indent, int depth) const {
     case Kind::number: out += json_number(num_); return;
     case Kind::string: escape_to(out, str_); return;
     case Kind::array:
-      if (items_.empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      for (std::size_t i = 0; i < items_.size(); ++i) {
-        if (i) out += indent < 0 ? ", " : ",";
-        newline(out, indent, depth + 1);
-        items_[i].dump_to(out, indent, depth + 1);
-      }
-      newline(out, indent, depth);
-      out += ']';
+      dump_container(out, '[', ']', items_.size(), indent, depth,
+                     [&](std::size_t i) { items_[i].dump_to(out, indent, depth + 1); });
       return;
     case Kind::object:
-      if (members_.empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      for (std::size_t i = 0; i < members_.size(); ++i) {
-        if (i) out += indent < 0 ? ", " : ",";
-        newline(out, indent, depth + 1);
+      dump_container(out, '{', '}', members_.size(), indent, depth, [&](std::size_t i) {
         escape_to(out, members_[i].first);
         out += ": ";
         members_[i].second.dump_to(out, indent, depth + 1);
-      }
-      newline(out, indent, depth);
-      out += '}';
+      });
       return;
   }
 }
@@ -213,21 +213,12 @@ class Parser {
     ++p_;
     Json a = Json::array();
     skip_ws();
-    if (p_ < t_.size() && t_[p_] == ']') {
-      ++p_;
-      return a;
-    }
+    if (literal("]")) return a;
     while (true) {
       a.push(value());
       skip_ws();
-      if (p_ < t_.size() && t_[p_] == ',') {
-        ++p_;
-        continue;
-      }
-      if (p_ < t_.size() && t_[p_] == ']') {
-        ++p_;
-        return a;
-      }
+      if (literal(",")) continue;
+      if (literal("]")) return a;
       fail("',' or ']'");
     }
   }
@@ -235,27 +226,17 @@ class Parser {
     ++p_;
     Json o = Json::object();
     skip_ws();
-    if (p_ < t_.size() && t_[p_] == '}') {
-      ++p_;
-      return o;
-    }
+    if (literal("}")) return o;
     while (true) {
       skip_ws();
       if (p_ >= t_.size() || t_[p_] != '"') fail("a key string");
       std::string key = string();
       skip_ws();
-      if (p_ >= t_.size() || t_[p_] != ':') fail("':'");
-      ++p_;
+      if (!literal(":")) fail("':'");
       o.set(std::move(key), value());
       skip_ws();
-      if (p_ < t_.size() && t_[p_] == ',') {
-        ++p_;
-        continue;
-      }
-      if (p_ < t_.size() && t_[p_] == '}') {
-        ++p_;
-        return o;
-      }
+      if (literal(",")) continue;
+      if (literal("}")) return o;
       fail("',' or '}'");
     }
   }

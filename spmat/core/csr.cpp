@@ -90,10 +90,9 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
     std::vector<Index> next(count.begin(), count.end() - 1);
     for (std::size_t k = 0; k < n; ++k) order[next[a.row_idx[k]]++] = k;
   }
-  Csr<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  Csr<Value, Index> c{.rows = a.rows,
+                      .cols = a.cols,
+                      .row_ptr = std::vector<Index>(static_cast<std::size_t>(a.rows) + 1, 0)};
   c.col_idx.reserve(n);
   c.values.reserve(n);
   for (Index r = 0; r < a.rows; ++r) {
@@ -123,37 +122,22 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
 
 template <class Value, class Index>
 Coo<Value, Index> to_coo(const Csr<Value, Index>& a) {
-  Coo<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_idx.resize(a.col_idx.size());
+  Coo<Value, Index> c{a.rows, a.cols, std::vector<Index>(a.col_idx.size()), a.col_idx, a.values};
   for (Index r = 0; r < a.rows; ++r)
     std::fill(c.row_idx.begin() + a.row_ptr[r], c.row_idx.begin() + a.row_ptr[r + 1], r);
-  c.col_idx = a.col_idx;
-  c.values = a.values;
   return c;
 }
 
 template <class Value, class Index>
 Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a) {
-  Csr<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_ptr = group_offsets(a.row_idx, a.rows);
-  c.col_idx = a.col_idx;
-  c.values = a.values;
-  return c;
+  return {a.rows, a.cols, group_offsets(a.row_idx, a.rows), a.col_idx, a.values};
 }
 
 template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
-  Csc<Value, Index> c;
-  c.rows = a.rows;
-  c.cols = a.cols;
   const std::size_t n = a.col_idx.size();
-  c.col_ptr = group_offsets(a.col_idx, a.cols);
-  c.row_idx.resize(n);
-  c.values.resize(n);
+  Csc<Value, Index> c{a.rows, a.cols, group_offsets(a.col_idx, a.cols), std::vector<Index>(n),
+                      std::vector<Value>(n)};
   std::vector<Index> next(c.col_ptr.begin(), c.col_ptr.end() - 1);
   for (Index r = 0; r < a.rows; ++r)
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
@@ -167,25 +151,13 @@ Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
 template <class Value, class Index>
 Csr<Value, Index> to_csr(const Csc<Value, Index>& a) {
   // A CSC of A has the arrays of the CSR of Aᵀ: transposing that CSR gives the CSR of A.
-  Csr<Value, Index> at;
-  at.rows = a.cols;
-  at.cols = a.rows;
-  at.row_ptr = a.col_ptr;
-  at.col_idx = a.row_idx;
-  at.values = a.values;
-  return transpose(at);
+  return transpose(Csr<Value, Index>{a.cols, a.rows, a.col_ptr, a.row_idx, a.values});
 }
 
 template <class Value, class Index>
 Csr<Value, Index> transpose(const Csr<Value, Index>& a) {
   Csc<Value, Index> c = to_csc(a);
-  Csr<Value, Index> t;
-  t.rows = a.cols;
-  t.cols = a.rows;
-  t.row_ptr = std::move(c.col_ptr);
-  t.col_idx = std::move(c.row_idx);
-  t.values = std::move(c.values);
-  return t;
+  return {a.cols, a.rows, std::move(c.col_ptr), std::move(c.row_idx), std::move(c.values)};
 }
 
 template <class Value, class Index>

@@ -126,11 +126,23 @@ std::vector<Index> row_lengths(const Csr<Value, Index>& a) {
   return len;
 }
 
-/// Exact bytes of the three CSR arrays.
+/// Exact bytes of two index arrays and a value array: the storage of a Csr, Coo or Csc.
+template <class Index, class Value>
+std::size_t array_bytes(const std::vector<Index>& i, const std::vector<Index>& j,
+                        const std::vector<Value>& v) {
+  return (i.size() + j.size()) * sizeof(Index) + v.size() * sizeof(Value);
+}
 template <class Value, class Index>
 std::size_t storage_bytes(const Csr<Value, Index>& a) {
-  return a.row_ptr.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
-         a.values.size() * sizeof(Value);
+  return array_bytes(a.row_ptr, a.col_idx, a.values);
+}
+template <class Value, class Index>
+std::size_t storage_bytes(const Coo<Value, Index>& a) {
+  return array_bytes(a.row_idx, a.col_idx, a.values);
+}
+template <class Value, class Index>
+std::size_t storage_bytes(const Csc<Value, Index>& a) {
+  return array_bytes(a.col_ptr, a.row_idx, a.values);
 }
 
 }  // namespace spmat

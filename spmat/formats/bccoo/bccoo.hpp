@@ -44,6 +44,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -145,11 +146,7 @@ inline BccooGpuKernel auto_kernel(const std::vector<std::uint8_t>& format) {
 
 /// The CPU format `bccoo` (byte-level encoding of spec §2).
 template <class Value, class Index>
-struct Bccoo {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct Bccoo : FormatDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t chunk = 1024;             ///< b
   std::int64_t last_row = -1;            ///< row of the last entry (-1 when nnz == 0)
@@ -166,7 +163,7 @@ struct Bccoo {
     return lut.size() * sizeof(Value) + row.size() * sizeof(Index) +
            offset.size() * sizeof(std::int64_t) + data.size();
   }
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
   std::int64_t chunks() const { return static_cast<std::int64_t>(row.size()); }
 
   /// Decodes chunk h, calling f(row, col, value) per entry (markers advance the row).
@@ -206,11 +203,7 @@ struct Bccoo {
 
 /// The GPU format `bccoo-gpu` (per-chunk uniform encoding; spec §4 [D]).
 template <class Value, class Index>
-struct BccooGpu {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct BccooGpu : FormatDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t chunk = 1024;
   std::int64_t last_row = -1;
@@ -244,7 +237,7 @@ struct BccooGpu {
     return lut.size() * sizeof(Value) + (row.size() + column.size()) * sizeof(Index) +
            format.size() + offset.size() * sizeof(std::int64_t) + data.size();
   }
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
   std::int64_t chunks() const { return static_cast<std::int64_t>(row.size()); }
   std::int64_t chunk_len(std::int64_t h) const { return std::min(chunk, nnz - h * chunk); }
 
@@ -267,23 +260,10 @@ template <class Value, class Index>
 std::size_t traffic_bytes(const Bccoo<Value, Index>& s, Op op, std::int64_t k) {
   return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
 }
-template <class Value, class Index>
-std::size_t traffic_bytes(const BccooGpu<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
 
 // CPU kernels (bccoo_cpu.cpp), deterministic (chunk_driver.hpp): spmv over chunks with a
 // static schedule, first/last-row partials combined in chunk order; spmv_t by scatter_reduce.
-template <class Value, class Index>
-void spmv(const Bccoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Bccoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv(const BccooGpu<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BccooGpu<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BccooGpu<Value, Index>&& host);  // bccoo_cuda.cu
+SPMAT_DECLARE_CPU_KERNELS(Bccoo);
+SPMAT_FORMAT_FUNCTIONS(BccooGpu);
 
 }  // namespace spmat

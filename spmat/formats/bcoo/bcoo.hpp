@@ -17,6 +17,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -33,10 +34,7 @@ struct Bcoo {
   /// Options: chunk = b >= 1 (default 1024, the paper's value).
   static Bcoo build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
-  std::size_t storage_bytes() const {
-    return a.row_idx.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
   std::int64_t chunks() const { return (static_cast<std::int64_t>(a.values.size()) + chunk - 1) / chunk; }
 
@@ -65,9 +63,6 @@ std::size_t traffic_bytes(const Bcoo<Value, Index>& s, Op op, std::int64_t k) {
 //   spmv: static schedule over chunks; interior rows written directly; first/last row partials
 //         of each chunk combined in chunk order (no atomics). Independent of the thread count.
 //   spmv_t: scatter_reduce over chunks.
-template <class Value, class Index>
-void spmv(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_DECLARE_CPU_KERNELS(Bcoo);
 
 }  // namespace spmat

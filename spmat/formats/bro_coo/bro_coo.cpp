@@ -85,8 +85,8 @@ BroCoo<Value, Index> BroCoo<Value, Index>::build(const Csr<Value, Index>& a, con
 template <class Value, class Index>
 Csr<Value, Index> BroCoo<Value, Index>::to_csr() const {
   Coo<Value, Index> c;
-  c.rows = rows;
-  c.cols = cols;
+  c.rows = this->rows;
+  c.cols = this->cols;
   c.row_idx.resize(static_cast<std::size_t>(nnz));
   c.col_idx = col_idx;
   c.values = values;

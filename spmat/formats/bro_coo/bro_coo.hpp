@@ -22,6 +22,7 @@
 #include "spmat/core/options.hpp"
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/formats/bro_common/bro_symbols.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -29,11 +30,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroCoo {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct BroCoo : FormatDims<Value, Index> {
   std::int64_t nnz = 0;
   int sym_len = 32;
   std::int64_t interval = 1024;            ///< entries per interval (multiple of 32)
@@ -55,7 +52,7 @@ struct BroCoo {
   std::int64_t intervals() const { return static_cast<std::int64_t>(widths.size()); }
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const;
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
   /// η of the index data vs COO (2·nnz·I): row streams + raw columns vs row + column arrays.
   bro::IndexSavings index_savings() const;
 };
@@ -81,24 +78,13 @@ inline void bro_coo_for_interval(const BroCoo<Value, Index>& c, std::int64_t q, 
   bro::with_symbols(c, [&](const auto* syms) { bro_coo_decode_interval(c, syms, q, f); });
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroCoo<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (bro_coo_cpu.cpp): both through scatter_reduce over intervals (deterministic).
-template <class Value, class Index>
-void spmv(const BroCoo<Value, Index>& c, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroCoo<Value, Index>& c, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(BroCoo);
 /// acc[row] += v·x[col] over interval q (a work item of spmv).
 template <class Value, class Index>
 void bro_coo_scatter(const BroCoo<Value, Index>& c, std::int64_t q, const Value* x, Value* acc);
 /// acc[col] += v·x[row] over interval q (a work item of spmv_t).
 template <class Value, class Index>
 void bro_coo_scatter_t(const BroCoo<Value, Index>& c, std::int64_t q, const Value* x, Value* acc);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroCoo<Value, Index>&& host);  // _cuda.cu
 
 }  // namespace spmat

@@ -127,15 +127,15 @@ BroCsr<Value, Index> BroCsr<Value, Index>::build(const Csr<Value, Index>& a, con
 template <class Value, class Index>
 Csr<Value, Index> BroCsr<Value, Index>::to_csr() const {
   Csr<Value, Index> c;
-  c.rows = rows;
-  c.cols = cols;
+  c.rows = this->rows;
+  c.cols = this->cols;
   c.row_ptr = row_ptr;
   c.values = values;
   c.col_idx.resize(values.size());
   std::vector<std::int64_t> buf;
   const int rpg = rows_per_group();
   for (std::int64_t g = 0; g < groups(); ++g) {
-    const std::int64_t r0 = g * rpg, r1 = std::min<std::int64_t>(rows, r0 + rpg);
+    const std::int64_t r0 = g * rpg, r1 = std::min<std::int64_t>(this->rows, r0 + rpg);
     buf.assign(static_cast<std::size_t>(row_ptr[r1] - row_ptr[r0]), 0);
     bro_csr_decode(*this, g, buf.data());
     for (std::size_t k = 0; k < buf.size(); ++k)

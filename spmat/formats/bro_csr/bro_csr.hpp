@@ -37,6 +37,7 @@
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -44,11 +45,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroCsr {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct BroCsr : FormatDims<Value, Index> {
   int tpr = 4;                             ///< W: lanes per row (power of two, 1..32)
   int sym_len = 32;                        ///< 32 or 64
   std::vector<Index> row_ptr{0};           ///< rows+1
@@ -72,7 +69,7 @@ struct BroCsr {
   std::int64_t nnz() const { return static_cast<std::int64_t>(values.size()); }
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const;
-  Shape shape() const { return {rows, cols, nnz()}; }
+  Shape shape() const { return {this->rows, this->cols, nnz()}; }
   /// η of the column indices vs CSR's col_idx (nnz·I); row_ptr is kept raw and not counted.
   bro::IndexSavings index_savings() const;
 };
@@ -104,19 +101,8 @@ inline void bro_csr_decode(const BroCsr<Value, Index>& m, std::int64_t g, std::i
   bro::with_symbols(m, [&](const auto* syms) { bro_csr_decode_group(m, syms, g, cols_out); });
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroCsr<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (bro_csr_cpu.cpp), deterministic: spmv decodes a group's columns and sums each
 // row in CSR order; spmv_t goes through scatter_reduce over groups.
-template <class Value, class Index>
-void spmv(const BroCsr<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroCsr<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroCsr<Value, Index>&& host);  // _cuda.cu
+SPMAT_FORMAT_FUNCTIONS(BroCsr);
 
 }  // namespace spmat

@@ -144,8 +144,8 @@ BroEll<Value, Index> BroEll<Value, Index>::build(const Csr<Value, Index>& a, con
 
 template <class Value, class Index>
 Csr<Value, Index> BroEll<Value, Index>::to_csr() const {
-  Coo<Value, Index> c = reserved_coo<Value, Index>(rows, cols, nnz);
-  for (std::int64_t p = 0; p < rows; ++p) {
+  Coo<Value, Index> c = reserved_coo<Value, Index>(this->rows, this->cols, nnz);
+  for (std::int64_t p = 0; p < c.rows; ++p) {
     const Index r = static_cast<Index>(original_row(p));
     auto f = [&](std::int64_t col, Value v) {
       c.row_idx.push_back(r);
@@ -181,7 +181,8 @@ std::size_t BroEll<Value, Index>::storage_bytes() const {
 template <class Value, class Index>
 bro::IndexSavings BroEll<Value, Index>::index_savings() const {
   bro::IndexSavings s;
-  s.original = static_cast<std::size_t>(rows) * static_cast<std::size_t>(max_row) * sizeof(Index);
+  s.original =
+      static_cast<std::size_t>(this->rows) * static_cast<std::size_t>(max_row) * sizeof(Index);
   s.original_nnz = static_cast<std::size_t>(nnz) * sizeof(Index);
   s.compressed = sym32.size() * sizeof(std::uint32_t) + sym64.size() * sizeof(std::uint64_t);
   s.metadata = widths.size() + (width_off.size() + sym_off.size()) * sizeof(std::int64_t) +

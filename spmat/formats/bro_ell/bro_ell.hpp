@@ -25,6 +25,7 @@
 #include "spmat/formats/bro_common/bro_common.hpp"
 #include "spmat/formats/bro_common/bro_symbols.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -32,11 +33,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroEll {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct BroEll : FormatDims<Value, Index> {
   std::int64_t nnz = 0;         ///< stored entries (explicit zeros included, padding not)
   std::int64_t max_row = 0;     ///< k: longest stored row (for η against ELLPACK)
   int h = 32;                   ///< slice height (rows per slice; paper: 256)
@@ -84,7 +81,7 @@ struct BroEll {
   }
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const;
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
   /// η of the column indices vs ELLPACK (rows·k·I) and vs nnz·I.
   bro::IndexSavings index_savings() const;
 };
@@ -141,17 +138,9 @@ inline void bro_ell_for_row(const BroEll<Value, Index>& e, std::int64_t s, std::
   bro::with_symbols(e, [&](const auto* syms) { bro_ell_decode_row(e, syms, s, t, f); });
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroEll<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (bro_ell_cpu.cpp), deterministic: spmv sums each row in column order; spmv_t goes
 // through scatter_reduce (fixed thread partition).
-template <class Value, class Index>
-void spmv(const BroEll<Value, Index>& e, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroEll<Value, Index>& e, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(BroEll);
 /// spmv with a per-original-row addend: y[r] = alpha*(row sum + extra[r]) + beta*y[r]
 /// (extra may be null). Used by BRO-HYB for its COO part.
 template <class Value, class Index>
@@ -160,9 +149,6 @@ void bro_ell_spmv_plus(const BroEll<Value, Index>& e, const Value* x, Value* y, 
 /// acc[col] += v·x[orig row] for the rows of slice s (one work item of spmv_t).
 template <class Value, class Index>
 void bro_ell_scatter_t(const BroEll<Value, Index>& e, std::int64_t s, const Value* x, Value* acc);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroEll<Value, Index>&& host);  // _cuda.cu
 
 /// Slots of the sliced ELL that encode() builds, for the padding limit before anything is
 /// allocated: Σ over slices of the slice's rows × its longest stored row (rows in `order`, cut

@@ -135,12 +135,13 @@ template <class Value, class Index>
 Csr<Value, Index> BroHyb<Value, Index>::to_csr() const {
   const Csr<Value, Index> e = ell.to_csr(), c = coo.to_csr();
   Csr<Value, Index> out;
-  out.rows = rows;
-  out.cols = cols;
-  out.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  out.rows = this->rows;
+  out.cols = this->cols;
+  out.row_ptr.assign(static_cast<std::size_t>(out.rows) + 1, 0);
   out.col_idx.reserve(static_cast<std::size_t>(nnz));
   out.values.reserve(static_cast<std::size_t>(nnz));
-  for (Index r = 0; r < rows; ++r) {  // ELL part holds each row's first K columns: append COO after
+  // The ELL part holds each row's first K columns: the COO part's are appended after them.
+  for (Index r = 0; r < out.rows; ++r) {
     for (Index p = e.row_ptr[r]; p < e.row_ptr[r + 1]; ++p) {
       out.col_idx.push_back(e.col_idx[p]);
       out.values.push_back(e.values[p]);
@@ -157,7 +158,8 @@ Csr<Value, Index> BroHyb<Value, Index>::to_csr() const {
 template <class Value, class Index>
 bro::IndexSavings BroHyb<Value, Index>::index_savings() const {
   bro::IndexSavings s = ell.index_savings();
-  s.original = static_cast<std::size_t>(rows) * static_cast<std::size_t>(ell_width) * sizeof(Index);
+  s.original =
+      static_cast<std::size_t>(this->rows) * static_cast<std::size_t>(ell_width) * sizeof(Index);
   s += coo.index_savings();
   return s;
 }

@@ -19,6 +19,7 @@
 
 #include "spmat/formats/bro_coo/bro_coo.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
 
@@ -42,11 +43,7 @@ std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int 
                                      int index_bytes, double coo_penalty = 3.0);
 
 template <class Value, class Index>
-struct BroHyb {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct BroHyb : FormatDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t ell_width = 0;  ///< K
   BroEll<Value, Index> ell;    ///< rows × (≤ K), possibly BAR-permuted (row_id maps back)
@@ -58,25 +55,14 @@ struct BroHyb {
   static BroHyb build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
   std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
   /// η vs HYB (ELL part rows·K·I, COO part 2·nnz_coo·I).
   bro::IndexSavings index_savings() const;
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const BroHyb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (bro_hyb_cpu.cpp), deterministic: spmv sums the COO part per row with
 // scatter_reduce, then the BRO-ELL pass adds it into each row before the epilogue; spmv_t runs
 // the slices and the intervals as work items of one scatter_reduce.
-template <class Value, class Index>
-void spmv(const BroHyb<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroHyb<Value, Index>& m, const Value* x, Value* y, Value alpha, Value beta);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(BroHyb<Value, Index>&& host);  // _cuda.cu
+SPMAT_FORMAT_FUNCTIONS(BroHyb);
 
 }  // namespace spmat

@@ -20,6 +20,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -36,39 +37,20 @@ struct CooStorage {
   /// Options: kernel = atomic | segmented (default atomic).
   static CooStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const;
-  std::size_t storage_bytes() const {
-    return a.row_idx.size() * sizeof(Index) + a.col_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
-
-template <class Value, class Index>
-std::size_t traffic_bytes(const CooStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
 
 // CPU kernels (coo_cpu.cpp), both deterministic.
 //   spmv:   the nonzero range is cut at row boundaries into one piece per thread (balanced on
 //           rows + nnz, merge-path style), so every row is summed by one thread in storage
 //           order: the result does not even depend on the thread count.
 //   spmv_t: scatter_reduce over the nonzeros (fixed thread partition).
-template <class Value, class Index>
-void spmv(const CooStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const CooStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(CooStorage);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CooStorage<Value, Index>&& host);  // coo_cuda.cu
-
-/// New values in CSR order (the stored order is CSR order: a copy; coo_values.cpp).
-template <class Value, class Index>
-void update_values(CooStorage<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR (coo_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CooStorage<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (the stored order is CSR order: a copy; coo_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR
+/// (coo_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(CooStorage);
 
 }  // namespace spmat

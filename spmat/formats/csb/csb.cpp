@@ -185,8 +185,8 @@ Csb<Value, Index> Csb<Value, Index>::build(const Csr<Value, Index>& a, const For
 template <class Value, class Index>
 Csr<Value, Index> Csb<Value, Index>::to_csr() const {
   Coo<Value, Index> c;
-  c.rows = rows;
-  c.cols = cols;
+  c.rows = this->rows;
+  c.cols = this->cols;
   c.row_idx.reserve(values.size());
   c.col_idx.reserve(values.size());
   c.values = values;

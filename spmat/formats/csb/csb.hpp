@@ -39,6 +39,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -129,10 +130,7 @@ OptionTable<Opts> block_fields(bool with_group_size, std::string empty_help) {
 }
 
 template <class Value, class Index>
-struct Csb {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0, cols = 0;
+struct Csb : FormatDims<Value, Index> {
   int beta_log2 = 5;
   Index n_block_rows = 0, n_block_cols = 0;
   bool sparse_grid = false;          // true: only non-empty blocks (block_row_ptr, block_col)
@@ -149,7 +147,9 @@ struct Csb {
     return values.size() * sizeof(Value) + comb.size() * sizeof(std::int32_t) +
            (block_offset.size() + block_row_ptr.size() + block_col.size()) * sizeof(Index);
   }
-  Shape shape() const { return {rows, cols, static_cast<std::int64_t>(values.size())}; }
+  Shape shape() const {
+    return {this->rows, this->cols, static_cast<std::int64_t>(values.size())};
+  }
   int beta() const { return 1 << beta_log2; }
   /// Blocks of the full grid (stored or not).
   std::int64_t n_blocks() const { return std::int64_t{n_block_rows} * n_block_cols; }
@@ -164,24 +164,14 @@ struct Csb {
   }
 };
 
-/// Storage read once + x + y (the thesis kernels read every array exactly once).
-template <class Value, class Index>
-std::size_t traffic_bytes(const Csb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
+// traffic_bytes (SPMAT_FORMAT_FUNCTIONS): storage read once + x + y (the thesis kernels read
+// every array exactly once).
 // CPU kernels (csb_cpu.cpp). Contract: x has cols (spmv) / rows (spmv_t) entries, y the other;
 // caller allocates; beta == 0 never reads y. spmv: one thread owns a block row (β rows of y),
 // walks its blocks left to right in storage order (deterministic for any thread count). spmv_t:
 // full grid: one thread owns a block column (deterministic for any thread count); sparse grid:
 // block rows scatter with scatter_reduce (deterministic for a fixed thread count, threads×cols
 // work memory). Work 2·nnz flops.
-template <class Value, class Index>
-void spmv(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Csb<Value, Index>&& host);  // csb_cuda.cu
+SPMAT_FORMAT_FUNCTIONS(Csb);
 
 }  // namespace spmat

@@ -18,6 +18,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -32,35 +33,16 @@ struct CscStorage {
   /// No options.
   static CscStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const { return spmat::to_csr(a); }
-  std::size_t storage_bytes() const {
-    return a.col_ptr.size() * sizeof(Index) + a.row_idx.size() * sizeof(Index) +
-           a.values.size() * sizeof(Value);
-  }
+  std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CscStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (csc_cpu.cpp), both deterministic.
-template <class Value, class Index>
-void spmv(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(CscStorage);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CscStorage<Value, Index>&& host);  // csc_cuda.cu
-
-/// New values in CSR order (scattered to their column-major places; csc_values.cpp).
-template <class Value, class Index>
-void update_values(CscStorage<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR (csc_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CscStorage<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (scattered to their column-major places; csc_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR
+/// (csc_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(CscStorage);
 
 }  // namespace spmat

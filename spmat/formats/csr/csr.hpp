@@ -18,6 +18,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -39,17 +40,9 @@ struct CsrStorage {
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const CsrStorage<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (csr_cpu.cpp). Deterministic: spmv is a per-row sum in storage order; spmv_t uses
 // scatter_reduce (fixed thread partition).
-template <class Value, class Index>
-void spmv(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(CsrStorage);
 template <class Value, class Index>
 void spmm(const CsrStorage<Value, Index>& s, const Value* b, Value* c, std::int64_t k,
           DenseLayout layout, Value alpha, Value beta);
@@ -63,12 +56,10 @@ template <class Value, class Index>
 Csr<Value, Index> csr_add(const Csr<Value, Index>& a, const Csr<Value, Index>& b, Value alpha,
                           Value beta);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(CsrStorage<Value, Index>&& host);  // csr_cuda.cu
-
-/// New values in CSR order: copied over the stored ones (csr_values.cpp).
-template <class Value, class Index>
-void update_values(CsrStorage<Value, Index>& s, const Value* values);
+/// update_values: new values in CSR order: copied over the stored ones (csr_values.cpp).
+/// build_cuda_from_device adopts the arrays of a validated device CSR without copying them
+/// (csr_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(CsrStorage);
 
 /// The device storage uploaded from `a` (validated) with no host copy kept: a CUDA csr holds
 /// its matrix in device memory only, and to_csr downloads it (csr_device_build.cu).
@@ -76,11 +67,5 @@ template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(std::type_identity<CsrStorage<Value, Index>>,
                                                         const Csr<Value, Index>& a,
                                                         const FormatOptions& o);
-
-/// Adopts the arrays of a validated device CSR without copying them (csr_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CsrStorage<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
 
 }  // namespace spmat

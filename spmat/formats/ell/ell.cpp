@@ -52,17 +52,17 @@ Ell<Value, Index> Ell<Value, Index>::build(const Csr<Value, Index>& a, const For
 template <class Value, class Index>
 Csr<Value, Index> Ell<Value, Index>::to_csr() const {
   Csr<Value, Index> a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
-  for (std::int64_t r = 0; r < rows; ++r) {
+  a.rows = this->rows;
+  a.cols = this->cols;
+  a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
     std::int64_t len = 0;
     while (len < width && col_idx[static_cast<std::size_t>(len * pitch + r)] != kEllPadding) ++len;
     a.row_ptr[r + 1] = a.row_ptr[r] + static_cast<Index>(len);
   }
-  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[rows]));
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[a.rows]));
   a.values.resize(a.col_idx.size());
-  for (std::int64_t r = 0; r < rows; ++r)
+  for (std::int64_t r = 0; r < a.rows; ++r)
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const std::size_t off = static_cast<std::size_t>((k - a.row_ptr[r]) * pitch + r);
       a.col_idx[k] = col_idx[off];

@@ -27,6 +27,7 @@
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -39,11 +40,7 @@ inline constexpr int kEllPadding = -1;
 inline constexpr std::int64_t kEllAlign = 32;
 
 template <class Value, class Index>
-struct Ell {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct Ell : FormatDims<Value, Index> {
   Index nnz = 0;            ///< stored (non-padding) entries
   Index width = 0;          ///< K: slots per row
   std::int64_t pitch = 0;   ///< rows rounded up to kEllAlign
@@ -59,7 +56,7 @@ struct Ell {
   std::size_t storage_bytes() const {
     return col_idx.size() * sizeof(Index) + values.size() * sizeof(Value);
   }
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
 };
 
 /// rows rounded up to kEllAlign.
@@ -67,17 +64,9 @@ inline std::int64_t ell_pitch(std::int64_t rows) {
   return (rows + kEllAlign - 1) / kEllAlign * kEllAlign;
 }
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Ell<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (ell_cpu.cpp). Deterministic: spmv sums each row in slot order; spmv_t uses
 // scatter_reduce over 32-row segments (fixed partition for a fixed thread count).
-template <class Value, class Index>
-void spmv(const Ell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Ell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(Ell);
 
 /// Row-block helpers shared with hyb: rows [r0, r1) with r1 - r0 <= kEllAlign.
 /// ell_block_sums: sum[i - r0] = Σ values·x over row i's stored slots (slot order).
@@ -89,17 +78,10 @@ template <class Value, class Index>
 void ell_block_scatter(const Ell<Value, Index>& s, std::int64_t r0, std::int64_t r1,
                        const Value* x, Value* acc);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ell<Value, Index>&& host);  // ell_cuda.cu
-
-/// New values in CSR order (into the slots of each row, padding untouched; ell_values.cpp).
-template <class Value, class Index>
-void update_values(Ell<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR, refused like build (ell_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ell<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (into the slots of each row, padding untouched;
+/// ell_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR, refused
+/// like build (ell_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(Ell);
 
 }  // namespace spmat

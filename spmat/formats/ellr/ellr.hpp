@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
 
@@ -34,28 +35,13 @@ struct Ellr {
   Shape shape() const { return ell.shape(); }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Ellr<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (ellr_cpu.cpp), deterministic (as ell).
-template <class Value, class Index>
-void spmv(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(Ellr);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Ellr<Value, Index>&& host);  // ellr_cuda.cu
-
-/// New values in CSR order (into the slots of each row, padding untouched; ellr_values.cpp).
-template <class Value, class Index>
-void update_values(Ellr<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR, refused like build (ellr_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Ellr<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (into the slots of each row, padding untouched;
+/// ellr_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR, refused
+/// like build (ellr_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(Ellr);
 
 }  // namespace spmat

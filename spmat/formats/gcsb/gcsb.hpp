@@ -42,6 +42,7 @@
 
 #include "spmat/formats/csb/csb.hpp"
 #include "spmat/format_options.hpp"
+#include "spmat/formats/format_common.hpp"
 
 namespace spmat {
 
@@ -194,12 +195,8 @@ std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k);
 // (thesis, atomic) both operations scatter over the sorted blocks with scatter_reduce
 // (deterministic for a fixed thread count); with a plan (fast, deterministic) they reduce per
 // item, then per window in item order (deterministic for any thread count). Work 2·nnz flops.
-template <class Value, class Index>
-void spmv(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_DECLARE_CPU_KERNELS(Gcsb);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Gcsb<Value, Index>&& host);  // gcsb_cuda.cu
+SPMAT_DECLARE_CUDA_IMPL(Gcsb);  // gcsb_cuda.cu
 
 }  // namespace spmat

@@ -44,6 +44,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
@@ -223,25 +224,14 @@ template <class Value, class Index>
 Plan build_plan(const HiSparse<Value, Index>& a, bool by_col, std::int64_t item_cost = kPlanItemCost);
 }  // namespace hisparse
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const HiSparse<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (hisparse_cpu.cpp). Deterministic: the leaves are bucketed by output block row
 // (column for spmv_t) and each bucket is summed by one thread in tree order.
-template <class Value, class Index>
-void spmv(const HiSparse<Value, Index>& a, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const HiSparse<Value, Index>& a, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(HiSparse);
 /// C = alpha·A + beta·B (logical matrices, states honoured) as a new HiSparse: the dual
 /// traversal of both trees; entries in either operand are stored (cancellation keeps zeros).
 template <class Value, class Index>
 HiSparse<Value, Index> add(const HiSparse<Value, Index>& a, const HiSparse<Value, Index>& b,
                            Value alpha, Value beta);
-
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(HiSparse<Value, Index>&& host);  // _cuda.cu
 /// The host copy of a hisparse CUDA impl (downloads an add result's pool); for tests. Throws
 /// UnsupportedError when `m` is not a hisparse CUDA impl of these types.
 template <class Value, class Index>

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "spmat/formats/ell/ell.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
 
@@ -77,29 +78,14 @@ struct Hyb {
   }
 };
 
-template <class Value, class Index>
-std::size_t traffic_bytes(const Hyb<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
-
 // CPU kernels (hyb_cpu.cpp). Deterministic: ELL rows as ell, then each COO row segment is
 // summed in order by one thread and added to y; spmv_t uses scatter_reduce.
-template <class Value, class Index>
-void spmv(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(Hyb);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Hyb<Value, Index>&& host);  // hyb_cuda.cu
-
-/// New values in CSR order (the first K of each row into the ELL part, the rest into the COO tail; hyb_values.cpp).
-template <class Value, class Index>
-void update_values(Hyb<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR (hyb_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Hyb<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (the first K of each row into the ELL part, the rest into
+/// the COO tail; hyb_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR
+/// (hyb_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(Hyb);
 
 }  // namespace spmat

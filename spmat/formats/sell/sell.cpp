@@ -85,9 +85,9 @@ template <class Value, class Index>
 Csr<Value, Index> Sell<Value, Index>::to_csr() const {
   const std::int64_t C = chunk;
   Csr<Value, Index> a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+  a.rows = this->rows;
+  a.cols = this->cols;
+  a.row_ptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
   auto slot = [&](std::int64_t p, std::int64_t j) {
     return static_cast<std::size_t>(chunk_ptr[p / C] + j * C + p % C);
   };
@@ -96,11 +96,11 @@ Csr<Value, Index> Sell<Value, Index>::to_csr() const {
     while (n < chunk_len[p / C] && col_idx[slot(p, n)] != kEllPadding) ++n;
     return n;
   };
-  for (std::int64_t p = 0; p < rows; ++p) a.row_ptr[perm[p] + 1] = static_cast<Index>(length(p));
-  for (std::int64_t r = 0; r < rows; ++r) a.row_ptr[r + 1] += a.row_ptr[r];
-  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[rows]));
+  for (std::int64_t p = 0; p < a.rows; ++p) a.row_ptr[perm[p] + 1] = static_cast<Index>(length(p));
+  for (std::int64_t r = 0; r < a.rows; ++r) a.row_ptr[r + 1] += a.row_ptr[r];
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[a.rows]));
   a.values.resize(a.col_idx.size());
-  for (std::int64_t p = 0; p < rows; ++p) {
+  for (std::int64_t p = 0; p < a.rows; ++p) {
     const Index r = perm[p];
     for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       a.col_idx[k] = col_idx[slot(p, k - a.row_ptr[r])];

@@ -26,17 +26,14 @@
 
 #include "spmat/formats/ell/ell.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
 
 namespace spmat {
 
 template <class Value, class Index>
-struct Sell {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct Sell : FormatDims<Value, Index> {
   Index nnz = 0;
   std::int64_t chunk = 32;   ///< C
   std::int64_t sigma = 256;  ///< σ
@@ -56,33 +53,17 @@ struct Sell {
            chunk_len.size() * sizeof(Index) + col_idx.size() * sizeof(Index) +
            values.size() * sizeof(Value);
   }
-  Shape shape() const { return {rows, cols, nnz}; }
+  Shape shape() const { return {this->rows, this->cols, nnz}; }
 };
-
-template <class Value, class Index>
-std::size_t traffic_bytes(const Sell<Value, Index>& s, Op op, std::int64_t k) {
-  return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-}
 
 // CPU kernels (sell_cpu.cpp). Deterministic: each row summed in slot order; spmv_t uses
 // scatter_reduce over chunks.
-template <class Value, class Index>
-void spmv(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_FORMAT_FUNCTIONS(Sell);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Sell<Value, Index>&& host);  // sell_cuda.cu
-
-/// New values in CSR order (into the slots of each row, wherever its chunk and permutation
-/// put it; sell_values.cpp).
-template <class Value, class Index>
-void update_values(Sell<Value, Index>& s, const Value* values);
-
-/// The same arrays built on the GPU from a validated device CSR (sell_device_build.cu).
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Sell<Value, Index>>,
-                                                          const DeviceCsr<Value, Index>& a,
-                                                          const FormatOptions& o);
+/// update_values: new values in CSR order (into the slots of each row, wherever its chunk and
+/// permutation put it; sell_values.cpp).
+/// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR
+/// (sell_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(Sell);
 
 }  // namespace spmat

@@ -48,6 +48,7 @@
 #include "spmat/core/csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/typed_options.hpp"
+#include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/intensity.hpp"
 #include "spmat/format_options.hpp"
@@ -146,15 +147,11 @@ template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k);
 
 // CPU kernels (tiled_cpu.cpp). Deterministic (per output row, segments summed in column order).
-template <class Value, class Index>
-void spmv(const TiledStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const TiledStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);
+SPMAT_DECLARE_CPU_KERNELS(TiledStorage);
 template <class Value, class Index>
 void spmm(const TiledStorage<Value, Index>& s, const Value* b, Value* c, std::int64_t k,
           DenseLayout layout, Value alpha, Value beta);
 
-template <class Value, class Index>
-std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(TiledStorage<Value, Index>&& host);  // tiled_cuda.cu
+SPMAT_DECLARE_CUDA_IMPL(TiledStorage);  // tiled_cuda.cu
 
 }  // namespace spmat

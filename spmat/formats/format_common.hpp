@@ -1,0 +1,67 @@
+// spmat/formats/format_common.hpp — what most format templates share: the head of the storage
+// struct and the declarations of the free functions.
+// SPDX-License-Identifier: MIT
+//
+// A format Fmt<Value, Index> is reached through free functions found by argument-dependent
+// lookup (format_adapter.hpp lists them). Most formats declare the same signatures, so the
+// macros below write them once: macros, because a function template over Fmt<Value, Index>
+// cannot be declared for a whole family of class templates any other way. They declare what
+// the format's own files define and instantiate; only the default traffic_bytes is defined here.
+#pragma once
+#include <memory>
+#include <type_traits>
+
+#include "spmat/core/csr.hpp"
+#include "spmat/core/device_csr.hpp"
+#include "spmat/core/options.hpp"
+#include "spmat/matrix_impl.hpp"
+#include "spmat/model/traffic.hpp"
+
+namespace spmat {
+
+/// The head of the formats that store their dimensions as their first members: the member
+/// types every format names (format_adapter.hpp and the CUDA backends read value_type), then
+/// rows and cols. Members of a dependent base: the format's own member functions name them
+/// this->rows and this->cols.
+template <class Value, class Index>
+struct FormatDims {
+  using value_type = Value;
+  using index_type = Index;
+  Index rows = 0;
+  Index cols = 0;
+};
+
+}  // namespace spmat
+
+/// The CPU kernels spmv (y = alpha·A·x + beta·y) and spmv_t (with Aᵀ) of Fmt.
+#define SPMAT_DECLARE_CPU_KERNELS(Fmt)                                                            \
+  template <class Value, class Index>                                                             \
+  void spmv(const Fmt<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);       \
+  template <class Value, class Index>                                                             \
+  void spmv_t(const Fmt<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta)
+
+/// The CUDA backend made from host storage of Fmt (defined in the format's _cuda.cu).
+#define SPMAT_DECLARE_CUDA_IMPL(Fmt)                                                              \
+  template <class Value, class Index>                                                             \
+  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Fmt<Value, Index>&& host)
+
+/// What a format with CPU kernels and a CUDA backend provides when its products read its
+/// storage once: traffic_bytes (defined here: default_traffic of storage_bytes), spmv, spmv_t
+/// and make_cuda_impl.
+#define SPMAT_FORMAT_FUNCTIONS(Fmt)                                                               \
+  template <class Value, class Index>                                                             \
+  std::size_t traffic_bytes(const Fmt<Value, Index>& s, Op op, std::int64_t k) {                  \
+    return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));                   \
+  }                                                                                               \
+  SPMAT_DECLARE_CPU_KERNELS(Fmt);                                                                 \
+  SPMAT_DECLARE_CUDA_IMPL(Fmt)
+
+/// update_values (new values in CSR order, into the stored places) and build_cuda_from_device
+/// (the same storage built on the GPU from a validated device CSR) of Fmt.
+#define SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(Fmt)                                          \
+  template <class Value, class Index>                                                             \
+  void update_values(Fmt<Value, Index>& s, const Value* values);                                  \
+  template <class Value, class Index>                                                             \
+  std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(                                      \
+      std::type_identity<Fmt<Value, Index>>, const DeviceCsr<Value, Index>& a,                    \
+      const FormatOptions& o)

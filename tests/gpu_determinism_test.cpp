@@ -148,13 +148,6 @@ std::vector<std::string> check_format(const FormatEntry& e, Op op,
   return failures;
 }
 
-std::vector<std::string> cuda_spmv_formats() {
-  std::vector<std::string> v;
-  for (const auto& e : registry())
-    if (e.caps.cuda.supports(Op::spmv)) v.push_back(e.name);
-  return v;
-}
-
 class Repeats : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -186,13 +179,9 @@ TEST_P(Repeats, HundredRunsBitwise) {
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Repeats);
-INSTANTIATE_TEST_SUITE_P(GpuDeterminism, Repeats, ::testing::ValuesIn(cuda_spmv_formats()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             if (c == '-') c = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(GpuDeterminism, Repeats,
+                         ::testing::ValuesIn(testing::cuda_formats_with(Op::spmv)),
+                         [](const auto& info) { return testing::test_name(info.param); });
 
 #else
 

@@ -67,10 +67,7 @@ std::vector<Case> cuda_formats() {
 }
 
 std::string param_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string s = info.param.format->name;
-  for (char& c : s)
-    if (c == '-') c = '_';
-  return s;
+  return testing::test_name(info.param.format->name);
 }
 
 bool is_planner(const FormatEntry& f) { return f.name == "auto" || f.name == "tune"; }

@@ -127,11 +127,7 @@ std::vector<const FormatEntry*> cuda_formats() {
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuStorageBytes);
 INSTANTIATE_TEST_SUITE_P(Formats, GpuStorageBytes, ::testing::ValuesIn(cuda_formats()),
-                         [](const ::testing::TestParamInfo<const FormatEntry*>& info) {
-                           std::string n = info.param->name;
-                           std::replace(n.begin(), n.end(), '-', '_');
-                           return n;
-                         });
+                         [](const auto& info) { return testing::test_name(info.param->name); });
 
 }  // namespace
 }  // namespace spmat

@@ -332,14 +332,6 @@ struct GraphExecDeleter {
 using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, GraphDeleter>;
 using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
 
-/// Every registered format with a CUDA spmv, by name.
-std::vector<std::string> cuda_spmv_formats() {
-  std::vector<std::string> v;
-  for (const auto& e : registry())
-    if (e.caps.cuda.supports(Op::spmv)) v.push_back(e.name);
-  return v;
-}
-
 class CapturedProduct : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -396,13 +388,9 @@ TEST_P(CapturedProduct, ReplaysWithNewOperands) {
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CapturedProduct);
-INSTANTIATE_TEST_SUITE_P(GpuStreamGraph, CapturedProduct, ::testing::ValuesIn(cuda_spmv_formats()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;  // dashes are not allowed in test names
-                           for (char& c : s)
-                             if (c == '-') c = '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(GpuStreamGraph, CapturedProduct,
+                         ::testing::ValuesIn(testing::cuda_formats_with(Op::spmv)),
+                         [](const auto& info) { return testing::test_name(info.param); });
 
 #endif  // SPMAT_WITH_CUDA
 

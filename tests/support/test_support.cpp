@@ -27,6 +27,19 @@ bool gpu_available(std::string* why) {
   return true;
 }
 
+std::vector<std::string> cuda_formats_with(Op op) {
+  std::vector<std::string> v;
+  for (const auto& e : registry())
+    if (e.caps.cuda.supports(op)) v.push_back(e.name);
+  return v;
+}
+
+std::string test_name(std::string format_name) {
+  for (char& c : format_name)
+    if (c == '-') c = '_';
+  return format_name;
+}
+
 FormatOptions without_row_limits(const std::string& format, FormatOptions o) {
   for (const auto& p : find_format(format).params)
     if ((p.name == "max_fill" || p.name == "max_skew") && !o.has(p.name)) o.set(p.name, "inf");

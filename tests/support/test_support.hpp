@@ -141,6 +141,12 @@ constexpr double tolerance() {
 /// Whether GPU tests can run here; the reason when they cannot ("built without CUDA", ...).
 bool gpu_available(std::string* why = nullptr);
 
+/// Names of the registered formats whose CUDA backend has `op`, in registry order.
+std::vector<std::string> cuda_formats_with(Op op);
+
+/// A registry name as a gtest parameter name (dashes are not allowed there: '-' -> '_').
+std::string test_name(std::string format_name);
+
 /// In a test body: skips the test, with the reason, where GPU tests cannot run here.
 #define SPMAT_SKIP_WITHOUT_GPU()                                                 \
   do {                                                                          \

@@ -215,9 +215,13 @@ std::optional<BackendOps> device_ops(const std::string& name) {
 }
 
 /// The caps of one backend: `ops` the products that exist (nullopt: no such backend in this
-/// build), `declared` what the entry states. A backend that is not there has default caps.
+/// build), `declared` what the entry states. A backend that is not there is unavailable with no
+/// products, and keeps the declared determinism: what the entry's kernels promise does not
+/// depend on whether this build compiled them.
 inline BackendCaps backend_caps(std::optional<BackendOps> ops, const DeclaredBackend& declared) {
-  if (!ops || !declared.offered) return {};
+  if (!ops || !declared.offered)
+    return {.deterministic_spmv = declared.deterministic_spmv,
+            .deterministic_spmv_t = declared.deterministic_spmv_t};
   return {.available = true,
           .spmv = ops->spmv && !declared.without.spmv,
           .spmv_t = ops->spmv_t && !declared.without.spmv_t,

@@ -173,6 +173,19 @@ struct DeclaredCaps {
   DeclaredBackend cuda;
 };
 
+/// The declared caps of an entry that offers both backends, whose CPU kernels are deterministic
+/// (as every CPU kernel is) and whose CUDA products are deterministic as stated.
+constexpr DeclaredCaps cuda_determinism(bool spmv, bool spmv_t) {
+  return {.cuda = {.deterministic_spmv = spmv, .deterministic_spmv_t = spmv_t}};
+}
+
+/// The same for an entry that fixes a GPU kernel with its preset: it registers no CPU backend
+/// (the CPU kernels are those of the format's main entry).
+constexpr DeclaredCaps gpu_kernel_only(bool spmv, bool spmv_t) {
+  return {.cpu = {.offered = false},
+          .cuda = {.deterministic_spmv = spmv, .deterministic_spmv_t = spmv_t}};
+}
+
 namespace detail {
 
 template <class F>
@@ -270,36 +283,34 @@ DeviceFactory<Value, Index> make_device_factory(FormatOptions preset) {
     return {};
   }
 }
-}  // namespace detail
 
-/// Gives `entry` (made by make_entry) the device builder of format template `Fmt`, declared in
-/// the format's header and defined in its _device_build.cu:
-///   std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(
-///       std::type_identity<Fmt<Value, Index>>, const DeviceCsr<Value, Index>&, const FormatOptions&);
-/// It must build the same device arrays as Fmt::build followed by the upload. Without CUDA the
-/// entry stays without one.
-template <template <class, class> class Fmt>
-FormatEntry with_device_builder(FormatEntry entry, const FormatOptions& preset = {}) {
-  entry.device_factory<float, std::int32_t>() = detail::make_device_factory<Fmt, float, std::int32_t>(preset);
-  entry.device_factory<float, std::int64_t>() = detail::make_device_factory<Fmt, float, std::int64_t>(preset);
-  entry.device_factory<double, std::int32_t>() = detail::make_device_factory<Fmt, double, std::int32_t>(preset);
-  entry.device_factory<double, std::int64_t>() = detail::make_device_factory<Fmt, double, std::int64_t>(preset);
-  return entry;
+template <template <class, class> class Fmt, class Value, class Index>
+void set_factories(FormatEntry& entry, const FormatOptions& preset) {
+  entry.factory<Value, Index>() = make_factory<Fmt, Value, Index>(preset);
+  entry.device_factory<Value, Index>() = make_device_factory<Fmt, Value, Index>(preset);
 }
+}  // namespace detail
 
 /// Fills the factories and the capabilities of `entry` for format template `Fmt` (any caps
 /// `entry` brings are replaced): the products of each backend derived from its kernels, the
 /// rest from `declared`. `preset` options are forced on every build (for registry entries that
 /// are one storage with a fixed kernel choice).
+///
+/// The entry also gets the device builder of `Fmt` where the format has one, declared in its
+/// header and defined in its _device_build.cu:
+///   std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(
+///       std::type_identity<Fmt<Value, Index>>, const DeviceCsr<Value, Index>&, const FormatOptions&);
+/// It must build the same device arrays as Fmt::build followed by the upload. Without one (or
+/// without CUDA) the entry builds from a device CSR through the host.
 template <template <class, class> class Fmt>
 FormatEntry make_entry(FormatEntry entry, const DeclaredCaps& declared,
                        const FormatOptions& preset = {}) {
   entry.caps.cpu = detail::backend_caps(detail::host_ops<Fmt>(), declared.cpu);
   entry.caps.cuda = detail::backend_caps(detail::device_ops<Fmt>(entry.name), declared.cuda);
-  entry.factory<float, std::int32_t>() = detail::make_factory<Fmt, float, std::int32_t>(preset);
-  entry.factory<float, std::int64_t>() = detail::make_factory<Fmt, float, std::int64_t>(preset);
-  entry.factory<double, std::int32_t>() = detail::make_factory<Fmt, double, std::int32_t>(preset);
-  entry.factory<double, std::int64_t>() = detail::make_factory<Fmt, double, std::int64_t>(preset);
+  detail::set_factories<Fmt, float, std::int32_t>(entry, preset);
+  detail::set_factories<Fmt, float, std::int64_t>(entry, preset);
+  detail::set_factories<Fmt, double, std::int32_t>(entry, preset);
+  detail::set_factories<Fmt, double, std::int64_t>(entry, preset);
   return entry;
 }
 

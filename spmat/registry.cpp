@@ -11,28 +11,10 @@
 
 namespace spmat {
 
-// Each format folder defines one function returning its entries (a storage may be registered
-// under several names, one per kernel choice). Adding a format = one line in each list below.
 // Order = the order of `spmat formats` and of benchmark tables: the planner's "auto" and
-// "tune" first, then baselines.
+// "tune" first, then the built-in formats, then the vendor baselines.
 std::vector<FormatEntry> planned_entries();  // spmat/plan: "auto" and "tune"
-std::vector<FormatEntry> csr_entries();
-std::vector<FormatEntry> coo_entries();
-std::vector<FormatEntry> csc_entries();
-std::vector<FormatEntry> ell_entries();
-std::vector<FormatEntry> ellr_entries();
-std::vector<FormatEntry> sell_entries();
-std::vector<FormatEntry> hyb_entries();
-std::vector<FormatEntry> csb_entries();
-std::vector<FormatEntry> gcsb_entries();
-std::vector<FormatEntry> bro_ell_entries();
-std::vector<FormatEntry> bro_coo_entries();
-std::vector<FormatEntry> bro_hyb_entries();
-std::vector<FormatEntry> bro_csr_entries();
-std::vector<FormatEntry> bccoo_entries();
-std::vector<FormatEntry> bcoo_entries();
-std::vector<FormatEntry> hisparse_entries();
-std::vector<FormatEntry> tiled_entries();
+std::vector<FormatEntry> format_entries();   // spmat/formats/format_entries.cpp
 #if SPMAT_WITH_CUDA
 std::vector<FormatEntry> cusparse_entries();  // spmat/vendor/cusparse (CUDA builds only)
 #endif
@@ -42,23 +24,7 @@ const std::vector<FormatEntry>& registry() {
     std::vector<FormatEntry> v;
     for (auto* entries : {
              &planned_entries,
-             &csr_entries,
-             &coo_entries,
-             &csc_entries,
-             &ell_entries,
-             &ellr_entries,
-             &sell_entries,
-             &hyb_entries,
-             &csb_entries,
-             &gcsb_entries,
-             &bro_ell_entries,
-             &bro_coo_entries,
-             &bro_hyb_entries,
-             &bro_csr_entries,
-             &bccoo_entries,
-             &bcoo_entries,
-             &hisparse_entries,
-             &tiled_entries,
+             &format_entries,
 #if SPMAT_WITH_CUDA
              &cusparse_entries,
 #endif

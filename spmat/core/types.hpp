@@ -20,6 +20,14 @@ namespace spmat {
   X(double, std::int32_t)           \
   X(double, std::int64_t)
 
+/// Explicit instantiation of class template Tmpl<Value, Index> for every type pair (at the end
+/// of the source file that defines its members).
+#define SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Tmpl) \
+  template struct Tmpl<float, std::int32_t>;        \
+  template struct Tmpl<float, std::int64_t>;        \
+  template struct Tmpl<double, std::int32_t>;       \
+  template struct Tmpl<double, std::int64_t>;
+
 enum class Backend { cpu, cuda };
 /// Where an array passed to spmat lives (Matrix::update_values takes either).
 enum class Memory { host, device };

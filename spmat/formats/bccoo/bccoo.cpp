@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/formats/bcoo/bcoo.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -272,32 +272,9 @@ Csr<Value, Index> BccooGpu<Value, Index>::to_csr() const {
   return bccoo::decode<Value, Index>(*this);
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                                  \
-  template struct Bccoo<V, I>;                                                   \
-  template struct BccooGpu<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Bccoo)
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(BccooGpu)
 template bccoo::Lut<float> bccoo::build_lut(const std::vector<float>&);
 template bccoo::Lut<double> bccoo::build_lut(const std::vector<double>&);
-
-std::vector<FormatEntry> bccoo_entries() {
-  // Products and backends derived (make_entry): bccoo has no CUDA backend. CUDA bccoo-gpu: spmv
-  // with the default kernel (auto: stream or block) writes every row once in a fixed order of
-  // additions (deterministic; kernel=atomic is not); spmv_t is an atomic scatter.
-  const DeclaredCaps gpu_layout{
-      .cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<Bccoo>(
-      {.name = "bccoo",
-       .summary = "balanced compressed COO: delta-coded columns, 256-value table, byte stream (CPU)",
-       .params = option_params<BccooOptions>()},
-      {}));
-  v.push_back(make_entry<BccooGpu>(
-      {.name = "bccoo-gpu",
-       .summary = "balanced compressed COO, per-chunk uniform encoding; 8 entries per thread, persistent or per-chunk blocks chosen per matrix (GPU)",
-       .params = option_params<BccooGpuOptions>()},
-      gpu_layout));
-  return v;
-}
 
 }  // namespace spmat

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/bcoo/bcoo.hpp"
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -26,17 +26,6 @@ Csr<Value, Index> Bcoo<Value, Index>::to_csr() const {
   return sorted_coo_to_csr(a);
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct Bcoo<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> bcoo_entries() {
-  // Products derived (make_entry); no CUDA backend. The CPU kernels are deterministic.
-  return {make_entry<Bcoo>(
-      {.name = "bcoo",
-       .summary = "balanced COO: chunks of b nonzeros over OpenMP threads (CPU)",
-       .params = option_params<BcooOptions>()},
-      {})};
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Bcoo)
 
 }  // namespace spmat

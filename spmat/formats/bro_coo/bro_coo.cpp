@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -115,21 +115,6 @@ bro::IndexSavings BroCoo<Value, Index>::index_savings() const {
   return s;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct BroCoo<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> bro_coo_entries() {
-  // Products derived (make_entry). CUDA: a warp per interval, segmented warp sums flushed with
-  // atomicAdd (rows span intervals): neither product is deterministic.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<BroCoo>(
-      {.name = "bro-coo",
-       .summary = "BRO-COO: COO with delta + bit-packed row indices per warp interval (SC'13)",
-       .params = option_params<BroCooOptions>()},
-      declared));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(BroCoo)
 
 }  // namespace spmat

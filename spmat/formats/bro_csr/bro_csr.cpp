@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
 
@@ -162,21 +162,6 @@ bro::IndexSavings BroCsr<Value, Index>::index_savings() const {
   return s;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct BroCsr<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> bro_csr_entries() {
-  // Products derived (make_entry). CUDA: spmv is a sub-warp per row with a fixed shuffle tree
-  // (deterministic); spmv_t scatters with atomicAdd.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<BroCsr>(
-      {.name = "bro-csr",
-       .summary = "BRO-CSR: CSR with delta + bit-packed column indices per warp group of rows",
-       .params = option_params<BroCsrOptions>()},
-      declared));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(BroCsr)
 
 }  // namespace spmat

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/formats/bar/bar.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
@@ -198,21 +198,5 @@ bro::IndexSavings BroEll<Value, Index>::index_savings() const {
                                       std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> bro_ell_entries() {
-  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
-  // scatters with atomicAdd.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<BroEll>({.name = "bro-ell",
-                                  .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
-                                  .params = option_params<BroEllOptions>()},
-                                 declared));
-  v.push_back(make_entry<BroEll>({.name = "bro-ell-bar",
-                                  .summary = "BRO-ELL with BAR row reordering (y in original order)",
-                                  .params = option_params<BroEllOptions>()},
-                                 declared, FormatOptions().set("bar", "1")));
-  return v;
-}
 
 }  // namespace spmat

@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/formats/bar/bar.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/model/traffic.hpp"
@@ -164,29 +164,10 @@ bro::IndexSavings BroHyb<Value, Index>::index_savings() const {
   return s;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct BroHyb<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(BroHyb)
 template std::int64_t bro_hyb_ell_width(std::span<const std::int32_t>, double, std::int64_t);
 template std::int64_t bro_hyb_ell_width(std::span<const std::int64_t>, double, std::int64_t);
 template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int32_t>, int, int, int, double);
 template std::int64_t bro_hyb_ell_width_bytes(std::span<const std::int64_t>, int, int, int, double);
-
-std::vector<FormatEntry> bro_hyb_entries() {
-  // Products derived (make_entry). CUDA: the BRO-COO part adds into y with atomicAdd, so
-  // neither product is deterministic.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  const std::vector<ParamInfo> params = option_params<BroHybOptions>();
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<BroHyb>({.name = "bro-hyb",
-                                  .summary = "BRO-HYB: HYB split into BRO-ELL + BRO-COO (SC'13)",
-                                  .params = params},
-                                 declared));
-  v.push_back(make_entry<BroHyb>({.name = "bro-hyb-bar",
-                                  .summary = "BRO-HYB with BAR row reordering (y in original order)",
-                                  .params = params},
-                                 declared, FormatOptions().set("bar", "1")));
-  return v;
-}
 
 }  // namespace spmat

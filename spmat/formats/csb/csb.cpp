@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -60,7 +60,6 @@ std::int64_t grid_blocks(std::int64_t n_block_rows, std::int64_t n_block_cols) {
   std::int64_t n = 0;
   return __builtin_mul_overflow(n_block_rows, n_block_cols, &n) ? -1 : n;
 }
-
 
 // The entries of block row br are rows [br·β, (br+1)·β), i.e. the CSR range
 // [row_ptr[br·β], row_ptr[(br+1)·β]): sorting that range by (block column, Morton key) in place
@@ -208,18 +207,5 @@ Csr<Value, Index> Csb<Value, Index>::to_csr() const {
   template csb_detail::Blocked<V, I> csb_detail::block_csr(const Csr<V, I>&, int);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> csb_entries() {
-  // Products derived (make_entry). CUDA: the thesis kernels (one thread per block, float atomics
-  // for both products).
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<Csb>(
-      {.name = "csb",
-       .summary = "CSB-baseline: beta x beta blocks, Morton order inside; GPU thread per block",
-       .params = option_params<CsbOptions>()},
-      declared));
-  return v;
-}
 
 }  // namespace spmat

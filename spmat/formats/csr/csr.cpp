@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/csr/csr.hpp"
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -35,41 +35,6 @@ CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>
   return s;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct CsrStorage<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> csr_entries() {
-  // Products derived (make_entry). CUDA: spmv is a per-row reduction (deterministic); spmv_t
-  // scatters with atomics.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  // The entries that fix a GPU kernel with their preset register no CPU backend (csr's).
-  const DeclaredCaps gpu_kernel{.cpu = {.offered = false}, .cuda = declared.cuda};
-  const std::vector<ParamInfo> params = option_params<CsrOptions>();
-  std::vector<FormatEntry> v;
-  // Every entry adopts a device CSR without copying it (with_device_builder).
-  v.push_back(with_device_builder<CsrStorage>(make_entry<CsrStorage>(
-      {.name = "csr", .summary = "compressed sparse row (canonical); adaptive GPU kernel",
-       .params = params},
-      declared)));
-  const auto scalar = FormatOptions().set("kernel", "scalar");
-  v.push_back(with_device_builder<CsrStorage>(
-      make_entry<CsrStorage>({.name = "csr-scalar",
-                              .summary = "CSR, one GPU thread per row (GCSB baseline)"},
-                             gpu_kernel, scalar),
-      scalar));
-  const auto vector = FormatOptions().set("kernel", "vector");
-  v.push_back(with_device_builder<CsrStorage>(
-      make_entry<CsrStorage>({.name = "csr-vector", .summary = "CSR, one GPU warp per row"},
-                             gpu_kernel, vector),
-      vector));
-  const auto merge = FormatOptions().set("kernel", "merge");
-  v.push_back(with_device_builder<CsrStorage>(
-      make_entry<CsrStorage>({.name = "csr-merge",
-                              .summary = "CSR, merge-path nnz-balanced GPU kernel"},
-                             gpu_kernel, merge),
-      merge));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(CsrStorage)
 
 }  // namespace spmat

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -71,21 +71,6 @@ Csr<Value, Index> Ell<Value, Index>::to_csr() const {
   return a;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct Ell<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> ell_entries() {
-  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
-  // scatters with atomicAdd.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(with_device_builder<Ell>(make_entry<Ell>(
-      {.name = "ell",
-       .summary = "ELLPACK: column-major, padded to the longest row (pitch = rows rounded to 32)",
-       .params = option_params<EllOptions>()},
-      declared)));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Ell)
 
 }  // namespace spmat

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -26,21 +26,6 @@ Ellr<Value, Index> Ellr<Value, Index>::build(const Csr<Value, Index>& a, const F
   return s;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct Ellr<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> ellr_entries() {
-  // Products derived (make_entry). CUDA: spmv is one thread per row (deterministic); spmv_t
-  // scatters with atomicAdd.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(with_device_builder<Ellr>(make_entry<Ellr>(
-      {.name = "ellr",
-       .summary = "ELLPACK-R: ELLPACK plus row lengths (kernels skip the padding)",
-       .params = option_params<EllrOptions>()},
-      declared)));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Ellr)
 
 }  // namespace spmat

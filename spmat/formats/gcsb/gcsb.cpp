@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -300,42 +300,5 @@ std::size_t traffic_bytes(const Gcsb<Value, Index>& s, Op op, std::int64_t k) {
   template std::size_t traffic_bytes(const Gcsb<V, I>&, Op, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> gcsb_entries() {
-  // Products derived (make_entry). CUDA thesis, atomic and fast kernels accumulate with float
-  // atomics (fast only where a long window is split): not deterministic.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  // gcsb-det: split windows reduced in item order, no float atomics.
-  const DeclaredCaps det{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = true}};
-  // gcsb-thesis fixes the GPU kernel of the thesis and registers no CPU backend.
-  const DeclaredCaps thesis{.cpu = {.offered = false}, .cuda = declared.cuda};
-  // The entries with a fixed kernel take the leading fields only: gcsb-thesis and gcsb-atomic
-  // the block ones (beta .. empty), gcsb-det these and the window plan's (lanes .. plan_form).
-  const std::vector<ParamInfo> params = option_params<GcsbOptions>();
-  const std::vector<ParamInfo> block_params(params.begin(), params.begin() + 4);
-  const std::vector<ParamInfo> plan_params(params.begin(), params.begin() + 8);
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<Gcsb>(
-      {.name = "gcsb",
-       .summary = "GCSB: nnz-sorted grouped blocks, one storage for A x and A^T x; window-plan GPU kernel",
-       .params = params},
-      declared));
-  v.push_back(make_entry<Gcsb>(
-      {.name = "gcsb-thesis",
-       .summary = "GCSB with the thesis GPU kernels (thread per block, one atomic per entry)",
-       .params = block_params},
-      thesis, FormatOptions().set("kernel", "thesis")));
-  v.push_back(make_entry<Gcsb>(
-      {.name = "gcsb-det",
-       .summary = "GCSB, deterministic: window plan, split windows reduced in item order, no float atomics",
-       .params = plan_params},
-      det, FormatOptions().set("kernel", "deterministic")));
-  v.push_back(make_entry<Gcsb>(
-      {.name = "gcsb-atomic",
-       .summary = "GCSB, no plan: thread per block, per-thread window, warp-reduced atomics",
-       .params = block_params},
-      declared, FormatOptions().set("kernel", "atomic")));
-  return v;
-}
 
 }  // namespace spmat

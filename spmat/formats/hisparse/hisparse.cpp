@@ -15,7 +15,7 @@
 #include <string>
 
 #include "spmat/config.hpp"
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -405,21 +405,5 @@ Csr<Value, Index> HiSparse<Value, Index>::to_csr() const {
   template hisparse::Plan hisparse::build_plan(const HiSparse<V, I>&, bool, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> hisparse_entries() {
-  // Products derived (make_entry; add on both backends). CUDA: spmv/spmv_t from a leaf plan
-  // built at upload (one launch per product; shared-memory float atomics, so not
-  // deterministic); spmv=levels keeps the per-call level traversal. add: level-synchronous dual
-  // traversal + device serializer (hisparse_add_cuda.cu), pool byte-identical to the CPU add's.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  const std::vector<ParamInfo> params = option_params<HiSparseOptions>();
-  std::vector<FormatEntry> v;
-  v.push_back(make_entry<HiSparse>(
-      {.name = "hisparse",
-       .summary = "HiSparse (Derler 2016): tree of d x d dense/byte-COO nodes, transpose as state",
-       .params = params},
-      declared));
-  return v;
-}
 
 }  // namespace spmat

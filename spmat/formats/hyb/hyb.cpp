@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -88,22 +88,6 @@ Csr<Value, Index> Hyb<Value, Index>::to_csr() const {
 template std::int64_t hyb_width(const std::vector<std::int32_t>&, std::int64_t, const FormatOptions&);
 template std::int64_t hyb_width(const std::vector<std::int64_t>&, std::int64_t, const FormatOptions&);
 
-#define SPMAT_INSTANTIATE(V, I) template struct Hyb<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> hyb_entries() {
-  // Products derived (make_entry). CUDA: the COO part ends each warp's row segments with
-  // atomicAdd into y (rows split across warps are summed in run-dependent order): spmv and
-  // spmv_t are not deterministic.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = false, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(with_device_builder<Hyb>(make_entry<Hyb>(
-      {.name = "hyb",
-       .summary = "HYB: ELL part of width K (CUSP's rule) plus a row-sorted COO overflow",
-       .params = option_params<HybOptions>()},
-      declared)));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Hyb)
 
 }  // namespace spmat

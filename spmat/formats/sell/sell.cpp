@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -110,21 +110,6 @@ Csr<Value, Index> Sell<Value, Index>::to_csr() const {
   return a;
 }
 
-#define SPMAT_INSTANTIATE(V, I) template struct Sell<V, I>;
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> sell_entries() {
-  // Products derived (make_entry). CUDA: spmv is one thread per row within its chunk
-  // (deterministic); spmv_t uses atomicAdd.
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = false}};
-  std::vector<FormatEntry> v;
-  v.push_back(with_device_builder<Sell>(make_entry<Sell>(
-      {.name = "sell",
-       .summary = "SELL-C-sigma: chunks of C rows sorted by length within sigma-row windows",
-       .params = option_params<SellOptions>()},
-      declared)));
-  return v;
-}
+SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Sell)
 
 }  // namespace spmat

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "spmat/format_adapter.hpp"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -406,16 +406,5 @@ std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64
   template std::size_t traffic_bytes(const TiledStorage<V, I>&, Op, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
-
-std::vector<FormatEntry> tiled_entries() {
-  // Products derived (make_entry; the GPU has no spmv_t kernel). CUDA: spmv is spmm with k = 1;
-  // segmented rows are summed from a partial buffer in a fixed order (deterministic).
-  const DeclaredCaps declared{.cuda = {.deterministic_spmv = true, .deterministic_spmv_t = true}};
-  return {make_entry<TiledStorage>({.name = "tiled",
-                                    .summary = "tiled SpMM: row panels, staged B in shared memory, "
-                                               "16-bit S-ELL, model-chosen load balancing/reordering",
-                                    .params = option_params<TiledOptions>()},
-                                   declared)};
-}
 
 }  // namespace spmat

@@ -33,23 +33,23 @@ struct Toy {
 template <class Value, class Index>
 std::size_t traffic_bytes(const Toy<Value, Index>&, Op, std::int64_t) { return 0; }
 
-/// spmv only.
-template <class Value, class Index>
-struct SpmvOnly : Toy<Value, Index> {
-  static SpmvOnly build(const Csr<Value, Index>& a, const FormatOptions& o) {
-    return {Toy<Value, Index>::build(a, o)};
+/// A toy of its own type `Self` (whose kernels are the free functions declared for Self).
+template <class Self, class Value, class Index>
+struct ToyOf : Toy<Value, Index> {
+  static Self build(const Csr<Value, Index>& a, const FormatOptions& o) {
+    return {{Toy<Value, Index>::build(a, o)}};
   }
 };
+
+/// spmv only.
+template <class Value, class Index>
+struct SpmvOnly : ToyOf<SpmvOnly<Value, Index>, Value, Index> {};
 template <class Value, class Index>
 void spmv(const SpmvOnly<Value, Index>&, const Value*, Value*, Value, Value) {}
 
 /// Every product.
 template <class Value, class Index>
-struct Everything : Toy<Value, Index> {
-  static Everything build(const Csr<Value, Index>& a, const FormatOptions& o) {
-    return {Toy<Value, Index>::build(a, o)};
-  }
-};
+struct Everything : ToyOf<Everything<Value, Index>, Value, Index> {};
 template <class Value, class Index>
 void spmv(const Everything<Value, Index>&, const Value*, Value*, Value, Value) {}
 template <class Value, class Index>

@@ -148,13 +148,9 @@ std::vector<std::string> check_format(const FormatEntry& e, Op op,
   return failures;
 }
 
-class Repeats : public ::testing::TestWithParam<std::string> {
+class Repeats : public testing::GpuFormatTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!testing::gpu_available(&why))
-      GTEST_SKIP() << "determinism of '" << GetParam() << "' not run: " << why;
-  }
+  Repeats() : GpuFormatTest("determinism") {}
 };
 
 TEST_P(Repeats, HundredRunsBitwise) {

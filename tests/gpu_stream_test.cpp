@@ -332,13 +332,9 @@ struct GraphExecDeleter {
 using Graph = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, GraphDeleter>;
 using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
 
-class CapturedProduct : public ::testing::TestWithParam<std::string> {
+class CapturedProduct : public testing::GpuFormatTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!testing::gpu_available(&why))
-      GTEST_SKIP() << "graph capture of '" << GetParam() << "' not run: " << why;
-  }
+  CapturedProduct() : GpuFormatTest("graph capture") {}
 };
 
 TEST_P(CapturedProduct, ReplaysWithNewOperands) {

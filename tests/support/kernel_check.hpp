@@ -215,6 +215,20 @@ void check_cpu_format(const char* fmt) {
   }
 }
 
+/// The byte counts of a format's worked example: storage `s`, built from the example `a`, holds
+/// `bytes` and gives `a` back; so does the Matrix of format `fmt`, whose `op` moves those bytes
+/// plus x and y (8 values of the 4×4 example).
+template <class Storage, class Value, class Index>
+void expect_example_bytes(const Storage& s, const Csr<Value, Index>& a, const char* fmt,
+                          std::size_t bytes, Op op) {
+  EXPECT_EQ(s.storage_bytes(), bytes);
+  EXPECT_EQ(s.to_csr(), a);
+  const auto A = Matrix<Value>::build(a, fmt);
+  EXPECT_EQ(A.storage_bytes(), bytes);
+  EXPECT_EQ(A.traffic_bytes(op), bytes + 8 * sizeof(Value));
+  EXPECT_EQ(A.to_csr(), (convert<Value, std::int64_t>(a)));
+}
+
 /// `op` on the CPU gives the same bits with 1, 3 and 8 OpenMP threads.
 template <class Value, class Index>
 void check_cpu_thread_independence(const char* fmt, Op op) {
@@ -335,3 +349,19 @@ void check_gpu_format(const char* fmt) {
 }
 
 }  // namespace spmat::testing
+
+/// The CPU tests of typed suite `Suite` (over testing::Pairs) of format `fmt`: the worked example
+/// exactly (MultipliesTheExampleExactlyOnTheCpu), both kernels against the reference on the
+/// ragged random matrices (CpuKernelsMatchTheReferenceOnRaggedRandomMatrices), and test
+/// `ThreadTest`: `op` gives the same bits whatever the OpenMP thread count.
+#define SPMAT_CPU_KERNEL_TESTS(Suite, fmt, ThreadTest, op)                                         \
+  TYPED_TEST(Suite, MultipliesTheExampleExactlyOnTheCpu) {                                         \
+    ::spmat::testing::check_cpu_example<typename TypeParam::Value, typename TypeParam::Index>(fmt); \
+  }                                                                                                \
+  TYPED_TEST(Suite, CpuKernelsMatchTheReferenceOnRaggedRandomMatrices) {                           \
+    ::spmat::testing::check_cpu_format<typename TypeParam::Value, typename TypeParam::Index>(fmt);  \
+  }                                                                                                \
+  TYPED_TEST(Suite, ThreadTest) {                                                                  \
+    ::spmat::testing::check_cpu_thread_independence<typename TypeParam::Value,                     \
+                                                    typename TypeParam::Index>(fmt, op);           \
+  }

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmat/core/csr.hpp"
@@ -154,6 +155,20 @@ std::string test_name(std::string format_name);
     if (!::spmat::testing::gpu_available(&spmat_no_gpu_reason))                 \
       GTEST_SKIP() << "GPU test skipped: " << spmat_no_gpu_reason;              \
   } while (0)
+
+/// A test parameterised by a registry name that skips, saying "<what> of '<name>' not run: <why>",
+/// where GPU tests cannot run here.
+class GpuFormatTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  explicit GpuFormatTest(std::string what) : what_(std::move(what)) {}
+  void SetUp() override {
+    std::string why;
+    if (!gpu_available(&why)) GTEST_SKIP() << what_ << " of '" << GetParam() << "' not run: " << why;
+  }
+
+ private:
+  std::string what_;
+};
 
 /// `o` with max_fill=inf and max_skew=inf added where the registry entry of `format` declares
 /// those options and `o` does not set them: kernel tests run the long rows that the build

@@ -27,25 +27,10 @@ TYPED_TEST(CooFormat, StoresTheExampleAsSortedTripletsWithExactBytes) {
   EXPECT_EQ(s.a.row_idx, (std::vector<I>{0, 0, 2, 2, 2, 3}));
   EXPECT_EQ(s.a.col_idx, (std::vector<I>{0, 2, 0, 1, 3, 3}));
   EXPECT_EQ(s.a.values, (std::vector<V>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(s.storage_bytes(), 6 * (2 * sizeof(I) + sizeof(V)));
-  EXPECT_EQ(s.to_csr(), a);
-  const auto A = Matrix<V>::build(a, "coo");
-  EXPECT_EQ(A.storage_bytes(), 6 * (2 * sizeof(I) + sizeof(V)));
-  EXPECT_EQ(A.traffic_bytes(Op::spmv), 6 * (2 * sizeof(I) + sizeof(V)) + 8 * sizeof(V));
-  EXPECT_EQ(A.to_csr(), (convert<V, std::int64_t>(a)));
+  testing::expect_example_bytes(s, a, "coo", 6 * (2 * sizeof(I) + sizeof(V)), Op::spmv);
 }
 
-TYPED_TEST(CooFormat, MultipliesTheExampleExactlyOnTheCpu) {
-  testing::check_cpu_example<typename TypeParam::Value, typename TypeParam::Index>("coo");
-}
-
-TYPED_TEST(CooFormat, CpuKernelsMatchTheReferenceOnRaggedRandomMatrices) {
-  testing::check_cpu_format<typename TypeParam::Value, typename TypeParam::Index>("coo");
-}
-
-TYPED_TEST(CooFormat, CpuSpmvDoesNotDependOnTheThreadCount) {
-  testing::check_cpu_thread_independence<typename TypeParam::Value, typename TypeParam::Index>("coo", Op::spmv);
-}
+SPMAT_CPU_KERNEL_TESTS(CooFormat, "coo", CpuSpmvDoesNotDependOnTheThreadCount, Op::spmv)
 
 TEST(CooRegistry, DeclaresWhatTheKernelsPromise) {
   const auto& coo = find_format("coo");

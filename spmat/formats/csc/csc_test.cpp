@@ -27,25 +27,10 @@ TYPED_TEST(CscFormat, StoresTheExampleColumnByColumnWithExactBytes) {
   EXPECT_EQ(s.a.col_ptr, (std::vector<I>{0, 2, 3, 4, 6}));
   EXPECT_EQ(s.a.row_idx, (std::vector<I>{0, 2, 2, 0, 2, 3}));
   EXPECT_EQ(s.a.values, (std::vector<V>{1, 3, 4, 2, 5, 6}));
-  EXPECT_EQ(s.storage_bytes(), 5 * sizeof(I) + 6 * (sizeof(I) + sizeof(V)));
-  EXPECT_EQ(s.to_csr(), a);
-  const auto A = Matrix<V>::build(a, "csc");
-  EXPECT_EQ(A.storage_bytes(), 5 * sizeof(I) + 6 * (sizeof(I) + sizeof(V)));
-  EXPECT_EQ(A.traffic_bytes(Op::spmv_t), 5 * sizeof(I) + 6 * (sizeof(I) + sizeof(V)) + 8 * sizeof(V));
-  EXPECT_EQ(A.to_csr(), (convert<V, std::int64_t>(a)));
+  testing::expect_example_bytes(s, a, "csc", 5 * sizeof(I) + 6 * (sizeof(I) + sizeof(V)), Op::spmv_t);
 }
 
-TYPED_TEST(CscFormat, MultipliesTheExampleExactlyOnTheCpu) {
-  testing::check_cpu_example<typename TypeParam::Value, typename TypeParam::Index>("csc");
-}
-
-TYPED_TEST(CscFormat, CpuKernelsMatchTheReferenceOnRaggedRandomMatrices) {
-  testing::check_cpu_format<typename TypeParam::Value, typename TypeParam::Index>("csc");
-}
-
-TYPED_TEST(CscFormat, CpuSpmvTDoesNotDependOnTheThreadCount) {
-  testing::check_cpu_thread_independence<typename TypeParam::Value, typename TypeParam::Index>("csc", Op::spmv_t);
-}
+SPMAT_CPU_KERNEL_TESTS(CscFormat, "csc", CpuSpmvTDoesNotDependOnTheThreadCount, Op::spmv_t)
 
 TEST(CscRegistry, DeclaresWhatTheKernelsPromise) {
   const auto& csc = find_format("csc");

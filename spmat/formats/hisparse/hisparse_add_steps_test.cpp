@@ -14,6 +14,7 @@
 #include "spmat/formats/csr/csr.hpp"
 #include "spmat/formats/hisparse/hisparse.hpp"
 #include "spmat/formats/hisparse/hisparse_add_steps.hpp"
+#include "tests/support/hisparse_cases.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat {
@@ -325,27 +326,22 @@ void mirror_battery() {
     const auto b64 = testing::random_int_matrix(cs.m, cs.n, cs.db, seed + 1);
     const auto a = convert<Value, Index>(a64), b = convert<Value, Index>(b64);
     const auto at = transpose(a), bt = transpose(b);
-    for (int d : {2, 4, 16, 128})
-      for (const char* dense : {"auto", "never"}) {
-        const FormatOptions o = FormatOptions().set("d", std::to_string(d)).set("dense", dense);
-        const std::string tag = std::to_string(cs.m) + "x" + std::to_string(cs.n) + " d " +
-                                std::to_string(d) + " dense=" + dense + " seed " +
-                                std::to_string(seed);
-        const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
-        expect_mirror(ha, hb, Value(2), Value(-3), tag + " A + B");
-        expect_mirror(ha, ha, Value(1), Value(-1), tag + " A - A (explicit zeros)");
-        expect_mirror(ha, hb, Value(0), Value(1), tag + " 0A + B");
-        // States: the transposed flag on storage of the transposes (logical A, B).
-        const auto hat = hisparse_transposed(HiSparse<Value, Index>::build(at, o));
-        const auto hbt = hisparse_transposed(HiSparse<Value, Index>::build(bt, o));
-        expect_mirror(hat, hbt, Value(2), Value(-3), tag + " state At + state Bt");
-        expect_mirror(hat, hb, Value(2), Value(0), tag + " state At + B");
-        expect_mirror(ha, hbt, Value(0.5), Value(1), tag + " A + state Bt");
-        if (cs.m == cs.n) {
-          expect_mirror(ha, hisparse_transposed(ha), Value(1), Value(1), tag + " A + Aᵀ");
-          expect_mirror(hisparse_transposed(hb), ha, Value(1), Value(1), tag + " Bᵀ + A");
-        }
+    testing::for_each_d_and_dense(cs.m, cs.n, seed, [&](const FormatOptions& o, const std::string& tag) {
+      const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
+      expect_mirror(ha, hb, Value(2), Value(-3), tag + " A + B");
+      expect_mirror(ha, ha, Value(1), Value(-1), tag + " A - A (explicit zeros)");
+      expect_mirror(ha, hb, Value(0), Value(1), tag + " 0A + B");
+      // States: the transposed flag on storage of the transposes (logical A, B).
+      const auto hat = hisparse_transposed(HiSparse<Value, Index>::build(at, o));
+      const auto hbt = hisparse_transposed(HiSparse<Value, Index>::build(bt, o));
+      expect_mirror(hat, hbt, Value(2), Value(-3), tag + " state At + state Bt");
+      expect_mirror(hat, hb, Value(2), Value(0), tag + " state At + B");
+      expect_mirror(ha, hbt, Value(0.5), Value(1), tag + " A + state Bt");
+      if (cs.m == cs.n) {
+        expect_mirror(ha, hisparse_transposed(ha), Value(1), Value(1), tag + " A + Aᵀ");
+        expect_mirror(hisparse_transposed(hb), ha, Value(1), Value(1), tag + " Bᵀ + A");
       }
+    });
   }
 }
 

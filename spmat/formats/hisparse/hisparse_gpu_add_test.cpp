@@ -15,6 +15,7 @@
 #include "spmat/formats/csr/csr.hpp"
 #include "spmat/formats/hisparse/hisparse.hpp"
 #include "spmat/matrix.hpp"
+#include "tests/support/hisparse_cases.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
@@ -78,31 +79,26 @@ void gpu_add_battery() {
     const auto a = convert<Value, Index>(testing::random_int_matrix(cs.m, cs.n, cs.da, seed, cs.full));
     const auto b = convert<Value, Index>(testing::random_int_matrix(cs.m, cs.n, cs.db, seed + 1, 0));
     const auto at = transpose(a), bt = transpose(b);
-    for (int d : {2, 4, 16, 128})
-      for (const char* dense : {"auto", "never"}) {
-        const FormatOptions o = FormatOptions().set("d", std::to_string(d)).set("dense", dense);
-        const std::string tag = std::to_string(cs.m) + "x" + std::to_string(cs.n) + " d " +
-                                std::to_string(d) + " dense=" + dense + " seed " +
-                                std::to_string(seed);
-        const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
-        const auto hat = hisparse_transposed(HiSparse<Value, Index>::build(at, o));
-        const auto hbt = hisparse_transposed(HiSparse<Value, Index>::build(bt, o));
-        expect_gpu_add(ha, hb, Value(2), Value(-3), csr_add(a, b, Value(2), Value(-3)), tag + " A + B");
-        expect_gpu_add(ha, ha, Value(1), Value(-1), csr_add(a, a, Value(1), Value(-1)),
-                       tag + " A - A (cancellation to explicit zeros)");
-        expect_gpu_add(ha, hb, Value(0), Value(1), csr_add(a, b, Value(0), Value(1)), tag + " 0A + B");
-        expect_gpu_add(ha, hb, Value(1), Value(0), csr_add(a, b, Value(1), Value(0)), tag + " A + 0B");
-        expect_gpu_add(hat, hbt, Value(2), Value(-3), csr_add(a, b, Value(2), Value(-3)),
-                       tag + " state At + state Bt");
-        expect_gpu_add(hat, hb, Value(2), Value(1), csr_add(a, b, Value(2), Value(1)), tag + " state At + B");
-        expect_gpu_add(ha, hbt, Value(1), Value(-2), csr_add(a, b, Value(1), Value(-2)), tag + " A + state Bt");
-        if (cs.m == cs.n) {
-          expect_gpu_add(ha, hisparse_transposed(ha), Value(1), Value(1),
-                         csr_add(a, at, Value(1), Value(1)), tag + " A + Aᵀ (state)");
-          expect_gpu_add(hisparse_transposed(hb), ha, Value(1), Value(1),
-                         csr_add(bt, a, Value(1), Value(1)), tag + " Bᵀ (state) + A");
-        }
+    testing::for_each_d_and_dense(cs.m, cs.n, seed, [&](const FormatOptions& o, const std::string& tag) {
+      const auto ha = HiSparse<Value, Index>::build(a, o), hb = HiSparse<Value, Index>::build(b, o);
+      const auto hat = hisparse_transposed(HiSparse<Value, Index>::build(at, o));
+      const auto hbt = hisparse_transposed(HiSparse<Value, Index>::build(bt, o));
+      expect_gpu_add(ha, hb, Value(2), Value(-3), csr_add(a, b, Value(2), Value(-3)), tag + " A + B");
+      expect_gpu_add(ha, ha, Value(1), Value(-1), csr_add(a, a, Value(1), Value(-1)),
+                     tag + " A - A (cancellation to explicit zeros)");
+      expect_gpu_add(ha, hb, Value(0), Value(1), csr_add(a, b, Value(0), Value(1)), tag + " 0A + B");
+      expect_gpu_add(ha, hb, Value(1), Value(0), csr_add(a, b, Value(1), Value(0)), tag + " A + 0B");
+      expect_gpu_add(hat, hbt, Value(2), Value(-3), csr_add(a, b, Value(2), Value(-3)),
+                     tag + " state At + state Bt");
+      expect_gpu_add(hat, hb, Value(2), Value(1), csr_add(a, b, Value(2), Value(1)), tag + " state At + B");
+      expect_gpu_add(ha, hbt, Value(1), Value(-2), csr_add(a, b, Value(1), Value(-2)), tag + " A + state Bt");
+      if (cs.m == cs.n) {
+        expect_gpu_add(ha, hisparse_transposed(ha), Value(1), Value(1),
+                       csr_add(a, at, Value(1), Value(1)), tag + " A + Aᵀ (state)");
+        expect_gpu_add(hisparse_transposed(hb), ha, Value(1), Value(1),
+                       csr_add(bt, a, Value(1), Value(1)), tag + " Bᵀ (state) + A");
       }
+    });
   }
 }
 
@@ -149,60 +145,49 @@ void gpu_build_battery() {
   for (const auto& src : {testing::random_int_matrix(70, 70, 0.05, seed, 20), testing::random_int_matrix(300, 200, 0.01, seed, 40),
                           testing::random_int_matrix(1, 1, 1.0, seed, 0), testing::random_int_matrix(33, 45, 1.0, seed, 0),
                           testing::random_int_matrix(20, 20, 0.0, seed, 0), testing::random_int_matrix(3000, 2500, 0.001, seed, 0)})
-    for (int d : {2, 4, 16, 128})
-      for (const char* dense : {"auto", "never"}) {
-        SCOPED_TRACE(std::to_string(src.rows) + "x" + std::to_string(src.cols) + " d " +
-                     std::to_string(d) + " dense=" + dense + " seed " + std::to_string(seed));
-        const auto a = convert<Value, Index>(src);
-        const FormatOptions o = FormatOptions().set("d", std::to_string(d)).set("dense", dense);
-        const auto cpu = HiSparse<Value, Index>::build(a, o);
-        if (2 * cpu.log2d * cpu.depth > 64) {
-          using HS = HiSparse<Value, Index>;
-          EXPECT_THROW((void)HS::build(a, FormatOptions(o).set("build", "gpu")), UnsupportedError);
-          continue;
-        }
-        const auto gpu = HiSparse<Value, Index>::build(a, FormatOptions(o).set("build", "gpu"));
-        ASSERT_EQ(gpu.pool.size(), cpu.pool.size());
-        EXPECT_EQ(0, std::memcmp(gpu.bytes(), cpu.bytes(), cpu.storage_bytes())) << "pool bytes";
-        EXPECT_EQ(gpu.root, cpu.root);
-        EXPECT_EQ(gpu.nnz, cpu.nnz);
-        ASSERT_EQ(gpu.levels.size(), cpu.levels.size());
-        for (std::size_t l = 0; l < gpu.levels.size(); ++l) {
-          EXPECT_EQ(gpu.levels[l].nodes_by_type, cpu.levels[l].nodes_by_type);
-          EXPECT_EQ(gpu.levels[l].nodes_by_class, cpu.levels[l].nodes_by_class);
-        }
+    testing::for_each_d_and_dense(src.rows, src.cols, seed, [&](const FormatOptions& o, const std::string& tag) {
+      SCOPED_TRACE(tag);
+      const auto a = convert<Value, Index>(src);
+      const auto cpu = HiSparse<Value, Index>::build(a, o);
+      if (2 * cpu.log2d * cpu.depth > 64) {
+        using HS = HiSparse<Value, Index>;
+        EXPECT_THROW((void)HS::build(a, FormatOptions(o).set("build", "gpu")), UnsupportedError);
+        return;
       }
+      const auto gpu = HiSparse<Value, Index>::build(a, FormatOptions(o).set("build", "gpu"));
+      ASSERT_EQ(gpu.pool.size(), cpu.pool.size());
+      EXPECT_EQ(0, std::memcmp(gpu.bytes(), cpu.bytes(), cpu.storage_bytes())) << "pool bytes";
+      EXPECT_EQ(gpu.root, cpu.root);
+      EXPECT_EQ(gpu.nnz, cpu.nnz);
+      ASSERT_EQ(gpu.levels.size(), cpu.levels.size());
+      for (std::size_t l = 0; l < gpu.levels.size(); ++l) {
+        EXPECT_EQ(gpu.levels[l].nodes_by_type, cpu.levels[l].nodes_by_type);
+        EXPECT_EQ(gpu.levels[l].nodes_by_class, cpu.levels[l].nodes_by_class);
+      }
+    });
 }
 #endif
 
-TEST(HiSparseGpuAdd, Fp32Int32) {
+/// The GPU add tests of one type pair (skipped, saying why, without a GPU): the add battery and,
+/// where `with_api_and_build`, the Matrix API chain and build=gpu against build=cpu too.
+template <class Value, class Index>
+void run_gpu_add_tests(bool with_api_and_build) {
   SPMAT_SKIP_WITHOUT_GPU();
 #if SPMAT_WITH_CUDA
-  gpu_add_battery<float, std::int32_t>();
-  gpu_add_matrix_api<float, std::int32_t>();
-  gpu_build_battery<float, std::int32_t>();
+  gpu_add_battery<Value, Index>();
+  if (with_api_and_build) {
+    gpu_add_matrix_api<Value, Index>();
+    gpu_build_battery<Value, Index>();
+  }
+#else
+  (void)with_api_and_build;
 #endif
 }
-TEST(HiSparseGpuAdd, Fp32Int64) {
-  SPMAT_SKIP_WITHOUT_GPU();
-#if SPMAT_WITH_CUDA
-  gpu_add_battery<float, std::int64_t>();
-#endif
-}
-TEST(HiSparseGpuAdd, Fp64Int32) {
-  SPMAT_SKIP_WITHOUT_GPU();
-#if SPMAT_WITH_CUDA
-  gpu_add_battery<double, std::int32_t>();
-#endif
-}
-TEST(HiSparseGpuAdd, Fp64Int64) {
-  SPMAT_SKIP_WITHOUT_GPU();
-#if SPMAT_WITH_CUDA
-  gpu_add_battery<double, std::int64_t>();
-  gpu_add_matrix_api<double, std::int64_t>();
-  gpu_build_battery<double, std::int64_t>();
-#endif
-}
+
+TEST(HiSparseGpuAdd, Fp32Int32) { run_gpu_add_tests<float, std::int32_t>(true); }
+TEST(HiSparseGpuAdd, Fp32Int64) { run_gpu_add_tests<float, std::int64_t>(false); }
+TEST(HiSparseGpuAdd, Fp64Int32) { run_gpu_add_tests<double, std::int32_t>(false); }
+TEST(HiSparseGpuAdd, Fp64Int64) { run_gpu_add_tests<double, std::int64_t>(true); }
 
 }  // namespace
 }  // namespace spmat

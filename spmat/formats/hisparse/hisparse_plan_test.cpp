@@ -11,6 +11,7 @@
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/hisparse/hisparse.hpp"
+#include "tests/support/hisparse_cases.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
@@ -26,18 +27,9 @@ using namespace hisparse;
 Csr<double, std::int64_t> plan_matrix(std::int64_t m, std::int64_t n, double density,
                                       std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1), v(-2, 2);
-  Coo<double, std::int64_t> c;
-  c.rows = m;
-  c.cols = n;
-  auto add = [&](std::int64_t r, std::int64_t k, double x) {
-    c.row_idx.push_back(r);
-    c.col_idx.push_back(k);
-    c.values.push_back(x);
-  };
-  for (std::int64_t r = 0; r < m; ++r)
-    for (std::int64_t k = 0; k < n; ++k)
-      if (u(rng) < density) add(r, k, v(rng));
+  std::uniform_real_distribution<double> v(-2, 2);
+  auto c = testing::random_coo(m, n, density, rng, [](std::int64_t, std::int64_t) { return true; });
+  auto add = [&](std::int64_t r, std::int64_t k, double x) { testing::add_entry(c, r, k, x); };
   if (m > 3)
     for (std::int64_t k = 0; k < n; k += 3) add(3, k, v(rng));
   for (std::int64_t r = 0; r < std::min<std::int64_t>(m, 40); ++r)
@@ -122,26 +114,22 @@ std::vector<Value> emulate_items(const HiSparse<Value, Index>& a, const Plan& p,
 
 /// The host mirror of plan_kernel: its COO leaves (thread leaves, then warp leaves) entry by entry.
 template <class Value, class Index>
-std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
-                           const std::vector<Value>& x, std::vector<Value> y, Value alpha,
-                           Value beta) {
+void thread_coo_leaves(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                       const std::vector<Value>& x, const PlanItem& it, std::vector<Value>& acc) {
   const std::int64_t d = a.d();
   const std::uint8_t* pool = a.bytes();
-  return emulate_items(a, p, by_col, x, std::move(y), alpha, beta,
-                       [&](const PlanItem& it, std::vector<Value>& acc) {
-    auto coo = [&](const PlanLeaf& lf) {
-      const std::uint8_t* node = pool + offset_of(lf.ptr);
-      const std::uint32_t n = load<std::uint32_t>(node);
-      const std::uint8_t* val = node + coo_entries_offset(n);
-      const std::int64_t in0 = std::int64_t{lf.in_block} * d;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const int r = node[8 + 2 * k], c = node[9 + 2 * k];
-        acc[by_col ? c : r] += load<Value>(val + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
-      }
-    };
-    for (std::uint32_t j = it.begin; j < it.warp_begin; ++j) coo(p.leaves[j]);
-    for (std::uint32_t j = it.warp_begin; j < it.dense_begin; ++j) coo(p.leaves[j]);
-  });
+  auto coo = [&](const PlanLeaf& lf) {
+    const std::uint8_t* node = pool + offset_of(lf.ptr);
+    const std::uint32_t n = load<std::uint32_t>(node);
+    const std::uint8_t* val = node + coo_entries_offset(n);
+    const std::int64_t in0 = std::int64_t{lf.in_block} * d;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const int r = node[8 + 2 * k], c = node[9 + 2 * k];
+      acc[by_col ? c : r] += load<Value>(val + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
+    }
+  };
+  for (std::uint32_t j = it.begin; j < it.warp_begin; ++j) coo(p.leaves[j]);
+  for (std::uint32_t j = it.warp_begin; j < it.dense_begin; ++j) coo(p.leaves[j]);
 }
 
 /// The host mirror of plan_warp_kernel (the default CUDA path): COO leaves in batches of 32,
@@ -150,60 +138,69 @@ std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool 
 /// fp64 32 only when entries 2..3 exist, at node + coo_entries_offset(n) + 4g·sizeof(Value)),
 /// each asserted to stay inside the node; register runs of one output index as in apply_group.
 template <class Value, class Index>
-std::vector<Value> emulate_warp(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
-                                const std::vector<Value>& x, std::vector<Value> y, Value alpha,
-                                Value beta) {
+void warp_coo_leaves(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                     const std::vector<Value>& x, const PlanItem& it, std::vector<Value>& acc) {
   const std::int64_t d = a.d();
   const std::uint8_t* pool = a.bytes();
+  for (std::uint32_t base = it.begin; base < it.dense_begin; base += 32) {
+    std::uint32_t lp[32] = {}, ln[32] = {}, lin[32] = {}, groups[32] = {}, incl[32] = {};
+    for (int l = 0; l < 32; ++l) {
+      if (base + l < it.dense_begin) {
+        lp[l] = p.leaves[base + l].ptr;
+        lin[l] = p.leaves[base + l].in_block;
+        ln[l] = load<std::uint32_t>(pool + offset_of(lp[l]));
+        EXPECT_NE(type_of(lp[l]), dense);
+      }
+      groups[l] = (ln[l] + 3) / 4;
+      incl[l] = groups[l] + (l > 0 ? incl[l - 1] : 0);
+    }
+    const std::uint32_t total = incl[31];
+    for (std::uint32_t t = 0; t < total; ++t) {
+      int s = 0;
+      for (int b = 16; b > 0; b >>= 1)
+        if (incl[s + b - 1] <= t) s += b;
+      EXPECT_TRUE(incl[s] > t && (s == 0 || incl[s - 1] <= t)) << "search";
+      const std::uint32_t g = t - (incl[s] - groups[s]), n = ln[s];
+      const std::uint8_t* node = pool + offset_of(lp[s]);
+      const std::uint64_t node_bytes = coo_bytes(n, sizeof(Value));
+      const int count = static_cast<int>(std::min<std::uint32_t>(4, n - 4 * g));
+      EXPECT_GE(count, 1);
+      EXPECT_LE(8 + 8 * g + 8, node_bytes) << "coordinate load inside the node";
+      const std::uint64_t voff = coo_entries_offset(n) + 4 * g * sizeof(Value);
+      EXPECT_EQ(voff % 16, 0u);
+      const std::uint64_t vbytes = sizeof(Value) == 4 ? 16 : (count > 2 ? 32 : 16);
+      EXPECT_LE(voff + vbytes, node_bytes) << "entry load inside the node";
+      const std::int64_t in0 = std::int64_t{lin[s]} * d;
+      int key = -1;
+      Value run = 0;
+      for (int k = 0; k < count; ++k) {
+        const int r = node[8 + 8 * g + 2 * k], c = node[9 + 8 * g + 2 * k];
+        const Value pr = load<Value>(node + voff + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
+        const int o = by_col ? c : r;
+        if (o != key) {
+          if (key >= 0) acc[key] += run;
+          key = o;
+          run = pr;
+        } else {
+          run += pr;
+        }
+      }
+      if (key >= 0) acc[key] += run;
+    }
+  }
+}
+
+/// y = alpha·op(S)·x + beta·y as the plan kernels compute it: plan_warp_kernel's COO leaves
+/// (warp_coo_leaves) where `warp`, else plan_kernel's (thread_coo_leaves).
+template <class Value, class Index>
+std::vector<Value> emulate(const HiSparse<Value, Index>& a, const Plan& p, bool by_col,
+                           const std::vector<Value>& x, std::vector<Value> y, Value alpha,
+                           Value beta, bool warp) {
   return emulate_items(a, p, by_col, x, std::move(y), alpha, beta,
                        [&](const PlanItem& it, std::vector<Value>& acc) {
-    for (std::uint32_t base = it.begin; base < it.dense_begin; base += 32) {
-      std::uint32_t lp[32] = {}, ln[32] = {}, lin[32] = {}, groups[32] = {}, incl[32] = {};
-      for (int l = 0; l < 32; ++l) {
-        if (base + l < it.dense_begin) {
-          lp[l] = p.leaves[base + l].ptr;
-          lin[l] = p.leaves[base + l].in_block;
-          ln[l] = load<std::uint32_t>(pool + offset_of(lp[l]));
-          EXPECT_NE(type_of(lp[l]), dense);
-        }
-        groups[l] = (ln[l] + 3) / 4;
-        incl[l] = groups[l] + (l > 0 ? incl[l - 1] : 0);
-      }
-      const std::uint32_t total = incl[31];
-      for (std::uint32_t t = 0; t < total; ++t) {
-        int s = 0;
-        for (int b = 16; b > 0; b >>= 1)
-          if (incl[s + b - 1] <= t) s += b;
-        EXPECT_TRUE(incl[s] > t && (s == 0 || incl[s - 1] <= t)) << "search";
-        const std::uint32_t g = t - (incl[s] - groups[s]), n = ln[s];
-        const std::uint8_t* node = pool + offset_of(lp[s]);
-        const std::uint64_t node_bytes = coo_bytes(n, sizeof(Value));
-        const int count = static_cast<int>(std::min<std::uint32_t>(4, n - 4 * g));
-        EXPECT_GE(count, 1);
-        EXPECT_LE(8 + 8 * g + 8, node_bytes) << "coordinate load inside the node";
-        const std::uint64_t voff = coo_entries_offset(n) + 4 * g * sizeof(Value);
-        EXPECT_EQ(voff % 16, 0u);
-        const std::uint64_t vbytes = sizeof(Value) == 4 ? 16 : (count > 2 ? 32 : 16);
-        EXPECT_LE(voff + vbytes, node_bytes) << "entry load inside the node";
-        const std::int64_t in0 = std::int64_t{lin[s]} * d;
-        int key = -1;
-        Value run = 0;
-        for (int k = 0; k < count; ++k) {
-          const int r = node[8 + 8 * g + 2 * k], c = node[9 + 8 * g + 2 * k];
-          const Value pr = load<Value>(node + voff + k * sizeof(Value)) * x[in0 + (by_col ? r : c)];
-          const int o = by_col ? c : r;
-          if (o != key) {
-            if (key >= 0) acc[key] += run;
-            key = o;
-            run = pr;
-          } else {
-            run += pr;
-          }
-        }
-        if (key >= 0) acc[key] += run;
-      }
-    }
-  });
+                         if (warp) warp_coo_leaves(a, p, by_col, x, it, acc);
+                         else thread_coo_leaves(a, p, by_col, x, it, acc);
+                       });
 }
 
 /// Structure: every leaf exactly once, items ordered by output block with every block covered,
@@ -278,8 +275,7 @@ void plan_battery() {
                                     : reference::spmv<Value, Index, Value, Value>(a, x, 0.5, -2, y0);
           for (bool warp : {false, true}) {
             const auto run = [&](std::vector<Value> y, Value alpha, Value beta) {
-              return warp ? emulate_warp(h, p, by_col, x, std::move(y), alpha, beta)
-                          : emulate(h, p, by_col, x, std::move(y), alpha, beta);
+              return emulate(h, p, by_col, x, std::move(y), alpha, beta, warp);
             };
             const auto got = run(testing::poisoned<Value>(n_out), Value(1), Value(0));
             EXPECT_LE(reference::relative_norm2_error<Value>(got, want), tol) << by_col << (warp ? " warp" : "");
@@ -307,9 +303,11 @@ TEST(HiSparsePlan, SplitsLongBucketsAndKeepsShortOnesWhole) {
 }
 
 #if SPMAT_WITH_CUDA
-/// Both CUDA paths, both directions, both states, beta = 0 into NaN poison and alpha/beta.
+/// Both CUDA paths, both directions, both states, beta = 0 into NaN poison and alpha/beta
+/// (skipped, saying why, where GPU tests cannot run).
 template <class Value, class Index>
 void gpu_battery() {
+  SPMAT_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   const double tol = testing::tolerance<Value>();
   for (const auto& src : plan_cases(seed)) {
@@ -355,22 +353,10 @@ void gpu_battery() {
   }
 }
 
-TEST(HiSparsePlan, GpuFp32Int32) {
-  SPMAT_SKIP_WITHOUT_GPU();
-  gpu_battery<float, std::int32_t>();
-}
-TEST(HiSparsePlan, GpuFp32Int64) {
-  SPMAT_SKIP_WITHOUT_GPU();
-  gpu_battery<float, std::int64_t>();
-}
-TEST(HiSparsePlan, GpuFp64Int32) {
-  SPMAT_SKIP_WITHOUT_GPU();
-  gpu_battery<double, std::int32_t>();
-}
-TEST(HiSparsePlan, GpuFp64Int64) {
-  SPMAT_SKIP_WITHOUT_GPU();
-  gpu_battery<double, std::int64_t>();
-}
+TEST(HiSparsePlan, GpuFp32Int32) { gpu_battery<float, std::int32_t>(); }
+TEST(HiSparsePlan, GpuFp32Int64) { gpu_battery<float, std::int64_t>(); }
+TEST(HiSparsePlan, GpuFp64Int32) { gpu_battery<double, std::int32_t>(); }
+TEST(HiSparsePlan, GpuFp64Int64) { gpu_battery<double, std::int64_t>(); }
 #endif
 
 }  // namespace

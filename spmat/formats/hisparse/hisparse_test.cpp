@@ -8,6 +8,7 @@
 
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/hisparse/hisparse.hpp"
+#include "tests/support/hisparse_cases.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace spmat {
@@ -90,18 +91,10 @@ TEST(HiSparse, RejectsBadOptions) {
 Csr<double, std::int64_t> random_matrix(std::int64_t m, std::int64_t n, double density,
                                         std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1), v(-2, 2);
-  Coo<double, std::int64_t> c;
-  c.rows = m;
-  c.cols = n;
-  auto add = [&](std::int64_t r, std::int64_t k) {
-    c.row_idx.push_back(r);
-    c.col_idx.push_back(k);
-    c.values.push_back(v(rng));
-  };
-  for (std::int64_t r = 0; r < m; ++r)
-    for (std::int64_t k = 0; k < n; ++k)
-      if (r % 3 != 1 && k % 5 != 2 && u(rng) < density) add(r, k);
+  std::uniform_real_distribution<double> v(-2, 2);
+  auto c = testing::random_coo(m, n, density, rng,
+                               [](std::int64_t r, std::int64_t k) { return r % 3 != 1 && k % 5 != 2; });
+  auto add = [&](std::int64_t r, std::int64_t k) { testing::add_entry(c, r, k, v(rng)); };
   if (m > 4)
     for (std::int64_t k = 0; k < n; k += 2) add(4, k);
   for (std::int64_t r = 0; r < std::min<std::int64_t>(m, 20); ++r)

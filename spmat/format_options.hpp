@@ -145,21 +145,32 @@ struct GcsbOptions {
   bool operator==(const GcsbOptions&) const = default;
 };
 
+// The members that bro-ell and bro-hyb share, declared once; their field tables are shared too
+// (bro::slice_fields and bro::bar_fields). Flat members, not a base struct, so that both
+// option structs take designated initializers ({.h = 32, .bar = true}).
+// The BRO-ELL slices: h (rows per slice), sym_len (bits per symbol), first (how a slice's first
+// column is coded), kernel, unroll and fit_bits (of the GPU kernels).
+#define SPMAT_BRO_SLICE_MEMBERS     \
+  int h = 32;                       \
+  int sym_len = 32;                 \
+  std::string first = "slice";      \
+  std::string kernel = "fit";       \
+  int unroll = 8;                   \
+  int fit_bits = 128;
+// The BAR row reordering: on or off, its algorithm and window.
+#define SPMAT_BRO_BAR_MEMBERS       \
+  bool bar = false;                 \
+  std::string bar_algo = "auto";    \
+  int bar_window = 4;
+
 /// Build options of bro-ell and bro-ell-bar (which sets bar); the shared fields are in
 /// bro_common.hpp. first: "slice" or "abs" (the paper's coding).
 struct BroEllOptions {
   static constexpr const char* format = "bro-ell";
-  int h = 32;
-  int sym_len = 32;
-  std::string first = "slice";
-  std::string kernel = "fit";
-  int unroll = 8;
-  int fit_bits = 128;
+  SPMAT_BRO_SLICE_MEMBERS
   double max_fill = kDefaultMaxFill;
   double max_skew = kDefaultMaxSkew;
-  bool bar = false;
-  std::string bar_algo = "auto";
-  int bar_window = 4;
+  SPMAT_BRO_BAR_MEMBERS
   static const OptionTable<BroEllOptions>& fields();
   bool operator==(const BroEllOptions&) const = default;
 };
@@ -187,22 +198,18 @@ struct BroCsrOptions {
 /// interval of the BRO-COO part, ell_width (-1 = the split rule), split (bytes or cusp).
 struct BroHybOptions {
   static constexpr const char* format = "bro-hyb";
-  int h = 32;
-  int sym_len = 32;
-  std::string first = "slice";
-  std::string kernel = "fit";
-  int unroll = 8;
-  int fit_bits = 128;
+  SPMAT_BRO_SLICE_MEMBERS
   std::int64_t interval = 1024;
   std::int64_t ell_width = -1;
   double max_fill = kDefaultMaxFill;
   std::string split = "bytes";
-  bool bar = false;
-  std::string bar_algo = "auto";
-  int bar_window = 4;
+  SPMAT_BRO_BAR_MEMBERS
   static const OptionTable<BroHybOptions>& fields();
   bool operator==(const BroHybOptions&) const = default;
 };
+
+#undef SPMAT_BRO_SLICE_MEMBERS
+#undef SPMAT_BRO_BAR_MEMBERS
 
 /// Build options of bcoo.
 struct BcooOptions {

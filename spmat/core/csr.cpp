@@ -25,6 +25,7 @@ std::vector<Index> group_offsets(const std::vector<Index>& idx, Index n) {
 
 template <class Value, class Index>
 void Csr<Value, Index>::validate(std::string_view what) const {
+  const Index rows = this->rows, cols = this->cols;
   if (rows < 0 || cols < 0)
     invalid(what, "negative dimensions " + std::to_string(rows) + "x" + std::to_string(cols));
   if (row_ptr.size() != static_cast<std::size_t>(rows) + 1)
@@ -62,6 +63,7 @@ void Csr<Value, Index>::validate(std::string_view what) const {
 
 template <class Value, class Index>
 void Coo<Value, Index>::validate(std::string_view what) const {
+  const Index rows = this->rows, cols = this->cols;
   if (rows < 0 || cols < 0)
     invalid(what, "negative dimensions " + std::to_string(rows) + "x" + std::to_string(cols));
   if (row_idx.size() != col_idx.size() || values.size() != col_idx.size())
@@ -90,9 +92,7 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
     std::vector<Index> next(count.begin(), count.end() - 1);
     for (std::size_t k = 0; k < n; ++k) order[next[a.row_idx[k]]++] = k;
   }
-  Csr<Value, Index> c{.rows = a.rows,
-                      .cols = a.cols,
-                      .row_ptr = std::vector<Index>(static_cast<std::size_t>(a.rows) + 1, 0)};
+  Csr<Value, Index> c{a.rows, a.cols, std::vector<Index>(static_cast<std::size_t>(a.rows) + 1, 0)};
   c.col_idx.reserve(n);
   c.values.reserve(n);
   for (Index r = 0; r < a.rows; ++r) {

@@ -22,12 +22,21 @@
 
 namespace spmat {
 
+/// The head of the matrix types and of the format storages that keep their own dimensions: the
+/// member types (format_adapter.hpp and the CUDA backends read value_type), then rows and cols.
+/// As a base of an aggregate it keeps positional brace initialization ({rows, cols, ...}); a
+/// template deriving from it names the members this->rows and this->cols.
 template <class Value, class Index>
-struct Csr {
+struct MatrixDims {
   using value_type = Value;
   using index_type = Index;
   Index rows = 0;
   Index cols = 0;
+  bool operator==(const MatrixDims&) const = default;
+};
+
+template <class Value, class Index>
+struct Csr : MatrixDims<Value, Index> {
   std::vector<Index> row_ptr{0};
   std::vector<Index> col_idx;
   std::vector<Value> values;
@@ -39,11 +48,7 @@ struct Csr {
 };
 
 template <class Value, class Index>
-struct Coo {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct Coo : MatrixDims<Value, Index> {
   std::vector<Index> row_idx;
   std::vector<Index> col_idx;
   std::vector<Value> values;
@@ -68,11 +73,7 @@ Coo<Value, Index> reserved_coo(std::int64_t rows, std::int64_t cols, std::int64_
 }
 
 template <class Value, class Index>
-struct Csc {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
+struct Csc : MatrixDims<Value, Index> {
   std::vector<Index> col_ptr{0};
   std::vector<Index> row_idx;
   std::vector<Value> values;

@@ -1,5 +1,5 @@
-// spmat/formats/format_common.hpp — what most format templates share: the head of the storage
-// struct and the declarations of the free functions.
+// spmat/formats/format_common.hpp — what most format templates share: the declarations of the
+// free functions (the head of the storage struct is MatrixDims, spmat/core/csr.hpp).
 // SPDX-License-Identifier: MIT
 //
 // A format Fmt<Value, Index> is reached through free functions found by argument-dependent
@@ -17,28 +17,23 @@
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
-namespace spmat {
-
-/// The head of the formats that store their dimensions as their first members: the member
-/// types every format names (format_adapter.hpp and the CUDA backends read value_type), then
-/// rows and cols. Members of a dependent base: the format's own member functions name them
-/// this->rows and this->cols.
-template <class Value, class Index>
-struct FormatDims {
-  using value_type = Value;
-  using index_type = Index;
-  Index rows = 0;
-  Index cols = 0;
-};
-
-}  // namespace spmat
-
 /// The CPU kernels spmv (y = alpha·A·x + beta·y) and spmv_t (with Aᵀ) of Fmt.
 #define SPMAT_DECLARE_CPU_KERNELS(Fmt)                                                            \
   template <class Value, class Index>                                                             \
   void spmv(const Fmt<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta);       \
   template <class Value, class Index>                                                             \
   void spmv_t(const Fmt<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta)
+
+/// Explicit instantiation of the two kernels of SPMAT_DECLARE_CPU_KERNELS for every type pair
+/// (at the end of the format's _cpu.cpp).
+#define SPMAT_INSTANTIATE_CPU_KERNELS(Fmt)                                                        \
+  SPMAT_INSTANTIATE_CPU_KERNELS_FOR(Fmt, float, std::int32_t)                                     \
+  SPMAT_INSTANTIATE_CPU_KERNELS_FOR(Fmt, float, std::int64_t)                                     \
+  SPMAT_INSTANTIATE_CPU_KERNELS_FOR(Fmt, double, std::int32_t)                                    \
+  SPMAT_INSTANTIATE_CPU_KERNELS_FOR(Fmt, double, std::int64_t)
+#define SPMAT_INSTANTIATE_CPU_KERNELS_FOR(Fmt, V, I)                                              \
+  template void spmv(const Fmt<V, I>&, const V*, V*, V, V);                                       \
+  template void spmv_t(const Fmt<V, I>&, const V*, V*, V, V);
 
 /// The CUDA backend made from host storage of Fmt (defined in the format's _cuda.cu).
 #define SPMAT_DECLARE_CUDA_IMPL(Fmt)                                                              \

@@ -146,7 +146,7 @@ inline BccooGpuKernel auto_kernel(const std::vector<std::uint8_t>& format) {
 
 /// The CPU format `bccoo` (byte-level encoding of spec §2).
 template <class Value, class Index>
-struct Bccoo : FormatDims<Value, Index> {
+struct Bccoo : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t chunk = 1024;             ///< b
   std::int64_t last_row = -1;            ///< row of the last entry (-1 when nnz == 0)
@@ -203,7 +203,7 @@ struct Bccoo : FormatDims<Value, Index> {
 
 /// The GPU format `bccoo-gpu` (per-chunk uniform encoding; spec §4 [D]).
 template <class Value, class Index>
-struct BccooGpu : FormatDims<Value, Index> {
+struct BccooGpu : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t chunk = 1024;
   std::int64_t last_row = -1;

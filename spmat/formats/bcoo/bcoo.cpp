@@ -20,12 +20,6 @@ Bcoo<Value, Index> Bcoo<Value, Index>::build(const Csr<Value, Index>& a, const F
   return s;
 }
 
-template <class Value, class Index>
-Csr<Value, Index> Bcoo<Value, Index>::to_csr() const {
-  // The entries are already in canonical order: only row_ptr has to be rebuilt (O(nnz + rows)).
-  return sorted_coo_to_csr(a);
-}
-
 SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(Bcoo)
 
 }  // namespace spmat

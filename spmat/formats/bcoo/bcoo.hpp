@@ -26,14 +26,14 @@ namespace spmat {
 
 template <class Value, class Index>
 struct Bcoo {
-  using value_type = Value;
-  using index_type = Index;
+  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Coo<Value, Index> a;        ///< row-major sorted triplets (spmat::to_coo of the CSR)
   std::int64_t chunk = 1024;  ///< b: nonzeros per chunk
 
   /// Options: chunk = b >= 1 (default 1024, the paper's value).
   static Bcoo build(const Csr<Value, Index>& a, const FormatOptions& o);
-  Csr<Value, Index> to_csr() const;
+  /// The entries are in canonical order: only row_ptr is rebuilt (O(nnz + rows)).
+  Csr<Value, Index> to_csr() const { return sorted_coo_to_csr(a); }
   std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
   std::int64_t chunks() const { return (static_cast<std::int64_t>(a.values.size()) + chunk - 1) / chunk; }

@@ -30,7 +30,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroCoo : FormatDims<Value, Index> {
+struct BroCoo : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;
   int sym_len = 32;
   std::int64_t interval = 1024;            ///< entries per interval (multiple of 32)

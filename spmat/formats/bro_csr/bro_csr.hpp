@@ -45,7 +45,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroCsr : FormatDims<Value, Index> {
+struct BroCsr : MatrixDims<Value, Index> {
   int tpr = 4;                             ///< W: lanes per row (power of two, 1..32)
   int sym_len = 32;                        ///< 32 or 64
   std::vector<Index> row_ptr{0};           ///< rows+1

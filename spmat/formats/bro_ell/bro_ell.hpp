@@ -33,7 +33,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct BroEll : FormatDims<Value, Index> {
+struct BroEll : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;         ///< stored entries (explicit zeros included, padding not)
   std::int64_t max_row = 0;     ///< k: longest stored row (for η against ELLPACK)
   int h = 32;                   ///< slice height (rows per slice; paper: 256)

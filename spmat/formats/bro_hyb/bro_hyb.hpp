@@ -43,7 +43,7 @@ std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int 
                                      int index_bytes, double coo_penalty = 3.0);
 
 template <class Value, class Index>
-struct BroHyb : FormatDims<Value, Index> {
+struct BroHyb : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;
   std::int64_t ell_width = 0;  ///< K
   BroEll<Value, Index> ell;    ///< rows × (≤ K), possibly BAR-permuted (row_id maps back)

@@ -24,12 +24,6 @@ CooStorage<Value, Index> CooStorage<Value, Index>::build(const Csr<Value, Index>
   return s;
 }
 
-template <class Value, class Index>
-Csr<Value, Index> CooStorage<Value, Index>::to_csr() const {
-  // The entries are already in canonical order: only row_ptr has to be rebuilt (O(nnz + rows)).
-  return sorted_coo_to_csr(a);
-}
-
 SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(CooStorage)
 
 }  // namespace spmat

@@ -13,6 +13,7 @@
 //   row_idx = {0,0,2,2,2,3}, col_idx = {0,2,0,1,3,3}, values = {1,2,3,4,5,6}.
 // Storage: nnz·(2·I + V) bytes.  Traffic (spmv): nnz·(2·I+V) + cols·V (x) + rows·V (y).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <type_traits>
 
@@ -29,14 +30,14 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CooStorage {
-  using value_type = Value;
-  using index_type = Index;
+  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Coo<Value, Index> a;  ///< sorted row-major, as to_coo(canonical CSR) returns it
   CooKernel kernel = CooKernel::atomic;
 
   /// Options: kernel = atomic | segmented (default atomic).
   static CooStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
-  Csr<Value, Index> to_csr() const;
+  /// The entries are in canonical order: only row_ptr is rebuilt (O(nnz + rows)).
+  Csr<Value, Index> to_csr() const { return sorted_coo_to_csr(a); }
   std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };
@@ -48,9 +49,14 @@ struct CooStorage {
 //   spmv_t: scatter_reduce over the nonzeros (fixed thread partition).
 SPMAT_FORMAT_FUNCTIONS(CooStorage);
 
-/// update_values: new values in CSR order (the stored order is CSR order: a copy; coo_values.cpp).
+/// update_values: new values in CSR order; the stored order is CSR order, so a copy (below).
 /// build_cuda_from_device: the same arrays built on the GPU from a validated device CSR
 /// (coo_device_build.cu).
 SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(CooStorage);
+
+template <class Value, class Index>
+void update_values(CooStorage<Value, Index>& s, const Value* values) {
+  std::copy_n(values, s.a.values.size(), s.a.values.begin());
+}
 
 }  // namespace spmat

@@ -130,7 +130,7 @@ OptionTable<Opts> block_fields(bool with_group_size, std::string empty_help) {
 }
 
 template <class Value, class Index>
-struct Csb : FormatDims<Value, Index> {
+struct Csb : MatrixDims<Value, Index> {
   int beta_log2 = 5;
   Index n_block_rows = 0, n_block_cols = 0;
   bool sparse_grid = false;          // true: only non-empty blocks (block_row_ptr, block_col)

@@ -9,7 +9,9 @@ namespace spmat {
 template <class Value, class Index>
 CscStorage<Value, Index> CscStorage<Value, Index>::build(const Csr<Value, Index>& a,
                                                          const FormatOptions&) {
-  return {to_csc(a)};
+  CscStorage s;
+  s.a = to_csc(a);
+  return s;
 }
 
 SPMAT_INSTANTIATE_FOR_EACH_TYPE_PAIR(CscStorage)

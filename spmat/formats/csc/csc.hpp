@@ -26,8 +26,7 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CscStorage {
-  using value_type = Value;
-  using index_type = Index;
+  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Csc<Value, Index> a;
 
   /// No options.

@@ -22,10 +22,6 @@ void spmv(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alp
   compressed_scatter(s.a.rows, s.a.cols, s.a.col_ptr, s.a.row_idx, s.a.values, x, y, alpha, beta);
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                     \
-  template void spmv(const CscStorage<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const CscStorage<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(CscStorage)
 
 }  // namespace spmat

@@ -11,6 +11,7 @@
 //   row_ptr = {0,2,2,5,6}, col_idx = {0,2,0,1,3,3}, values = {1,2,3,4,5,6}.
 // Traffic (spmv): (rows+1)·I + nnz·(I+V) + cols·V (x) + rows·V (y).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <type_traits>
 
@@ -27,8 +28,7 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CsrStorage {
-  using value_type = Value;
-  using index_type = Index;
+  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Csr<Value, Index> a;
   CsrKernel kernel = CsrKernel::automatic;
   int threads_per_row = 0;  ///< adaptive GPU kernel: lanes per row (2..32); 0 = from mean row length
@@ -56,10 +56,15 @@ template <class Value, class Index>
 Csr<Value, Index> csr_add(const Csr<Value, Index>& a, const Csr<Value, Index>& b, Value alpha,
                           Value beta);
 
-/// update_values: new values in CSR order: copied over the stored ones (csr_values.cpp).
+/// update_values: new values in CSR order, copied over the stored ones (below).
 /// build_cuda_from_device adopts the arrays of a validated device CSR without copying them
 /// (csr_device_build.cu).
 SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(CsrStorage);
+
+template <class Value, class Index>
+void update_values(CsrStorage<Value, Index>& s, const Value* values) {
+  std::copy_n(values, s.a.values.size(), s.a.values.begin());
+}
 
 /// The device storage uploaded from `a` (validated) with no host copy kept: a CUDA csr holds
 /// its matrix in device memory only, and to_csr downloads it (csr_device_build.cu).

@@ -40,7 +40,7 @@ inline constexpr int kEllPadding = -1;
 inline constexpr std::int64_t kEllAlign = 32;
 
 template <class Value, class Index>
-struct Ell : FormatDims<Value, Index> {
+struct Ell : MatrixDims<Value, Index> {
   Index nnz = 0;            ///< stored (non-padding) entries
   Index width = 0;          ///< K: slots per row
   std::int64_t pitch = 0;   ///< rows rounded up to kEllAlign

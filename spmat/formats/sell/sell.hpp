@@ -33,7 +33,7 @@
 namespace spmat {
 
 template <class Value, class Index>
-struct Sell : FormatDims<Value, Index> {
+struct Sell : MatrixDims<Value, Index> {
   Index nnz = 0;
   std::int64_t chunk = 32;   ///< C
   std::int64_t sigma = 256;  ///< σ

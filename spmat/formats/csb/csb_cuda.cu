@@ -1,5 +1,6 @@
 // spmat/formats/csb/csb_cuda.cu — CUDA kernels of CSB-baseline, as the thesis gives them (thread per block, atomics).
 // SPDX-License-Identifier: MIT
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
@@ -112,14 +113,7 @@ void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
 
 // Contract: x, y device arrays (spmv: x cols, y rows; spmv_t: swapped), caller-allocated.
 // Not deterministic (float atomics). Reads every stored array once; one atomic per entry.
-template <class Value, class Index>
-void spmv(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<false>(d, x, y, alpha, beta);
-}
-template <class Value, class Index>
-void spmv_t(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<true>(d, x, y, alpha, beta);
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(CsbDevice, launch)
 
 SPMAT_DEFINE_CUDA_IMPL(Csb, CsbDevice)
 

@@ -25,9 +25,7 @@ struct CsbDevice {
 
   static CsbDevice upload(const Csb<Value, Index>& s) {
     CsbDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.nnz = static_cast<std::int64_t>(s.values.size());
+    cuda::copy_shape(d, s.shape());
     d.n_block_rows = s.n_block_rows;
     d.n_block_cols = s.n_block_cols;
     d.n_stored = s.n_stored();

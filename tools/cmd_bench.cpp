@@ -14,6 +14,7 @@
 #include "spmat/bench/suites.hpp"
 #include "spmat/registry.hpp"
 #include "tools/commands.hpp"
+#include "tools/parse_number.hpp"
 
 namespace spmat::cli {
 
@@ -98,16 +99,8 @@ void print_help() {
 }
 
 int parse_count(const std::string& flag, const std::string& v, int min) {
-  std::size_t used = 0;
-  int n = 0;
-  try {
-    n = std::stoi(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || n < min)
-    throw ParseError(flag + " expects an integer >= " + std::to_string(min) + ", got '" + v + "'");
-  return n;
+  return parse_number<int>(flag, v, "an integer >= " + std::to_string(min),
+                           [&](int n) { return n >= min; });
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -219,23 +212,11 @@ int cmd_bench(int argc, char** argv) {
     } else if (arg == "--out-dir") {
       out_dir = value;
     } else if (arg == "--copy-gbs") {
-      std::size_t used = 0;
-      try {
-        cfg.copy_gbs = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != value.size() || !(cfg.copy_gbs > 0))
-        throw ParseError("--copy-gbs expects a positive number, got '" + value + "'");
+      cfg.copy_gbs =
+          parse_number<double>(arg, value, "a positive number", [](double x) { return x > 0; });
     } else if (arg == "--sample-ms") {
-      std::size_t used = 0;
-      try {
-        cfg.min_sample_ms = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != value.size() || !(cfg.min_sample_ms >= 0) || cfg.min_sample_ms > 1000)
-        throw ParseError("--sample-ms expects milliseconds in [0, 1000], got '" + value + "'");
+      cfg.min_sample_ms = parse_number<double>(arg, value, "milliseconds in [0, 1000]",
+                                               [](double x) { return x >= 0 && x <= 1000; });
     } else {
       throw ParseError("unknown option " + arg + " (see spmat bench --help)");
     }

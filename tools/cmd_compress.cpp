@@ -33,6 +33,7 @@
 #include "spmat/formats/bro_hyb/bro_hyb.hpp"
 #include "spmat/io/load.hpp"
 #include "tools/commands.hpp"
+#include "tools/parse_number.hpp"
 
 namespace spmat::cli {
 
@@ -228,15 +229,8 @@ int cmd_compress(int argc, char** argv) {
     return argv[++i];
   };
   auto int_of = [&](int& i, const std::string& name) {
-    const std::string v = value_of(i, name);
-    try {
-      std::size_t used = 0;
-      const long long n = std::stoll(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      return n;
-    } catch (const std::exception&) {
-      throw ParseError(name + " expects an integer, got '" + v + "'");
-    }
+    return parse_number<long long>(name, value_of(i, name), "an integer",
+                                   [](long long) { return true; });
   };
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];

@@ -13,6 +13,7 @@
 #include "spmat/model/intensity.hpp"
 #include "spmat/registry.hpp"
 #include "tools/commands.hpp"
+#include "tools/parse_number.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
 #endif
@@ -58,15 +59,7 @@ struct Flags {
 };
 
 double parse_positive(const std::string& flag, const std::string& v) {
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || !(x > 0)) throw ParseError(flag + " expects a positive number, got '" + v + "'");
-  return x;
+  return parse_number<double>(flag, v, "a positive number", [](double x) { return x > 0; });
 }
 
 Flags parse_flags(int argc, char** argv) {

@@ -17,10 +17,22 @@
 #include <memory>
 #include <type_traits>
 
+#include "spmat/core/csr.hpp"
 #include "spmat/core/device_csr.hpp"
 #include "spmat/core/options.hpp"
 #include "spmat/core/types.hpp"
 #include "spmat/matrix_impl.hpp"
+
+namespace spmat::cuda {
+
+/// The host storage `Host` built from an empty matrix: its options parsed and checked by the host
+/// builder, with the host builder's messages, for a device builder to read them from.
+template <class Host>
+Host parsed_options(const FormatOptions& o) {
+  return Host::build(Csr<typename Host::value_type, typename Host::index_type>{}, o);
+}
+
+}  // namespace spmat::cuda
 
 /// Declares, in the header of a device storage `Dev` with a device builder, the functions that
 /// its builder and its kernels define: update_values(Dev&, ...) (the builder; DeviceOnlyImpl

@@ -254,22 +254,23 @@ BackendOps cuda_ops(std::type_identity<Host> host) {
 //   SPMAT_DEFINE_CUDA_OPS(Host, Impl):         cuda_ops of a format whose make_cuda_impl makes a
 //                                              class of its own, `Impl` (a type naming Value
 //                                              and Index): the products it overrides.
-#define SPMAT_DEFINE_CUDA_IMPL(Host, Dev)                                                       \
-  template <class Value, class Index>                                                          \
-  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Host<Value, Index>&& host) {               \
-    return std::make_unique<::spmat::cuda::DeviceImpl<Host<Value, Index>, Dev<Value, Index>>>( \
-        std::move(host));                                                                      \
-  }                                                                                            \
-  SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Host)                                                      \
+#define SPMAT_DEFINE_CUDA_IMPL(Host, Dev)                                                        \
+  SPMAT_DEFINE_MAKE_CUDA_IMPL_(Host,                                                             \
+                               ::spmat::cuda::DeviceImpl<Host<Value, Index>, Dev<Value, Index>>) \
   SPMAT_DEFINE_CUDA_OPS(Host, ::spmat::cuda::DeviceImpl<Host<Value, Index>, Dev<Value, Index>>)
 
-#define SPMAT_DEFINE_DEVICE_ONLY_IMPL(Host, Dev)                                                  \
-  template <class Value, class Index>                                                            \
-  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Dev<Value, Index>&& d) {                     \
-    return std::make_unique<::spmat::cuda::DeviceOnlyImpl<Host<Value, Index>, Dev<Value, Index>>>( \
-        std::move(d));                                                                           \
-  }                                                                                              \
-  SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Dev)
+#define SPMAT_DEFINE_DEVICE_ONLY_IMPL(Host, Dev) \
+  SPMAT_DEFINE_MAKE_CUDA_IMPL_(                  \
+      Dev, ::spmat::cuda::DeviceOnlyImpl<Host<Value, Index>, Dev<Value, Index>>)
+
+// make_cuda_impl(Arg<V, I>&&), an `Impl` (a type naming Value and Index) made from the
+// argument, and its explicit instantiations. Variadic: `Impl` has commas.
+#define SPMAT_DEFINE_MAKE_CUDA_IMPL_(Arg, ...)                                     \
+  template <class Value, class Index>                                              \
+  std::unique_ptr<MatrixImpl<Value>> make_cuda_impl(Arg<Value, Index>&& a) {       \
+    return std::make_unique<__VA_ARGS__>(std::move(a));                            \
+  }                                                                                \
+  SPMAT_INSTANTIATE_MAKE_CUDA_IMPL_(Arg)
 
 // The implementation class of Host's CUDA backend, for cuda_ops (declared only: it is used in
 // decltype), then cuda_ops instantiated for the four type pairs. Variadic: `Impl` has commas.

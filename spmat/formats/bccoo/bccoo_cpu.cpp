@@ -1,6 +1,7 @@
 // spmat/formats/bccoo/bccoo_cpu.cpp — OpenMP kernels of bccoo and bccoo-gpu (host decode of each
 // chunk, the shared nonzero-balanced driver of spmat/formats/bcoo/chunk_driver.hpp).
 // SPDX-License-Identifier: MIT
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/formats/bccoo/bccoo.hpp"
 #include "spmat/formats/bcoo/chunk_driver.hpp"
 
@@ -12,31 +13,23 @@ namespace spmat {
 // nonzeros under a static schedule, decoded with memcpy loads (unaligned-safe). Deterministic
 // and, for spmv, independent of the thread count (no atomics: chunk_driver.hpp). Work 2·nnz
 // flops plus the decode; bytes: storage_bytes + x + y (+ 2 partials per chunk).
-template <class Value, class Index>
-void spmv(const Bccoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  chunked::spmv<Value>(
-      s.rows, s.chunks(), [&](std::int64_t h) -> std::int64_t { return s.row[h]; }, s.last_row,
-      x, y, alpha, beta, [&](std::int64_t h, auto&& f) { s.visit(h, f); });
+namespace {
+// Bccoo and BccooGpu store the same chunk headers (row, last_row) and decode a chunk with
+// visit(): one driver call per direction serves both.
+template <bool Transposed, class Storage, class Value>
+void chunked_product(const Storage& s, const Value* x, Value* y, Value alpha, Value beta) {
+  if constexpr (Transposed)
+    chunked::spmv_t<Value>(s.cols, s.chunks(), x, y, alpha, beta,
+                           [&](std::int64_t h, auto&& f) { s.visit(h, f); });
+  else
+    chunked::spmv<Value>(
+        s.rows, s.chunks(), [&](std::int64_t h) -> std::int64_t { return s.row[h]; }, s.last_row,
+        x, y, alpha, beta, [&](std::int64_t h, auto&& f) { s.visit(h, f); });
 }
+}  // namespace
 
-template <class Value, class Index>
-void spmv_t(const Bccoo<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  chunked::spmv_t<Value>(s.cols, s.chunks(), x, y, alpha, beta,
-                         [&](std::int64_t h, auto&& f) { s.visit(h, f); });
-}
-
-template <class Value, class Index>
-void spmv(const BccooGpu<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  chunked::spmv<Value>(
-      s.rows, s.chunks(), [&](std::int64_t h) -> std::int64_t { return s.row[h]; }, s.last_row,
-      x, y, alpha, beta, [&](std::int64_t h, auto&& f) { s.visit(h, f); });
-}
-
-template <class Value, class Index>
-void spmv_t(const BccooGpu<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  chunked::spmv_t<Value>(s.cols, s.chunks(), x, y, alpha, beta,
-                         [&](std::int64_t h, auto&& f) { s.visit(h, f); });
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(Bccoo, chunked_product)
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(BccooGpu, chunked_product)
 
 #define SPMAT_INSTANTIATE(V, I)                                      \
   template void spmv(const Bccoo<V, I>&, const V*, V*, V, V);        \

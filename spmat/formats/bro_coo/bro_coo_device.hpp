@@ -6,6 +6,7 @@
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/formats/bro_coo/bro_coo.hpp"
+#include "spmat/formats/format_common.hpp"
 
 namespace spmat {
 
@@ -37,9 +38,7 @@ template <class Value, class Index>
 void bro_coo_launch(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     bool transpose);
 
-template <class Value, class Index>
-void spmv(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
+// spmv and spmv_t of the device storage: the signatures of the CPU kernels (format_common.hpp).
+SPMAT_DECLARE_CPU_KERNELS(BroCooDevice);
 
 }  // namespace spmat

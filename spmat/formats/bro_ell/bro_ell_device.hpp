@@ -6,6 +6,7 @@
 
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/formats/bro_ell/bro_ell.hpp"
+#include "spmat/formats/format_common.hpp"
 
 namespace spmat {
 
@@ -41,9 +42,7 @@ template <class Value, class Index>
 void bro_ell_launch_spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y,
                            Value alpha);
 
-template <class Value, class Index>
-void spmv(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
-template <class Value, class Index>
-void spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta);
+// spmv and spmv_t of the device storage: the signatures of the CPU kernels (format_common.hpp).
+SPMAT_DECLARE_CPU_KERNELS(BroEllDevice);
 
 }  // namespace spmat

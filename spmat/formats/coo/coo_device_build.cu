@@ -15,8 +15,7 @@ static CooDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
                                                 const FormatOptions& o) {
   CooDevice<Value, Index> d;
   cuda::copy_shape(d, a);
-  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
-  d.kernel = CooStorage<Value, Index>::build(Csr<Value, Index>{}, o).kernel;
+  d.kernel = cuda::parsed_options<CooStorage<Value, Index>>(o).kernel;
   const auto n = static_cast<std::size_t>(a.nnz);
   d.row_idx = cuda::DeviceBuffer<Index>(n, "coo row_idx");
   d.col_idx = cuda::DeviceBuffer<Index>(n, "coo col_idx");

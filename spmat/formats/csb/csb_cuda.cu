@@ -1,5 +1,6 @@
 // spmat/formats/csb/csb_cuda.cu — CUDA kernels of CSB-baseline, as the thesis gives them (thread per block, atomics).
 // SPDX-License-Identifier: MIT
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
@@ -24,9 +25,7 @@ struct CsbDevice {
 
   static CsbDevice upload(const Csb<Value, Index>& s) {
     CsbDevice d;
-    d.rows = s.rows;
-    d.cols = s.cols;
-    d.nnz = static_cast<std::int64_t>(s.values.size());
+    cuda::copy_shape(d, s.shape());
     d.n_block_rows = s.n_block_rows;
     d.n_block_cols = s.n_block_cols;
     d.n_stored = s.n_stored();
@@ -112,14 +111,7 @@ void launch(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value al
 
 // Contract: x, y device arrays (spmv: x cols, y rows; spmv_t: swapped), caller-allocated.
 // Not deterministic (float atomics). Reads every stored array once; one atomic per entry.
-template <class Value, class Index>
-void spmv(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<false>(d, x, y, alpha, beta);
-}
-template <class Value, class Index>
-void spmv_t(const CsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<true>(d, x, y, alpha, beta);
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(CsbDevice, launch)
 
 SPMAT_DEFINE_CUDA_IMPL(Csb, CsbDevice)
 

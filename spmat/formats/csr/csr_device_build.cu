@@ -10,6 +10,7 @@
 // bit-identical, plan arrays included.
 #include <cuda_runtime.h>
 
+#include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/csr/csr_device.hpp"
@@ -53,9 +54,7 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
                                                        const CsrStorage<Value, Index>& options) {
   const DeviceCsrView<Value, Index>& v = a.view();
   CsrDevice d;
-  d.rows = v.rows;
-  d.cols = v.cols;
-  d.nnz = v.nnz;
+  cuda::copy_shape(d, v);
   const auto n = static_cast<std::size_t>(v.nnz);
   d.row_ptr = cuda::DeviceArray<Index>::borrow(v.row_ptr, static_cast<std::size_t>(v.rows) + 1,
                                                a.owner(), false);
@@ -80,8 +79,7 @@ template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<CsrStorage<Value, Index>>,
                                                           const DeviceCsr<Value, Index>& a,
                                                           const FormatOptions& o) {
-  // The options parsed by the host builder, on an empty matrix: the same checks and messages.
-  const CsrStorage<Value, Index> options = CsrStorage<Value, Index>::build(Csr<Value, Index>{}, o);
+  const auto options = cuda::parsed_options<CsrStorage<Value, Index>>(o);
   return make_cuda_impl(CsrDevice<Value, Index>::adopt(a, options));
 }
 
@@ -89,7 +87,7 @@ template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> build_cuda_from_host(std::type_identity<CsrStorage<Value, Index>>,
                                                         const Csr<Value, Index>& a,
                                                         const FormatOptions& o) {
-  const CsrStorage<Value, Index> options = CsrStorage<Value, Index>::build(Csr<Value, Index>{}, o);
+  const auto options = cuda::parsed_options<CsrStorage<Value, Index>>(o);
   return make_cuda_impl(CsrDevice<Value, Index>::upload(a, options));
 }
 

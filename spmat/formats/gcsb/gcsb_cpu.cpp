@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "spmat/core/parallel.hpp"
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/formats/gcsb/gcsb.hpp"
 
 namespace spmat {
@@ -77,15 +78,7 @@ void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
 
 }  // namespace
 
-template <class Value, class Index>
-void spmv(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  apply<false>(s, x, y, alpha, beta);
-}
-
-template <class Value, class Index>
-void spmv_t(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  apply<true>(s, x, y, alpha, beta);
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(Gcsb, apply)
 
 #define SPMAT_INSTANTIATE(V, I)                                \
   template void spmv(const Gcsb<V, I>&, const V*, V*, V, V); \

@@ -7,6 +7,7 @@
 // version yet).
 #include <algorithm>
 
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
@@ -609,10 +610,7 @@ void launch(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value a
 // concurrent calls on one matrix from several streams are not allowed). Work 2·nnz flops; bytes:
 // the padded arrays once, this op's plan once, x gathered, y written once (plus, for split
 // windows, y pre-scaled (fast) or n_items·β partials written and read (deterministic)).
-template <class Value, class Index>
-void spmv(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<false>(d, x, y, alpha, beta);
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(GcsbDevice, launch)
 /// Matrix::prepare: the dense-output kernel's shared-memory limit (the work buffers are
 /// allocated by upload).
 template <class Value, class Index>
@@ -621,10 +619,6 @@ void prepare(const GcsbDevice<Value, Index>& d, Op op, std::int64_t, DenseLayout
     allow_dense_smem<false, Value, Index>(static_cast<std::size_t>(d.rows) * sizeof(Value));
   if (op == Op::spmv_t && d.dense_t)
     allow_dense_smem<true, Value, Index>(static_cast<std::size_t>(d.cols) * sizeof(Value));
-}
-template <class Value, class Index>
-void spmv_t(const GcsbDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
-  launch<true>(d, x, y, alpha, beta);
 }
 
 SPMAT_DEFINE_CUDA_IMPL(Gcsb, GcsbDevice)

@@ -104,8 +104,7 @@ __global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_
 template <class Value, class Index>
 SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
                                           const FormatOptions& o) {
-  // C and σ parsed and checked by the host builder, on an empty matrix.
-  const Sell<Value, Index> opts = Sell<Value, Index>::build(Csr<Value, Index>{}, o);
+  const auto opts = cuda::parsed_options<Sell<Value, Index>>(o);  // C and σ
   SellDevice<Value, Index> d;
   cuda::copy_shape(d, a);
   d.chunk = opts.chunk;

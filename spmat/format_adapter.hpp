@@ -108,9 +108,9 @@ class StorageProducts : public MatrixImpl<Value> {
 /// Host (OpenMP) backend of a storage struct.
 template <class Fmt>
 class HostImpl final
-    : public StorageProducts<HostImpl<Fmt>, Fmt, typename Fmt::value_type> {
+    : public StorageProducts<HostImpl<Fmt>, Fmt, format_value_t<Fmt>> {
  public:
-  using Value = typename Fmt::value_type;
+  using Value = format_value_t<Fmt>;
   explicit HostImpl(Fmt a) : a_(std::move(a)) {}
   const Fmt& storage() const { return a_; }
   const Fmt& product_storage() const { return a_; }
@@ -190,7 +190,7 @@ namespace detail {
 
 template <class F>
 constexpr BackendOps host_ops_of() {
-  using V = typename F::value_type;
+  using V = format_value_t<F>;
   return {adl::HasSpmv<F, V>, adl::HasSpmvT<F, V>, adl::HasSpmm<F, V>, adl::HasAdd<F, V>};
 }
 

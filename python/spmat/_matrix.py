@@ -116,6 +116,11 @@ class Plan:
         return f"<spmat.Plan {self.choices}: {self.reason}>"
 
 
+
+def _handle_property(name, doc):
+    """A read-only property that reads the native matrix handle's attribute ``name``."""
+    return property(lambda self: getattr(self._h, name), doc=doc)
+
 class Matrix:
     """A sparse matrix in one of spmat's storage formats, on the CPU or a CUDA GPU.
 
@@ -231,30 +236,23 @@ class Matrix:
         """Always 2."""
         return 2
 
-    @property
-    def nnz(self):
-        """Stored entries (explicit zeros included)."""
-        return self._h.nnz
+    nnz = _handle_property("nnz", """Stored entries (explicit zeros included).""")
 
     @property
     def dtype(self):
         """numpy.float64 or numpy.float32."""
         return self._dtype
 
-    @property
-    def format(self):
-        """The format it was built with ("auto", "csr", "sell", ...)."""
-        return self._h.format
+    format = _handle_property("format",
+                              """The format it was built with ("auto", "csr", "sell", ...).""")
 
     @property
     def device(self):
         """'cpu' or 'cuda'."""
         return self._device
 
-    @property
-    def storage_bytes(self):
-        """Exact bytes of the stored arrays (on the device for device='cuda')."""
-        return self._h.storage_bytes
+    storage_bytes = _handle_property(
+        "storage_bytes", """Exact bytes of the stored arrays (on the device for device='cuda').""")
 
     @property
     def plan(self):

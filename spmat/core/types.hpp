@@ -28,6 +28,20 @@ namespace spmat {
   template struct Tmpl<double, std::int32_t>;       \
   template struct Tmpl<double, std::int64_t>;
 
+/// The value and index types of a format storage Fmt<Value, Index> (every format template takes
+/// the two): what the registry's factories and the CPU and CUDA backends compute in.
+template <class Fmt>
+struct format_types;
+template <template <class, class> class Fmt, class Value, class Index>
+struct format_types<Fmt<Value, Index>> {
+  using value = Value;
+  using index = Index;
+};
+template <class Fmt>
+using format_value_t = typename format_types<Fmt>::value;
+template <class Fmt>
+using format_index_t = typename format_types<Fmt>::index;
+
 enum class Backend { cpu, cuda };
 /// Where an array passed to spmat lives (Matrix::update_values takes either).
 enum class Memory { host, device };

@@ -29,7 +29,7 @@ namespace spmat::cuda {
 /// builder, with the host builder's messages, for a device builder to read them from.
 template <class Host>
 Host parsed_options(const FormatOptions& o) {
-  return Host::build(Csr<typename Host::value_type, typename Host::index_type>{}, o);
+  return Host::build(Csr<format_value_t<Host>, format_index_t<Host>>{}, o);
 }
 
 }  // namespace spmat::cuda

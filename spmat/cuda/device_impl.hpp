@@ -156,9 +156,9 @@ class DeviceProducts : public StorageProducts<Derived, Dev, Value> {
 
 template <class HostFmt, class Dev>
 class DeviceImpl final
-    : public DeviceProducts<DeviceImpl<HostFmt, Dev>, Dev, typename HostFmt::value_type> {
+    : public DeviceProducts<DeviceImpl<HostFmt, Dev>, Dev, format_value_t<HostFmt>> {
  public:
-  using Value = typename HostFmt::value_type;
+  using Value = format_value_t<HostFmt>;
   explicit DeviceImpl(HostFmt host) : host_(std::move(host)), dev_(Dev::upload(host_)) {}
   const HostFmt& host() const { return host_; }
   const Dev& device() const { return dev_; }
@@ -199,9 +199,9 @@ class DeviceImpl final
 /// in host memory. to_csr downloads the arrays and converts them on the host.
 template <class HostFmt, class Dev>
 class DeviceOnlyImpl final
-    : public DeviceProducts<DeviceOnlyImpl<HostFmt, Dev>, Dev, typename HostFmt::value_type> {
+    : public DeviceProducts<DeviceOnlyImpl<HostFmt, Dev>, Dev, format_value_t<HostFmt>> {
  public:
-  using Value = typename HostFmt::value_type;
+  using Value = format_value_t<HostFmt>;
   explicit DeviceOnlyImpl(Dev dev) : dev_(std::move(dev)) {}
   const Dev& device() const { return dev_; }
   const Dev& product_storage() const { return dev_; }

@@ -26,7 +26,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct Bcoo {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Coo<Value, Index> a;        ///< row-major sorted triplets (spmat::to_coo of the CSR)
   std::int64_t chunk = 1024;  ///< b: nonzeros per chunk
 

@@ -25,10 +25,6 @@ void spmv_t(const Bcoo<Value, Index>& s, const Value* x, Value* y, Value alpha, 
                          [&](std::int64_t h, auto&& f) { s.visit(h, f); });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                \
-  template void spmv(const Bcoo<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Bcoo<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Bcoo)
 
 }  // namespace spmat

@@ -51,10 +51,6 @@ void spmv_t(const BroCsr<Value, Index>& m, const Value* x, Value* y, Value alpha
   });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                \
-  template void spmv(const BroCsr<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const BroCsr<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(BroCsr)
 
 }  // namespace spmat

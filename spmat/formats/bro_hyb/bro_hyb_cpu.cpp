@@ -33,10 +33,6 @@ void spmv_t(const BroHyb<Value, Index>& m, const Value* x, Value* y, Value alpha
                         });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                   \
-  template void spmv(const BroHyb<V, I>&, const V*, V*, V, V);    \
-  template void spmv_t(const BroHyb<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(BroHyb)
 
 }  // namespace spmat

@@ -30,7 +30,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CooStorage {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Coo<Value, Index> a;  ///< sorted row-major, as to_coo(canonical CSR) returns it
   CooKernel kernel = CooKernel::atomic;
 

@@ -74,10 +74,6 @@ void spmv_t(const CooStorage<Value, Index>& s, const Value* x, Value* y, Value a
   });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                     \
-  template void spmv(const CooStorage<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const CooStorage<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(CooStorage)
 
 }  // namespace spmat

@@ -92,10 +92,6 @@ void spmv_t(const Csb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
   }
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                    \
-  template void spmv(const Csb<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Csb<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Csb)
 
 }  // namespace spmat

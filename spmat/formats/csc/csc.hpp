@@ -26,7 +26,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CscStorage {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Csc<Value, Index> a;
 
   /// No options.

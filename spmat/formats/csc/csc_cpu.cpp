@@ -1,27 +1,28 @@
 // spmat/formats/csc/csc_cpu.cpp — OpenMP kernels of CSC: spmv_t (column gather), spmv (scatter_reduce).
 // SPDX-License-Identifier: MIT
 #include "spmat/formats/csc/csc.hpp"
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/formats/csr/compressed_cpu.hpp"
 
 namespace spmat {
 
-// Contract: x has rows entries, y cols entries; caller allocates. Column c's entries are
-// summed in storage order (increasing row) by one thread: deterministic. Explicit zeros are
-// multiplied like any entry; empty columns get alpha*0 + beta*y (beta == 0: y is not read).
-// Columns split dynamically in chunks of 256 as CSR's rows are. Work 2·nnz flops.
-template <class Value, class Index>
-void spmv_t(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  compressed_gather(s.a.cols, s.a.col_ptr, s.a.row_idx, s.a.values, x, y, alpha, beta);
+// Contract: x has rows entries for spmv_t (cols for spmv), y cols entries (rows); caller
+// allocates. spmv_t: column c's entries are summed in storage order (increasing row) by one
+// thread, columns split dynamically in chunks of 256 as CSR's rows are. spmv: columns split
+// statically over the threads, each scattering into a private buffer of rows values
+// (scatter_reduce), buffers summed in thread order. Both deterministic (spmv for a fixed thread
+// count). Explicit zeros are multiplied like any entry; beta == 0 does not read y. Work 2·nnz.
+namespace {
+template <bool Transposed, class Value, class Index>
+void columns_product(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha,
+                     Value beta) {
+  // A's columns are the major lines: Aᵀx gathers along them, Ax scatters across them.
+  compressed_product<!Transposed>(s.a.cols, s.a.rows, s.a.col_ptr, s.a.row_idx, s.a.values, x, y,
+                                  alpha, beta);
 }
+}  // namespace
 
-// Contract: x has cols entries, y rows entries. Columns are split statically over the threads;
-// each scatters values[k]*x[c] into a private buffer of rows values (scatter_reduce), buffers
-// are summed in thread order: deterministic for a fixed thread count. Scratch threads×rows.
-template <class Value, class Index>
-void spmv(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  compressed_scatter(s.a.rows, s.a.cols, s.a.col_ptr, s.a.row_idx, s.a.values, x, y, alpha, beta);
-}
-
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(CscStorage, columns_product)
 SPMAT_INSTANTIATE_CPU_KERNELS(CscStorage)
 
 }  // namespace spmat

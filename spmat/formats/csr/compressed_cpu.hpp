@@ -37,4 +37,17 @@ void compressed_scatter(Index n_minor, Index n_major, const std::vector<Index>& 
   });
 }
 
+/// The product along the major lines (Across = false: a gather per line) or across them
+/// (Across = true: the lines scatter into the minor positions): CSR's spmv and spmv_t, CSC's
+/// spmv_t and spmv.
+template <bool Across, class Value, class Index>
+void compressed_product(Index n_major, Index n_minor, const std::vector<Index>& ptr,
+                        const std::vector<Index>& idx, const std::vector<Value>& values,
+                        const Value* x, Value* y, Value alpha, Value beta) {
+  if constexpr (Across)
+    compressed_scatter(n_minor, n_major, ptr, idx, values, x, y, alpha, beta);
+  else
+    compressed_gather(n_major, ptr, idx, values, x, y, alpha, beta);
+}
+
 }  // namespace spmat

@@ -28,7 +28,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct CsrStorage {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Csr<Value, Index> a;
   CsrKernel kernel = CsrKernel::automatic;
   int threads_per_row = 0;  ///< adaptive GPU kernel: lanes per row (2..32); 0 = from mean row length

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "spmat/core/parallel.hpp"
+#include "spmat/core/transposed_kernels.hpp"
 #include "spmat/formats/csr/compressed_cpu.hpp"
 #include "spmat/formats/csr/csr.hpp"
 
@@ -10,17 +11,19 @@ namespace spmat {
 
 // Contract: x has cols entries, y rows entries (spmv_t swaps them); caller allocates. Stored
 // duplicates cannot occur (canonical CSR); explicit zeros are multiplied like any entry; empty
-// rows give alpha*0 + beta*y. Rows are split dynamically in chunks of 256 (chunking keeps
-// imbalanced rows from stalling one thread). Work 2·nnz flops; bytes as traffic_bytes.
-template <class Value, class Index>
-void spmv(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  compressed_gather(s.a.rows, s.a.row_ptr, s.a.col_idx, s.a.values, x, y, alpha, beta);
+// rows give alpha*0 + beta*y. spmv: rows split dynamically in chunks of 256 (chunking keeps
+// imbalanced rows from stalling one thread); spmv_t: scatter_reduce over the rows. Work 2·nnz
+// flops; bytes as traffic_bytes.
+namespace {
+template <bool Transposed, class Value, class Index>
+void rows_product(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha,
+                  Value beta) {
+  compressed_product<Transposed>(s.a.rows, s.a.cols, s.a.row_ptr, s.a.col_idx, s.a.values, x, y,
+                                 alpha, beta);
 }
+}  // namespace
 
-template <class Value, class Index>
-void spmv_t(const CsrStorage<Value, Index>& s, const Value* x, Value* y, Value alpha, Value beta) {
-  compressed_scatter(s.a.cols, s.a.rows, s.a.row_ptr, s.a.col_idx, s.a.values, x, y, alpha, beta);
-}
+SPMAT_DEFINE_KERNELS_BY_DIRECTION(CsrStorage, rows_product)
 
 template <class Value, class Index>
 void spmm(const CsrStorage<Value, Index>& s, const Value* b, Value* c, std::int64_t k,
@@ -97,9 +100,8 @@ CsrStorage<Value, Index> add(const CsrStorage<Value, Index>& a, const CsrStorage
   return {csr_add(a.a, b.a, alpha, beta), a.kernel};
 }
 
+SPMAT_INSTANTIATE_CPU_KERNELS(CsrStorage)
 #define SPMAT_INSTANTIATE(V, I)                                                                \
-  template void spmv(const CsrStorage<V, I>&, const V*, V*, V, V);                             \
-  template void spmv_t(const CsrStorage<V, I>&, const V*, V*, V, V);                           \
   template void spmm(const CsrStorage<V, I>&, const V*, V*, std::int64_t, DenseLayout, V, V);  \
   template Csr<V, I> csr_add(const Csr<V, I>&, const Csr<V, I>&, V, V);                        \
   template CsrStorage<V, I> add(const CsrStorage<V, I>&, const CsrStorage<V, I>&, V, V);

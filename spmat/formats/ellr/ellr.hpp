@@ -23,7 +23,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct Ellr {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Ell<Value, Index> ell;
   std::vector<Index> row_len;  ///< rows entries: stored slots of each row
 

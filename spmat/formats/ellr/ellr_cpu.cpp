@@ -51,10 +51,6 @@ void spmv_t(const Ellr<Value, Index>& s, const Value* x, Value* y, Value alpha, 
   });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                 \
-  template void spmv(const Ellr<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Ellr<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Ellr)
 
 }  // namespace spmat

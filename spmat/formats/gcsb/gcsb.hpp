@@ -104,7 +104,6 @@ struct GcsbPlan {
 
 template <class Value, class Index>
 struct Gcsb {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Index rows = 0, cols = 0, nnz = 0;
   int beta_log2 = 5;
   int group_size = 32;

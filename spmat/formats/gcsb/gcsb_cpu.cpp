@@ -80,10 +80,6 @@ void apply(const Gcsb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
 
 SPMAT_DEFINE_KERNELS_BY_DIRECTION(Gcsb, apply)
 
-#define SPMAT_INSTANTIATE(V, I)                                \
-  template void spmv(const Gcsb<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Gcsb<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Gcsb)
 
 }  // namespace spmat

@@ -123,7 +123,6 @@ struct Proto {
 
 template <class Value, class Index>
 struct HiSparse {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Index rows = 0, cols = 0;  ///< stored shape (the logical shape swaps when transposed)
   std::int64_t nnz = 0;
   int log2d = 7;

@@ -59,7 +59,6 @@ std::int64_t hyb_width(const std::vector<Index>& len, std::int64_t nnz, const Fo
 
 template <class Value, class Index>
 struct Hyb {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   Ell<Value, Index> ell;        ///< first K entries of each row (ell.width = K)
   std::vector<Index> coo_row;   ///< overflow entries, sorted by (row, column)
   std::vector<Index> coo_col;

@@ -62,10 +62,6 @@ void spmv_t(const Hyb<Value, Index>& s, const Value* x, Value* y, Value alpha, V
   });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                \
-  template void spmv(const Hyb<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Hyb<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Hyb)
 
 }  // namespace spmat

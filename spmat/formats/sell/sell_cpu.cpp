@@ -54,10 +54,6 @@ void spmv_t(const Sell<Value, Index>& s, const Value* x, Value* y, Value alpha, 
   });
 }
 
-#define SPMAT_INSTANTIATE(V, I)                                 \
-  template void spmv(const Sell<V, I>&, const V*, V*, V, V); \
-  template void spmv_t(const Sell<V, I>&, const V*, V*, V, V);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_CPU_KERNELS(Sell)
 
 }  // namespace spmat

@@ -57,7 +57,6 @@ namespace spmat {
 
 template <class Value, class Index>
 struct TiledStorage {
-  using value_type = Value;  // read by format_adapter.hpp and the CUDA backends
   static constexpr std::uint16_t kPad = 0xFFFF;
 
   Index rows = 0, cols = 0;

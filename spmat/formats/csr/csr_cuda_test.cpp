@@ -1072,10 +1072,10 @@ TEST(CsrCuda, NarrowColsOnRefusesMoreThanInt32MaxColumnsBeforeAllocating) {
   }
   EXPECT_EQ(device_memory_usage().attempts, before.attempts);
   // From the device: the same error, nothing big allocated (the validation's scratch only).
-  auto d = cuda::upload_csr(a);
+  const auto d = cuda::upload_csr(a);
   const std::size_t held = device_memory_usage().bytes;
   reset_device_memory_peak();
-  EXPECT_THROW((void)Matrix<float>::build(std::move(d), "csr", on), ParseError);
+  EXPECT_THROW((void)Matrix<float>::build(d.view(), "csr", on), ParseError);
   EXPECT_LT(device_memory_usage().peak_bytes - held, std::size_t{1} << 20);
   EXPECT_EQ(device_memory_usage().bytes, held);
   // auto and off keep 64-bit columns, which round-trip.

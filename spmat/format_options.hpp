@@ -37,6 +37,10 @@ enum class CsrKernel { automatic, scalar, vector, merge };
 /// Row-length bins of the auto GPU kernel: automatic = when the row-length statistics say the
 /// rows are skewed (csr_plan.hpp), on / off = always / never.
 enum class CsrBins { automatic, on, off };
+/// Column indices of the CUDA csr storage when the index type is 64-bit: automatic = 32-bit
+/// when cols <= INT32_MAX, on = the same but an error when cols does not fit, off = index-wide.
+/// 32-bit indices and the CPU backend are unaffected.
+enum class CsrNarrowCols { automatic, on, off };
 
 /// GPU spmv kernel of COO: `atomic` (thread per nonzero) or `segmented` (warp segmented sum).
 enum class CooKernel { atomic, segmented };
@@ -66,6 +70,7 @@ struct CsrOptions {
   CsrKernel kernel = CsrKernel::automatic;
   int tpr = 0;  ///< adaptive GPU kernel and spmv_t: lanes per row; 0 = from the mean row length
   CsrBins bins = CsrBins::automatic;
+  CsrNarrowCols narrow_cols = CsrNarrowCols::automatic;
   static const OptionTable<CsrOptions>& fields();
   bool operator==(const CsrOptions&) const = default;
 };

@@ -36,7 +36,7 @@ namespace {
 template <class Opts>
 std::string all_set();
 template <>
-std::string all_set<CsrOptions>() { return "bins=off,kernel=merge,tpr=8"; }
+std::string all_set<CsrOptions>() { return "bins=off,kernel=merge,narrow_cols=off,tpr=8"; }
 template <>
 std::string all_set<SellOptions>() { return "C=16,max_fill=inf,max_skew=2.5,sigma=64"; }
 template <>
@@ -184,7 +184,7 @@ TEST(FormatOptions, BadValueNamesFormatKeyValueAndTheAcceptedOnes) {
             "sell: sigma=48 must be 1 (no sorting) or a positive multiple of C=32");
   // Unknown keys: rejected against the registry entry before the format reads anything.
   EXPECT_EQ(build_error("csr", "tpr=8,lanes=4"),
-            "format 'csr' has no option 'lanes' (options: kernel, tpr, bins)");
+            "format 'csr' has no option 'lanes' (options: kernel, tpr, bins, narrow_cols)");
 }
 
 TEST(FormatOptions, TypedBuildChecksValuesLikeTheStringBuild) {

@@ -19,7 +19,10 @@ const OptionTable<CsrOptions>& CsrOptions::fields() {
                         "GPU lanes per row of the auto kernel and of spmv_t: 2,4,8,16,32 (0 = from the mean row length)"),
       enum_option("bins", &CsrOptions::bins,
                   {{"auto", CsrBins::automatic}, {"on", CsrBins::on}, {"off", CsrBins::off}},
-                  "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)")};
+                  "GPU auto kernel: row-length bins (medium rows a warp each) auto, on, off (auto = on skewed rows)"),
+      enum_option("narrow_cols", &CsrOptions::narrow_cols,
+                  {{"auto", CsrNarrowCols::automatic}, {"on", CsrNarrowCols::on}, {"off", CsrNarrowCols::off}},
+                  "GPU, 64-bit indices: column indices stored as 32-bit (when cols <= INT32_MAX) auto, on, off (auto = when they fit, on = error when not; the CPU backend ignores it)")};
   return t;
 }
 
@@ -32,6 +35,7 @@ CsrStorage<Value, Index> CsrStorage<Value, Index>::build(const Csr<Value, Index>
   s.kernel = opt.kernel;
   s.threads_per_row = opt.tpr;
   s.bins = opt.bins;
+  s.narrow_cols = opt.narrow_cols;
   return s;
 }
 

@@ -32,6 +32,8 @@ struct CsrStorage {
   CsrKernel kernel = CsrKernel::automatic;
   int threads_per_row = 0;  ///< adaptive GPU kernel: lanes per row (2..32); 0 = from mean row length
   CsrBins bins = CsrBins::automatic;  ///< adaptive GPU kernel: row-length bins
+  /// GPU storage of 64-bit-index matrices: 32-bit column indices (csr_device.hpp)
+  CsrNarrowCols narrow_cols = CsrNarrowCols::automatic;
 
   static CsrStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   Csr<Value, Index> to_csr() const { return a; }

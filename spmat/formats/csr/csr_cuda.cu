@@ -13,11 +13,15 @@
 //
 // Common kernel contract (all SpMV variants):
 //   row_ptr: rows+1, col_idx/values: nnz, x: cols, y: rows (spmv_t: x rows, y cols); all device
-//   memory allocated by the caller (the matrix arrays by upload). Canonical CSR: no duplicates;
+//   memory allocated by the caller (the matrix arrays by upload). col_idx is of type Col: Index,
+//   or std::int32_t when the storage narrowed the columns of a 64-bit-index matrix
+//   (csr_device.hpp; the launchers pick it with with_col_idx). Canonical CSR: no duplicates;
 //   explicit zeros are multiplied like any entry (so 0*Inf = NaN propagates as in the
 //   reference); empty rows give y = beta*y (or 0 when beta == 0). beta == 0 never reads y.
 //   Offsets and loop counters are 64-bit, so int32 matrices with rows+nnz > 2^31 are fine.
-//   Minimal bytes: (rows+1)·I + nnz·(I+V) + cols·V (x, if each entry is read once) + rows·V.
+//   Minimal bytes: (rows+1)·I + nnz·(C+V) + cols·V (x, if each entry is read once) + rows·V,
+//   C = sizeof(Col).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -41,10 +45,10 @@ using cuda::ldg;
 
 // One thread per row (the GCSB thesis's baseline). Uncoalesced for rows longer than ~1: each
 // thread walks its own row. Deterministic (storage order).
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_scalar_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
-                      const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                      const Col* __restrict__ col_idx, const Value* __restrict__ values,
                       const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -63,10 +67,10 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // Loads of a warp cover 32/W consecutive rows, i.e. one contiguous stretch of col_idx/values:
 // coalesced. `group` / `groups`: this W-lane group's index among all groups of the grid (or
 // of the fused kernel's short-row blocks).
-template <int W, class Value, class Index>
+template <int W, class Value, class Index, class Col>
 __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t groups,
                                              std::int64_t rows, const Index* __restrict__ row_ptr,
-                                             const Index* __restrict__ col_idx,
+                                             const Col* __restrict__ col_idx,
                                              const Value* __restrict__ values,
                                              const Value* __restrict__ x, Value* __restrict__ y,
                                              Value alpha, Value beta, std::int64_t skip_above) {
@@ -83,10 +87,10 @@ __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t gr
   }
 }
 
-template <int W, class Value, class Index>
+template <int W, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_subwarp_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
-                       const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                       const Col* __restrict__ col_idx, const Value* __restrict__ values,
                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
                        std::int64_t skip_above) {
   subwarp_rows<W>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
@@ -98,11 +102,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // list `list` (rows longer than the sub-warp bin, at most kWarpRowMax long, so at most 16
 // strided steps). A warp reads one contiguous stretch of col_idx/values: coalesced.
 // Deterministic (storage order per lane, fixed shuffle tree).
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t warps, std::int64_t n,
                                               const std::int64_t* __restrict__ list,
                                               const Index* __restrict__ row_ptr,
-                                              const Index* __restrict__ col_idx,
+                                              const Col* __restrict__ col_idx,
                                               const Value* __restrict__ values,
                                               const Value* __restrict__ x, Value* __restrict__ y,
                                               Value alpha, Value beta) {
@@ -128,13 +132,13 @@ __device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t wa
 // The chunk loop is unrolled so that a thread keeps several loads in flight: at 16 steps a
 // thread, one dependent col_idx -> x gather at a time is latency-bound even when the matrix
 // sits in L2. The counter is reset for the next product, which the stream orders after this one.
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_t* __restrict__ chunk_row,
                                                const std::int64_t* __restrict__ chunk_begin,
                                                const std::int64_t* __restrict__ chunk_long,
                                                const std::int64_t* __restrict__ long_chunk_ptr,
                                                const Index* __restrict__ row_ptr,
-                                               const Index* __restrict__ col_idx,
+                                               const Col* __restrict__ col_idx,
                                                const Value* __restrict__ values,
                                                const Value* __restrict__ x, Value* __restrict__ y,
                                                Value alpha, Value beta, Value* partial,
@@ -174,10 +178,10 @@ __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_
 // share one grid. Blocks [0, n_chunks) take a long-row chunk each (the heaviest work starts
 // first instead of trailing), the next nb_medium blocks the medium rows a warp each, the rest
 // the short rows W lanes each. The role is uniform over a block.
-template <int W, class Value, class Index>
+template <int W, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_auto_fused_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
-                          const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                          const Col* __restrict__ col_idx, const Value* __restrict__ values,
                           const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
                           Value beta, std::int64_t short_max, std::int64_t nb_short,
                           std::int64_t n_medium, const std::int64_t* __restrict__ medium_rows,
@@ -278,11 +282,11 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 //      instead of y. The partial of the tile's unfinished last row goes to tile_carry[b].
 // csr_merge_fixup_kernel then completes the rows split between tiles. Deterministic: fixed
 // walk order, fixed trees, fixed fix-up order. Every row is written exactly once.
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                           const std::int64_t* __restrict__ tile_row,
-                          const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                          const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                           const Value* __restrict__ values, const Value* __restrict__ x,
                           Value* __restrict__ y, Value alpha, Value beta,
                           Value* __restrict__ tile_carry, Value* __restrict__ tile_head) {
@@ -407,10 +411,10 @@ __global__ void csr_merge_wide_fixup_kernel(std::int64_t n_fix,
 // Atomics: NOT deterministic (the order of the float additions varies from run to run).
 // ---------------------------------------------------------------------------------------------
 
-template <int W, class Value, class Index>
+template <int W, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_subwarp_t_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
-                         const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                         const Col* __restrict__ col_idx, const Value* __restrict__ values,
                          const Value* __restrict__ x, Value* __restrict__ y, Value alpha,
                          std::int64_t skip_above) {
   const int lane = static_cast<int>(threadIdx.x) & (W - 1);
@@ -426,11 +430,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 }
 
 // Medium rows of the binned auto kernel, transposed: one warp per listed row.
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_row_list_warp_t_kernel(std::int64_t n, const std::int64_t* __restrict__ list,
                                const Index* __restrict__ row_ptr,
-                               const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                               const Col* __restrict__ col_idx, const Value* __restrict__ values,
                                const Value* __restrict__ x, Value* __restrict__ y, Value alpha) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x / 32;
@@ -444,11 +448,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
   }
 }
 
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_long_chunk_t_kernel(std::int64_t n_chunks, const std::int64_t* __restrict__ chunk_row,
                             const std::int64_t* __restrict__ chunk_begin,
-                            const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                            const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                             const Value* __restrict__ values, const Value* __restrict__ x,
                             Value* __restrict__ y, Value alpha) {
   for (std::int64_t c = blockIdx.x; c < n_chunks; c += gridDim.x) {
@@ -468,11 +472,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // shared memory, then the block scatters the tile's nonzeros in storage order (consecutive
 // threads, consecutive nonzeros: coalesced loads of col_idx and values), so no row, however
 // long or short, serializes a thread.
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_t_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                             const std::int64_t* __restrict__ tile_row,
-                            const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                            const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                             const Value* __restrict__ values, const Value* __restrict__ x,
                             Value* __restrict__ y, Value alpha) {
   constexpr int kB = csr_plan::kMergeBlock, kIpt = csr_plan::kMergeIpt;
@@ -509,10 +513,10 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
 // SpMM (row-major B and C): one warp per row, lane j owns output columns j, j+32, ...
 // B: cols×k, C: rows×k (ld = k). Reads of B rows are coalesced across lanes. Deterministic.
 // ---------------------------------------------------------------------------------------------
-template <class Value, class Index>
+template <class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_spmm_row_major_kernel(std::int64_t rows, std::int64_t k, const Index* __restrict__ row_ptr,
-                              const Index* __restrict__ col_idx, const Value* __restrict__ values,
+                              const Col* __restrict__ col_idx, const Value* __restrict__ values,
                               const Value* __restrict__ b, Value* __restrict__ c, Value alpha,
                               Value beta) {
   const int lane = threadIdx.x & 31;
@@ -536,9 +540,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 template <int W, class Value, class Index>
 void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     Value beta, std::int64_t skip_above) {
-  csr_subwarp_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
-      cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha,
-      beta, skip_above);
+  with_col_idx(d, [&](const auto* cols) {
+    csr_subwarp_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
+        cuda::stream()>>>(d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta,
+        skip_above);
+  });
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_kernel");
 }
 
@@ -556,9 +562,11 @@ void dispatch_subwarp(int w, const CsrDevice<Value, Index>& d, const Value* x, V
 
 template <int W, class Value, class Index>
 void launch_subwarp_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha) {
-  csr_subwarp_t_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
-      cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha,
-      d.short_max);
+  with_col_idx(d, [&](const auto* cols) {
+    csr_subwarp_t_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
+        cuda::stream()>>>(d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha,
+        d.short_max);
+  });
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_t_kernel");
 }
 
@@ -569,11 +577,13 @@ void launch_auto_fused_w(const CsrDevice<Value, Index>& d, const Value* x, Value
   const std::int64_t nb_medium =
       d.n_medium > 0 ? cuda::grid_for(d.n_medium * 32, csr_plan::kBlock) : 0;
   const std::int64_t grid = d.n_chunks + nb_medium + nb_short;
-  csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock, 0, cuda::stream()>>>(
-      d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha, beta, d.short_max,
-      nb_short, d.n_medium, d.medium_rows.data(), nb_medium, d.n_chunks, d.chunk_row.data(),
-      d.chunk_begin.data(), d.chunk_long.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(),
-      d.long_done.data());
+  with_col_idx(d, [&](const auto* cols) {
+    csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock, 0, cuda::stream()>>>(
+        d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta, d.short_max,
+        nb_short, d.n_medium, d.medium_rows.data(), nb_medium, d.n_chunks, d.chunk_row.data(),
+        d.chunk_begin.data(), d.chunk_long.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(),
+        d.long_done.data());
+  });
   SPMAT_CUDA_CHECK_LAUNCH("csr_auto_fused_kernel");
 }
 
@@ -596,9 +606,11 @@ template <class Value, class Index>
 void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                   Value beta) {
   constexpr int kB = csr_plan::kMergeBlock;
-  csr_merge_tile_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
-      d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), d.col_idx.data(),
-      d.values.data(), x, y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
+  with_col_idx(d, [&](const auto* cols) {
+    csr_merge_tile_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
+        d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
+        y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
+  });
   SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_kernel");
   if (d.n_tiles > 1) {
     cuda::launch_after_prior("csr_merge_fixup_kernel", csr_merge_fixup_kernel<Value>,
@@ -620,6 +632,38 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
 // Setup
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+/// Column indices converted between the host (Index) and a 32-bit device array this many at a
+/// time, through one host staging buffer: host memory stays bounded whatever nnz is.
+constexpr std::size_t kColumnChunk = std::size_t{1} << 24;
+
+/// device[0..n) = host[0..n) narrowed to 32 bits (every column < 2^31: csr_narrow_columns).
+template <class Index>
+void narrow_columns_to_device(const Index* host, std::size_t n, std::int32_t* device) {
+  std::vector<std::int32_t> staging(std::min(n, kColumnChunk));
+  for (std::size_t off = 0; off < n; off += kColumnChunk) {
+    const auto m = static_cast<std::int64_t>(std::min(kColumnChunk, n - off));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) staging[i] = static_cast<std::int32_t>(host[off + i]);
+    cuda::copy_to_device(device + off, staging.data(), static_cast<std::size_t>(m));  // complete
+  }
+}
+
+/// host[0..n) = device[0..n) widened to Index.
+template <class Index>
+void widen_columns_to_host(const std::int32_t* device, std::size_t n, Index* host) {
+  std::vector<std::int32_t> staging(std::min(n, kColumnChunk));
+  for (std::size_t off = 0; off < n; off += kColumnChunk) {
+    const auto m = static_cast<std::int64_t>(std::min(kColumnChunk, n - off));
+    cuda::copy_to_host(staging.data(), device + off, static_cast<std::size_t>(m));  // complete
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) host[off + i] = static_cast<Index>(staging[i]);
+  }
+}
+
+}  // namespace
+
 template <class Value, class Index>
 CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const Csr<Value, Index>& a,
                                                         const CsrStorage<Value, Index>& options) {
@@ -627,7 +671,15 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const Csr<Value, Index>&
   d.rows = a.rows;
   d.cols = a.cols;
   d.nnz = a.nnz();
-  cuda::upload_arrays("csr", arrays(d), csr_arrays(a));
+  d.narrow = csr_narrow_columns<Index>(d.cols, options.narrow_cols);  // before any allocation
+  d.row_ptr = cuda::DeviceBuffer<Index>(a.row_ptr, "csr row_ptr");
+  if (d.narrow) {
+    d.col_idx32 = cuda::DeviceBuffer<std::int32_t>(a.col_idx.size(), "csr col_idx (32-bit)");
+    narrow_columns_to_device(a.col_idx.data(), a.col_idx.size(), d.col_idx32.data());
+  } else {
+    d.col_idx = cuda::DeviceBuffer<Index>(a.col_idx, "csr col_idx");
+  }
+  d.values = cuda::DeviceBuffer<Value>(a.values, "csr values");
   d.set_plan(a.row_ptr.data(), options);
   return d;
 }
@@ -639,6 +691,7 @@ void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
   d.built_kernel = s.kernel;
   d.built_tpr = s.threads_per_row;
   d.built_bins = s.bins;
+  d.built_narrow_cols = s.narrow_cols;
   d.kernel = p.kernel;
   d.tpr = p.tpr;
   d.short_max = p.short_max;
@@ -688,10 +741,18 @@ CsrStorage<Value, Index> CsrDevice<Value, Index>::download() const {
   CsrStorage<Value, Index> s;
   s.a.rows = static_cast<Index>(rows);
   s.a.cols = static_cast<Index>(cols);
-  cuda::download_arrays(arrays(*this), host_arrays(s));
+  s.a.row_ptr = row_ptr.download();
+  if (narrow) {
+    s.a.col_idx.resize(col_idx32.size());
+    widen_columns_to_host(col_idx32.data(), col_idx32.size(), s.a.col_idx.data());
+  } else {
+    s.a.col_idx = col_idx.download();
+  }
+  s.a.values = values.download();
   s.kernel = built_kernel;
   s.threads_per_row = built_tpr;
   s.bins = built_bins;
+  s.narrow_cols = built_narrow_cols;
   return s;
 }
 
@@ -707,9 +768,10 @@ void spmv(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alph
   if (d.rows == 0) return;
   switch (d.kernel) {
     case CsrKernel::scalar:
-      csr_scalar_kernel<<<cuda::grid_for(d.rows, csr_plan::kBlock), csr_plan::kBlock, 0,
-          cuda::stream()>>>(d.rows, d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y,
-          alpha, beta);
+      with_col_idx(d, [&](const auto* cols) {
+        csr_scalar_kernel<<<cuda::grid_for(d.rows, csr_plan::kBlock), csr_plan::kBlock, 0,
+            cuda::stream()>>>(d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta);
+      });
       SPMAT_CUDA_CHECK_LAUNCH("csr_scalar_kernel");
       return;
     case CsrKernel::vector:
@@ -734,9 +796,11 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.rows == 0 || d.cols == 0 || d.nnz == 0) return;
   if (d.kernel == CsrKernel::merge) {
     constexpr int kB = csr_plan::kMergeBlock;
-    csr_merge_tile_t_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
-        d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), d.col_idx.data(),
-        d.values.data(), x, y, alpha);
+    with_col_idx(d, [&](const auto* cols) {
+      csr_merge_tile_t_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
+          d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
+          y, alpha);
+    });
     SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_t_kernel");
     return;
   }
@@ -748,15 +812,19 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
     default: launch_subwarp_t<32>(d, x, y, alpha); break;
   }
   if (d.n_medium > 0) {
-    csr_row_list_warp_t_kernel<<<cuda::grid_for(d.n_medium * 32, csr_plan::kBlock),
-        csr_plan::kBlock, 0, cuda::stream()>>>(d.n_medium, d.medium_rows.data(), d.row_ptr.data(),
-        d.col_idx.data(), d.values.data(), x, y, alpha);
+    with_col_idx(d, [&](const auto* cols) {
+      csr_row_list_warp_t_kernel<<<cuda::grid_for(d.n_medium * 32, csr_plan::kBlock),
+          csr_plan::kBlock, 0, cuda::stream()>>>(d.n_medium, d.medium_rows.data(),
+          d.row_ptr.data(), cols, d.values.data(), x, y, alpha);
+    });
     SPMAT_CUDA_CHECK_LAUNCH("csr_row_list_warp_t_kernel");
   }
   if (d.n_long > 0) {
-    csr_long_chunk_t_kernel<<<cuda::grid_for(d.n_chunks * csr_plan::kBlock, csr_plan::kBlock),
-        csr_plan::kBlock, 0, cuda::stream()>>>(d.n_chunks, d.chunk_row.data(), d.chunk_begin.data(),
-        d.row_ptr.data(), d.col_idx.data(), d.values.data(), x, y, alpha);
+    with_col_idx(d, [&](const auto* cols) {
+      csr_long_chunk_t_kernel<<<cuda::grid_for(d.n_chunks * csr_plan::kBlock, csr_plan::kBlock),
+          csr_plan::kBlock, 0, cuda::stream()>>>(d.n_chunks, d.chunk_row.data(),
+          d.chunk_begin.data(), d.row_ptr.data(), cols, d.values.data(), x, y, alpha);
+    });
     SPMAT_CUDA_CHECK_LAUNCH("csr_long_chunk_t_kernel");
   }
 }
@@ -772,9 +840,10 @@ void spmm(const CsrDevice<Value, Index>& d, const Value* b, Value* c, std::int64
     for (std::int64_t j = 0; j < k; ++j) spmv(d, b + j * d.cols, c + j * d.rows, alpha, beta);
     return;
   }
-  csr_spmm_row_major_kernel<<<cuda::grid_for(d.rows * 32, csr_plan::kBlock), csr_plan::kBlock, 0,
-      cuda::stream()>>>(d.rows, k, d.row_ptr.data(), d.col_idx.data(), d.values.data(), b, c, alpha,
-      beta);
+  with_col_idx(d, [&](const auto* cols) {
+    csr_spmm_row_major_kernel<<<cuda::grid_for(d.rows * 32, csr_plan::kBlock), csr_plan::kBlock,
+        0, cuda::stream()>>>(d.rows, k, d.row_ptr.data(), cols, d.values.data(), b, c, alpha, beta);
+  });
   SPMAT_CUDA_CHECK_LAUNCH("csr_spmm_row_major_kernel");
 }
 

@@ -26,7 +26,9 @@
 #include "tests/support/kernel_check.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
+#include "spmat/core/device_memory.hpp"
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
 #endif
 
 namespace spmat {
@@ -125,6 +127,44 @@ TEST(CsrCudaOptions, RejectsAnUnknownBinsMode) {
   for (const char* b : {"auto", "on", "off"})
     EXPECT_NO_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu, FormatOptions().set("bins", b)))
         << b;
+}
+
+/// A 3×2^31 matrix (one column more than 32-bit column indices hold) with a handful of
+/// nonzeros, the last one in the last column: cheap to build, too wide for narrow_cols=on.
+template <class Value>
+Csr<Value, std::int64_t> wider_than_int32_columns() {
+  Csr<Value, std::int64_t> a;
+  a.rows = 3;
+  a.cols = std::int64_t{1} << 31;
+  a.row_ptr = {0, 2, 2, 5};
+  a.col_idx = {0, 7, 1, (std::int64_t{1} << 30), a.cols - 1};
+  a.values = {1, 2, 3, 4, 5};
+  return a;
+}
+
+TEST(CsrCudaOptions, NarrowColsTakesAutoOnOffAndRejectsOtherValues) {
+  const struct {
+    const char* text;
+    CsrNarrowCols mode;
+  } modes[] = {{"auto", CsrNarrowCols::automatic}, {"on", CsrNarrowCols::on}, {"off", CsrNarrowCols::off}};
+  EXPECT_EQ(CsrOptions{}.narrow_cols, CsrNarrowCols::automatic);
+  for (const auto& m : modes)
+    EXPECT_EQ(parse_options<CsrOptions>(FormatOptions().set("narrow_cols", m.text)).narrow_cols, m.mode)
+        << m.text;
+  const auto& a = skewed_scenarios()[7].a;  // single_row_1x3000
+  EXPECT_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu,
+                                           FormatOptions().set("narrow_cols", "32")),
+               ParseError);
+  // The CPU backend ignores it, even where the GPU would refuse narrow_cols=on.
+  const auto wide = wider_than_int32_columns<double>();
+  for (const auto& m : modes) {
+    EXPECT_NO_THROW((void)Matrix<double>::build(a, "csr", Backend::cpu,
+                                                FormatOptions().set("narrow_cols", m.text)))
+        << m.text;
+    const auto w = Matrix<double>::build(wide, "csr", Backend::cpu,
+                                         FormatOptions().set("narrow_cols", m.text));
+    EXPECT_EQ(w.to_csr(), wide) << m.text;
+  }
 }
 
 std::int64_t row_len(const Csr64& a, std::int64_t r) { return a.row_ptr[r + 1] - a.row_ptr[r]; }
@@ -648,11 +688,11 @@ void check_spmv_all(const char* format, const Scenario& sc, const FormatOptions&
 }
 
 template <class V, class I>
-void check_spmm_all(const char* format, const Scenario& sc) {
+void check_spmm_all(const char* format, const Scenario& sc, const FormatOptions& opts = {}) {
   SCOPED_TRACE(std::string(format) + " spmm " + std::string(precision_name<V>()) + "/" +
                std::string(index_name<I>()) + " on " + sc.name);
   const auto a = convert<V, I>(sc.a);
-  const auto m = Matrix<V>::build(a, format, Backend::cuda);
+  const auto m = Matrix<V>::build(a, format, Backend::cuda, opts);
   for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
     for (std::int64_t k : {1, 5, 33}) {
       SCOPED_TRACE(std::string(to_string(layout)) + " k=" + std::to_string(k));
@@ -843,6 +883,208 @@ TEST(CsrCuda, SkewedSpmmMatchesTheReferenceInBothLayouts) {
   for (const auto& sc : skewed_scenarios()) {
     check_spmm_all<double, std::int32_t>("csr", sc);
     check_spmm_all<float, std::int64_t>("csr-merge", sc);
+  }
+}
+
+// ---- narrow columns: 64-bit indices, 32-bit column indices on the device ----
+
+/// Every csr kernel under narrow_cols, and the auto kernel with bins on (medium rows; long rows
+/// in the chunked kernels): the option of the csr entry, with the kernel the other entries preset.
+std::vector<Variant> narrow_variants() {
+  return {{"csr", {}, "csr"},
+          {"csr", FormatOptions().set("kernel", "scalar"), "csr kernel=scalar"},
+          {"csr", FormatOptions().set("kernel", "vector"), "csr kernel=vector"},
+          {"csr", FormatOptions().set("kernel", "merge"), "csr kernel=merge"},
+          {"csr", FormatOptions().set("bins", "on"), "csr bins=on"}};
+}
+
+FormatOptions with_narrow_cols(FormatOptions o, const char* mode) {
+  o.set("narrow_cols", mode);
+  return o;
+}
+
+/// The ragged, long-row and degenerate scenarios, then the skewed ones.
+std::vector<const Scenario*> narrow_scenarios() {
+  std::vector<const Scenario*> v;
+  for (const auto& sc : scenarios()) v.push_back(&sc);
+  for (const auto& sc : skewed_scenarios()) v.push_back(&sc);
+  return v;
+}
+
+template <class V>
+void append(std::vector<V>& out, const std::vector<V>& part) {
+  out.insert(out.end(), part.begin(), part.end());
+}
+
+/// The deterministic products of `m`, downloaded one after the other: spmv into NaN poison and
+/// with alpha = -1.5, beta = 0.5; spmm in both layouts for k = 1, 5, 33, beta 0 (into NaN
+/// poison) and 0.5. Real-valued operands: the order of the additions shows in the last bits.
+template <class V>
+std::vector<V> deterministic_products(const Matrix<V>& m, std::uint64_t seed) {
+  std::vector<V> out;
+  const auto x = testing::random_vector<V>(m.cols(), seed);
+  const auto y0 = testing::random_vector<V>(m.rows(), seed + 1);
+  append(out, testing::apply_spmv(m, Op::spmv, x));
+  append(out, testing::apply_spmv(m, Op::spmv, x, &y0, V(-1.5), V(0.5)));
+  for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+    for (std::int64_t k : {1, 5, 33}) {
+      const auto b = testing::random_vector<V>(m.cols() * k, seed + 2 + k);
+      for (V beta : {V(0), V(0.5)}) {
+        const auto c_init = beta == V(0) ? testing::poisoned<V>(m.rows() * k)
+                                         : testing::random_vector<V>(m.rows() * k, seed + 3 + k);
+        cuda::DeviceBuffer<V> db(b, "test B"), dc(c_init, "test C");
+        m.spmm(std::span<const V>(db.data(), db.size()), dc.span(), k, layout, V(-1.5), beta);
+        cuda::synchronize();
+        append(out, dc.download());
+      }
+    }
+  }
+  return out;
+}
+
+template <class V>
+void expect_narrow_products_bitwise_wide(const Variant& v, const Scenario& sc) {
+  SCOPED_TRACE(v.label + " " + std::string(precision_name<V>()) + " on " + sc.name);
+  auto a = convert<V, std::int64_t>(sc.a);
+  a.values = testing::random_vector<V>(a.nnz(), 31);
+  const auto on = Matrix<V>::build(a, v.format, Backend::cuda, with_narrow_cols(v.options, "on"));
+  const auto off = Matrix<V>::build(a, v.format, Backend::cuda, with_narrow_cols(v.options, "off"));
+  const auto got = deterministic_products(on, 41), want = deterministic_products(off, 41);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(V)));
+}
+
+TEST(CsrCuda, NarrowColumnsGiveBitwiseTheProductsOfWideColumns) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  for (const auto& v : narrow_variants())
+    for (const Scenario* sc : narrow_scenarios()) {
+      expect_narrow_products_bitwise_wide<float>(v, *sc);
+      expect_narrow_products_bitwise_wide<double>(v, *sc);
+    }
+}
+
+TEST(CsrCuda, NarrowAndWideColumnsMatchTheReferenceForEveryKernel) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  for (const auto& v : narrow_variants())
+    for (const char* mode : {"on", "off"}) {
+      SCOPED_TRACE(v.label + " narrow_cols=" + mode);
+      const FormatOptions o = with_narrow_cols(v.options, mode);
+      for (const Scenario* sc : narrow_scenarios()) {
+        check_spmv_all<float, std::int64_t>(v.format, *sc, o);  // spmv and spmv_t (atomics)
+        check_spmv_all<double, std::int64_t>(v.format, *sc, o);
+        check_spmm_all<float, std::int64_t>(v.format, *sc, o);
+        check_spmm_all<double, std::int64_t>(v.format, *sc, o);
+      }
+    }
+}
+
+TEST(CsrCuda, NarrowColumnsHoldFourBytesLessPerNonzeroAndRoundTrip) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  for (const auto& v : narrow_variants())
+    for (const Scenario* sc : narrow_scenarios()) {
+      SCOPED_TRACE(v.label + " on " + sc->name);
+      const auto a = convert<float, std::int64_t>(sc->a);
+      const auto on = Matrix<float>::build(a, v.format, Backend::cuda, with_narrow_cols(v.options, "on"));
+      const auto off = Matrix<float>::build(a, v.format, Backend::cuda, with_narrow_cols(v.options, "off"));
+      const auto automatic = Matrix<float>::build(a, v.format, Backend::cuda, v.options);
+      EXPECT_EQ(on.storage_bytes() + 4 * static_cast<std::size_t>(a.nnz()), off.storage_bytes());
+      EXPECT_EQ(automatic.storage_bytes(), on.storage_bytes());  // auto narrows where it can
+      EXPECT_EQ(on.to_csr(), a);
+      EXPECT_EQ(off.to_csr(), a);
+      // 32-bit indices: the columns are 32-bit already, the three modes store the same.
+      const auto a32 = convert<float, std::int32_t>(sc->a);
+      const auto on32 = Matrix<float>::build(a32, v.format, Backend::cuda, with_narrow_cols(v.options, "on"));
+      for (const char* mode : {"auto", "off"}) {
+        const auto m32 = Matrix<float>::build(a32, v.format, Backend::cuda, with_narrow_cols(v.options, mode));
+        EXPECT_EQ(m32.storage_bytes(), on32.storage_bytes()) << mode;
+        const auto ms = detail::impl_of(m32).stored_arrays(), os = detail::impl_of(on32).stored_arrays();
+        ASSERT_EQ(ms.size(), os.size()) << mode;
+        for (std::size_t i = 0; i < ms.size(); ++i)
+          EXPECT_TRUE(ms[i].name == os[i].name && ms[i].bytes == os[i].bytes) << mode << " " << ms[i].name;
+      }
+      EXPECT_EQ(on32.to_csr(), a);
+    }
+}
+
+TEST(CsrCuda, NarrowColumnsDeviceBuiltArraysEqualTheHostBuilt) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  for (const auto& v : narrow_variants())
+    for (const char* mode : {"on", "off"}) {
+      const FormatOptions o = with_narrow_cols(v.options, mode);
+      for (const Scenario* sc : narrow_scenarios()) {
+        SCOPED_TRACE(v.label + " narrow_cols=" + mode + " on " + sc->name);
+        auto a = convert<double, std::int64_t>(sc->a);
+        a.values = testing::random_vector<double>(a.nnz(), 51);
+        const auto host = Matrix<double>::build(a, v.format, Backend::cuda, o);
+        const auto dev = Matrix<double>::build(cuda::upload_csr(a), v.format, o);
+        const auto hs = detail::impl_of(host).stored_arrays();
+        const auto ds = detail::impl_of(dev).stored_arrays();
+        ASSERT_EQ(hs.size(), ds.size());
+        for (std::size_t i = 0; i < hs.size(); ++i) {
+          EXPECT_EQ(hs[i].name, ds[i].name);
+          EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+          if (hs[i].name == "col_idx")  // the width held
+            EXPECT_EQ(hs[i].bytes.size(), (mode == std::string("on") ? 4u : 8u) * static_cast<std::size_t>(a.nnz()));
+        }
+        EXPECT_EQ(host.storage_bytes(), dev.storage_bytes());
+        EXPECT_EQ(dev.to_csr(), a);
+        const auto got = deterministic_products(dev, 61), want = deterministic_products(host, 61);
+        ASSERT_EQ(got.size(), want.size());
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(double)));
+      }
+    }
+}
+
+TEST(CsrCuda, NarrowColumnsTakeValueUpdates) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const auto a0 = convert<double, std::int64_t>(skewed_scenarios()[2].a);  // every_row_length_class
+  auto a1 = a0;
+  a1.values = testing::random_vector<double>(a1.nnz(), 71, true);
+  for (const auto& v : narrow_variants()) {
+    SCOPED_TRACE(v.label);
+    const FormatOptions o = with_narrow_cols(v.options, "on");
+    auto host = Matrix<double>::build(a0, v.format, Backend::cuda, o);
+    auto dev = Matrix<double>::build(cuda::upload_csr(a0), v.format, o);
+    host.update_values(std::span<const double>(a1.values), Memory::host);
+    cuda::DeviceBuffer<double> dv(a1.values, "test values");
+    dev.update_values(std::span<const double>(dv.data(), dv.size()), Memory::device);
+    cuda::synchronize();
+    testing::expect_matrix_spmv_and_spmv_t_match(host, a1, 81);
+    testing::expect_matrix_spmv_and_spmv_t_match(dev, a1, 82);
+    EXPECT_EQ(host.to_csr(), a1);
+    EXPECT_EQ(dev.to_csr(), a1);
+  }
+}
+
+TEST(CsrCuda, NarrowColsOnRefusesMoreThanInt32MaxColumnsBeforeAllocating) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const auto a = wider_than_int32_columns<float>();
+  const FormatOptions on = FormatOptions().set("narrow_cols", "on");
+  // From the host: not a single device allocation before the error.
+  const auto before = device_memory_usage();
+  try {
+    (void)Matrix<float>::build(a, "csr", Backend::cuda, on);
+    ADD_FAILURE() << "narrow_cols=on built a matrix of 2^31 columns";
+  } catch (const ParseError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("narrow_cols"), std::string::npos) << what;
+    EXPECT_NE(what.find("cols = 2147483648"), std::string::npos) << what;
+  }
+  EXPECT_EQ(device_memory_usage().attempts, before.attempts);
+  // From the device: the same error, nothing big allocated (the validation's scratch only).
+  const auto d = cuda::upload_csr(a);
+  const std::size_t held = device_memory_usage().bytes;
+  reset_device_memory_peak();
+  EXPECT_THROW((void)Matrix<float>::build(d.view(), "csr", on), ParseError);
+  EXPECT_LT(device_memory_usage().peak_bytes - held, std::size_t{1} << 20);
+  EXPECT_EQ(device_memory_usage().bytes, held);
+  // auto and off keep 64-bit columns, which round-trip.
+  for (const char* mode : {"auto", "off"}) {
+    const auto m = Matrix<float>::build(a, "csr", Backend::cuda, FormatOptions().set("narrow_cols", mode));
+    EXPECT_EQ(m.to_csr(), a) << mode;
+    const auto dm = Matrix<float>::build(cuda::upload_csr(a), "csr", FormatOptions().set("narrow_cols", mode));
+    EXPECT_EQ(dm.to_csr(), a) << mode;
+    EXPECT_EQ(dm.storage_bytes(), m.storage_bytes()) << mode;
   }
 }
 

@@ -7,8 +7,20 @@
 // with set_plan, from the host copy of row_ptr: the plan (csr_plan.hpp) reads row_ptr only, so
 // adopting downloads (rows+1) indices and no column index or value, and both ways choose the
 // same kernels, bins and tiles.
+//
+// Narrow columns (option narrow_cols, csr_narrow_columns below): with 64-bit indices and
+// cols <= INT32_MAX the column indices are stored as 32-bit (col_idx32; col_idx stays empty),
+// row_ptr stays 64-bit. An SpMV then reads 4 bytes less per nonzero; the kernels take the column
+// type as a template parameter (with_col_idx picks the pointer) and sum in the same order, so
+// the products are bitwise those of the wide storage. upload converts the columns on the way
+// in, through one bounded host staging buffer; adopt narrows them on the device, which copies
+// the columns (row_ptr and values are still adopted as they are; the DeviceCsr's own col_idx is
+// then not read and not counted, and lives as long as its owner); narrow_cols=off adopts all
+// three arrays. download widens the columns back to Index.
 #pragma once
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "spmat/cuda/array_list.hpp"
@@ -30,8 +42,11 @@ struct CsrDevice {
   CsrKernel built_kernel = CsrKernel::automatic;
   int built_tpr = 0;
   CsrBins built_bins = CsrBins::automatic;
-  cuda::DeviceArray<Index> row_ptr, col_idx;
+  CsrNarrowCols built_narrow_cols = CsrNarrowCols::automatic;
+  cuda::DeviceArray<Index> row_ptr, col_idx;  ///< col_idx: the columns unless narrow
   cuda::DeviceArray<Value> values;
+  bool narrow = false;                        ///< the columns are col_idx32 (Index is 64-bit)
+  cuda::DeviceBuffer<std::int32_t> col_idx32;  ///< nnz when narrow, else empty
 
   // Rows longer than short_max are skipped by the sub-warp kernels (csr_plan::RowPlan): the
   // medium list (binned auto kernel only) and the long-row chunks own them.
@@ -71,15 +86,15 @@ struct CsrDevice {
   /// plan_rows_without_lists): kernel, lanes, bins and long-row chunks.
   void apply_row_plan(const csr_plan::RowPlan& p, const CsrStorage<Value, Index>& s);
 
-  // The three CSR arrays and the host vectors they mirror (spmat/cuda/array_list.hpp); the plan
-  // arrays, built on the device from the plan, have no host counterpart. Not a ListedArrays
-  // struct: stored_arrays (csr_device_build.cu) puts the plan scalars between the two lists.
+  // The CSR arrays held (spmat/cuda/array_list.hpp; one of the two column arrays is empty):
+  // what a product reads, so storage_bytes and the traffic model count the column width
+  // stored. The plan arrays, built on the device from the plan, have no host counterpart. Not a
+  // ListedArrays struct: stored_arrays (csr_device_build.cu) lists the columns held as
+  // "col_idx" and puts the plan scalars between the two lists.
   static auto arrays(auto& d) {
     return std::tuple{cuda::Field{"row_ptr", d.row_ptr}, cuda::Field{"col_idx", d.col_idx},
-                      cuda::Field{"values", d.values}};
+                      cuda::Field{"col_idx32", d.col_idx32}, cuda::Field{"values", d.values}};
   }
-  static auto host_arrays(auto& s) { return csr_arrays(s.a); }
-  static auto csr_arrays(auto& a) { return std::tie(a.row_ptr, a.col_idx, a.values); }
   static auto plan_arrays(auto& d) {
     return std::tuple{cuda::Field{"medium_rows", d.medium_rows},
                       cuda::Field{"long_rows", d.long_rows},
@@ -93,8 +108,8 @@ struct CsrDevice {
   }
 
   Shape shape() const { return {rows, cols, nnz}; }
-  /// Every device byte held: the three CSR arrays (adopted ones included: the matrix holds
-  /// them as long as it lives), the plan arrays and the work buffers
+  /// Every device byte held: the CSR arrays (adopted ones included: the matrix holds them as
+  /// long as it lives; the columns at the width stored), the plan arrays and the work buffers
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + cuda::storage_bytes(plan_arrays(*this)) +
@@ -103,6 +118,37 @@ struct CsrDevice {
   /// The host storage these arrays and options make (downloads).
   CsrStorage<Value, Index> download() const;
 };
+
+/// Whether the CUDA storage of a `cols`-column matrix keeps 32-bit columns under `mode` (the
+/// option narrow_cols): only for a 64-bit Index, and then when cols <= INT32_MAX unless mode is
+/// off. mode on with cols > INT32_MAX throws ParseError naming cols, before anything is
+/// allocated.
+template <class Index>
+bool csr_narrow_columns(std::int64_t cols, CsrNarrowCols mode) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  if constexpr (sizeof(Index) <= sizeof(std::int32_t)) {
+    return false;  // the columns are 32-bit already
+  } else {
+    if (mode == CsrNarrowCols::off) return false;
+    if (cols <= kMax) return true;
+    if (mode == CsrNarrowCols::on)
+      options_detail::bad_value("csr", "narrow_cols", "on",
+                                "needs cols <= INT32_MAX = " + std::to_string(kMax) +
+                                    " for 32-bit column indices, but the matrix has cols = " +
+                                    std::to_string(cols) + " (use narrow_cols=auto or off)");
+    return false;
+  }
+}
+
+/// fn(cols) with the device pointer of the columns `d` holds: const std::int32_t* when narrow,
+/// else const Index*. With a 32-bit Index only the Index path is instantiated.
+template <class Value, class Index, class Fn>
+decltype(auto) with_col_idx(const CsrDevice<Value, Index>& d, Fn&& fn) {
+  if constexpr (sizeof(Index) > sizeof(std::int32_t)) {
+    if (d.narrow) return fn(d.col_idx32.data());
+  }
+  return fn(d.col_idx.data());
+}
 
 // Value updates and test access (csr_device_build.cu).
 template <class Value, class Index>

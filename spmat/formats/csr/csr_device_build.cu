@@ -1,5 +1,6 @@
 // spmat/formats/csr/csr_device_build.cu — CSR from a CSR in device memory: the arrays are
-// adopted as they are (no copy), and the kernel plan is made from row_ptr alone.
+// adopted as they are (no copy; narrow columns, csr_device.hpp, are a 32-bit copy made on the
+// device), and the kernel plan is made from row_ptr alone.
 // SPDX-License-Identifier: MIT
 //
 // The plan (csr_plan.hpp: lanes per row, row bins, long-row chunks, merge-path tiles) is the
@@ -47,6 +48,15 @@ std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
   return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
 }
 
+/// out[k] = in[k] narrowed to 32 bits, k < n (every column < 2^31: csr_narrow_columns).
+template <class Index>
+__global__ void __launch_bounds__(kMaxLenBlock)
+    narrow_columns_kernel(const Index* __restrict__ in, std::int64_t n,
+                          std::int32_t* __restrict__ out) {
+  for (std::int64_t k = cuda::global_thread_id(); k < n; k += cuda::grid_thread_count())
+    out[k] = static_cast<std::int32_t>(in[k]);
+}
+
 }  // namespace
 
 template <class Value, class Index>
@@ -55,10 +65,21 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
   const DeviceCsrView<Value, Index>& v = a.view();
   CsrDevice d;
   cuda::copy_shape(d, v);
+  d.narrow = csr_narrow_columns<Index>(d.cols, options.narrow_cols);  // before any allocation
   const auto n = static_cast<std::size_t>(v.nnz);
   d.row_ptr = cuda::DeviceArray<Index>::borrow(v.row_ptr, static_cast<std::size_t>(v.rows) + 1,
                                                a.owner(), false);
-  d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
+  if constexpr (sizeof(Index) > sizeof(std::int32_t)) {
+    if (d.narrow) {
+      // A copy of the columns, 32-bit, queued on the stream; the plan below waits for it
+      // (download of the longest row or of row_ptr) whenever there are nonzeros.
+      d.col_idx32 = cuda::DeviceBuffer<std::int32_t>(n, "csr col_idx (32-bit)");
+      if (n > 0)
+        cuda::launch_grid_for("narrow_columns_kernel", narrow_columns_kernel<Index>, v.nnz,
+                              kMaxLenBlock, v.col_idx, v.nnz, d.col_idx32.data());
+    }
+  }
+  if (!d.narrow) d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
   d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
   if (options.kernel != CsrKernel::merge && v.rows > 0) {
     // Most matrices need no row lists (no rows to bin or chunk): then the longest row decides
@@ -106,7 +127,12 @@ void upload_values(CsrDevice<Value, Index>& d, const CsrStorage<Value, Index>& s
 template <class Value, class Index>
 std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   std::vector<StoredArray> v;
-  cuda::append_stored(v, CsrDevice<Value, Index>::arrays(d));
+  v.push_back(cuda::stored("row_ptr", d.row_ptr.data(), d.row_ptr.size()));
+  // The columns held (Index or 32-bit), by the one name.
+  with_col_idx(d, [&](const auto* cols) {
+    v.push_back(cuda::stored("col_idx", cols, static_cast<std::size_t>(d.nnz)));
+  });
+  v.push_back(cuda::stored("values", d.values.data(), d.values.size()));
   v.push_back(cuda::stored_scalars(
       "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.tpr, d.short_max,
                                         d.n_medium, d.n_long, d.n_chunks, d.n_tiles,

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/core/types.hpp"
 
+#include <iterator>
+
 namespace spmat {
 
 namespace detail {
@@ -12,14 +14,15 @@ std::int64_t& int32_limit_override() {
 }  // namespace detail
 
 std::string_view to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+namespace {
+// The operations' names in the order of enum class Op: to_string prints them, parse_op reads them.
+constexpr std::string_view kOpNames[] = {"spmv", "spmv_t", "spmm", "add"};
+static_assert(std::size(kOpNames) == static_cast<std::size_t>(Op::add) + 1);
+}  // namespace
+
 std::string_view to_string(Op op) {
-  switch (op) {
-    case Op::spmv: return "spmv";
-    case Op::spmv_t: return "spmv_t";
-    case Op::spmm: return "spmm";
-    case Op::add: return "add";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(op);
+  return i < std::size(kOpNames) ? kOpNames[i] : "?";
 }
 std::string_view to_string(DenseLayout l) {
   return l == DenseLayout::row_major ? "row" : "col";
@@ -31,8 +34,8 @@ Backend parse_backend(std::string_view s) {
   throw ParseError("unknown backend '" + std::string(s) + "': expected cpu or cuda");
 }
 Op parse_op(std::string_view s) {
-  for (Op op : {Op::spmv, Op::spmv_t, Op::spmm, Op::add})
-    if (s == to_string(op)) return op;
+  for (std::size_t i = 0; i < std::size(kOpNames); ++i)
+    if (s == kOpNames[i]) return static_cast<Op>(i);
   throw ParseError("unknown operation '" + std::string(s) +
                    "': expected spmv, spmv_t, spmm or add");
 }

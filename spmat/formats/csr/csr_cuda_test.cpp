@@ -249,12 +249,15 @@ TEST(CsrCudaPlan, LanesPerRowHalveFromEightUpWhenTheRowsFillTheGpuTwice) {
   EXPECT_EQ(threads_per_row(1000, 5000), 4);
   EXPECT_EQ(threads_per_row(1000, 100000), 32);
   // ... halved once rows x the halved lanes reach kManyThreads ...
-  EXPECT_EQ(threads_per_row(1000000, 17000000), 8);   // banded, 17 per row
+  EXPECT_EQ(threads_per_row(2000000, 32000000), 8);   // 16 per row: no lane idles at 8
+  // ... and 8 lanes once more to 4 when a mean row idles far fewer lanes at 4 ...
+  EXPECT_EQ(threads_per_row(1000000, 17000000), 4);   // banded, 17 per row: 7/24 vs 3/20 idle
+  EXPECT_EQ(threads_per_row(120000000, 2280000000), 4);  // 19 per row: 5/24 vs 1/20
   EXPECT_EQ(threads_per_row(2000000, 18000000), 4);   // 9 per row
   EXPECT_EQ(threads_per_row(100000, 5000000), 16);    // 50 per row: 32 -> 16
   const std::int64_t rows = csr_plan::kManyThreads / 8;  // exactly enough rows at 8 lanes
-  EXPECT_EQ(threads_per_row(rows, 17 * rows), 8);
-  EXPECT_EQ(threads_per_row(rows - 1, 17 * (rows - 1)), 16);
+  EXPECT_EQ(threads_per_row(rows, 16 * rows), 8);
+  EXPECT_EQ(threads_per_row(rows - 1, 16 * (rows - 1)), 16);
   // ... but never below 4 from the halving (short rows keep their 2 or 4 lanes).
   EXPECT_EQ(threads_per_row(4000000, 20000000), 4);  // lap2d-like, mean 5
   EXPECT_EQ(threads_per_row(4000000, 12000000), 2);

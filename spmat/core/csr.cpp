@@ -128,10 +128,12 @@ Coo<Value, Index> to_coo(const Csr<Value, Index>& a) {
   return c;
 }
 
+namespace detail {
 template <class Value, class Index>
 Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a) {
   return {a.rows, a.cols, group_offsets(a.row_idx, a.rows), a.col_idx, a.values};
 }
+}  // namespace detail
 
 template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
@@ -173,7 +175,7 @@ void canonicalize(Csr<Value, Index>& a) {
   template struct Coo<V, I>;                                     \
   template Csr<V, I> to_csr(const Coo<V, I>&);                   \
   template Coo<V, I> to_coo(const Csr<V, I>&);                   \
-  template Csr<V, I> sorted_coo_to_csr(const Coo<V, I>&);        \
+  template Csr<V, I> detail::sorted_coo_to_csr(const Coo<V, I>&);\
   template Csc<V, I> to_csc(const Csr<V, I>&);                   \
   template Csr<V, I> to_csr(const Csc<V, I>&);                   \
   template Csr<V, I> transpose(const Csr<V, I>&);                \

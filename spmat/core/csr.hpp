@@ -23,7 +23,7 @@
 namespace spmat {
 
 /// The head of the matrix types and of the format storages that keep their own dimensions: the
-/// member types (format_adapter.hpp and the CUDA backends read value_type), then rows and cols.
+/// member types (as the standard containers name them), then rows and cols.
 /// As a base of an aggregate it keeps positional brace initialization ({rows, cols, ...}); a
 /// template deriving from it names the members this->rows and this->cols.
 template <class Value, class Index>
@@ -59,19 +59,6 @@ struct Coo : MatrixDims<Value, Index> {
   bool operator==(const Coo&) const = default;
 };
 
-/// An empty Coo of shape rows×cols with room for `nnz` entries: what a format's decoder appends
-/// its entries to before the final to_csr (which sorts, so decoders may emit in any order).
-template <class Value, class Index>
-Coo<Value, Index> reserved_coo(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
-  Coo<Value, Index> c;
-  c.rows = static_cast<Index>(rows);
-  c.cols = static_cast<Index>(cols);
-  c.row_idx.reserve(static_cast<std::size_t>(nnz));
-  c.col_idx.reserve(static_cast<std::size_t>(nnz));
-  c.values.reserve(static_cast<std::size_t>(nnz));
-  return c;
-}
-
 template <class Value, class Index>
 struct Csc : MatrixDims<Value, Index> {
   std::vector<Index> col_ptr{0};
@@ -88,10 +75,6 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a);
 /// CSR -> COO in row-major order (row_idx expanded from row_ptr).
 template <class Value, class Index>
 Coo<Value, Index> to_coo(const Csr<Value, Index>& a);
-/// COO already in canonical order (row-major, columns ascending, no duplicates: what to_coo
-/// gives) -> CSR in O(nnz + rows): only row_ptr is rebuilt, nothing is sorted or checked.
-template <class Value, class Index>
-Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a);
 /// CSR -> CSC (a counting-sort transpose of the arrays; O(nnz + rows + cols)).
 template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a);

@@ -37,8 +37,6 @@ namespace spmat {
 /// Matrix::build checks all of that with one kernel before building.
 template <class Value, class Index>
 struct DeviceCsrView {
-  using value_type = Value;
-  using index_type = Index;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t nnz = 0;

@@ -17,6 +17,29 @@
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/traffic.hpp"
 
+namespace spmat::detail {
+/// COO already in canonical order (row-major, columns ascending, no duplicates: what to_coo
+/// gives) -> CSR in O(nnz + rows): only row_ptr is rebuilt, nothing is sorted or checked. For
+/// the storages that keep such a COO (coo, bcoo); users convert with to_csr, which checks.
+template <class Value, class Index>
+Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a);
+}  // namespace spmat::detail
+
+namespace spmat {
+/// An empty Coo of shape rows×cols with room for `nnz` entries: what a format's decoder appends
+/// its entries to before the final to_csr (which sorts, so decoders may emit in any order).
+template <class Value, class Index>
+Coo<Value, Index> reserved_coo(std::int64_t rows, std::int64_t cols, std::int64_t nnz) {
+  Coo<Value, Index> c;
+  c.rows = static_cast<Index>(rows);
+  c.cols = static_cast<Index>(cols);
+  c.row_idx.reserve(static_cast<std::size_t>(nnz));
+  c.col_idx.reserve(static_cast<std::size_t>(nnz));
+  c.values.reserve(static_cast<std::size_t>(nnz));
+  return c;
+}
+}  // namespace spmat
+
 /// The CPU kernels spmv (y = alpha·A·x + beta·y) and spmv_t (with Aᵀ) of Fmt.
 #define SPMAT_DECLARE_CPU_KERNELS(Fmt)                                                            \
   template <class Value, class Index>                                                             \

@@ -32,7 +32,7 @@ struct Bcoo {
   /// Options: chunk = b >= 1 (default 1024, the paper's value).
   static Bcoo build(const Csr<Value, Index>& a, const FormatOptions& o);
   /// The entries are in canonical order: only row_ptr is rebuilt (O(nnz + rows)).
-  Csr<Value, Index> to_csr() const { return sorted_coo_to_csr(a); }
+  Csr<Value, Index> to_csr() const { return detail::sorted_coo_to_csr(a); }
   std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
   std::int64_t chunks() const { return (static_cast<std::int64_t>(a.values.size()) + chunk - 1) / chunk; }

@@ -36,7 +36,7 @@ struct CooStorage {
   /// Options: kernel = atomic | segmented (default atomic).
   static CooStorage build(const Csr<Value, Index>& a, const FormatOptions& o);
   /// The entries are in canonical order: only row_ptr is rebuilt (O(nnz + rows)).
-  Csr<Value, Index> to_csr() const { return sorted_coo_to_csr(a); }
+  Csr<Value, Index> to_csr() const { return detail::sorted_coo_to_csr(a); }
   std::size_t storage_bytes() const { return spmat::storage_bytes(a); }
   Shape shape() const { return {a.rows, a.cols, a.nnz()}; }
 };

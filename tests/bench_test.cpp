@@ -52,9 +52,11 @@ BenchConfig tiny_config() {
 /// null, so "was it measured" is still compared).
 void mask(Json& j) {
   static const std::set<std::string> masked = {
-      "time_ms", "time_min_ms", "time_max_ms", "setup_ms", "gbs",  "csr_equiv_gbs",
-      "gflops",  "bw_fraction", "speedup_vs_cusparse", "date", "commit", "device",
-      "spmat_version", "build_host_before_bytes", "build_host_peak_bytes"};
+      "time_ms",       "time_min_ms",  "time_max_ms",  "setup_ms",
+      "build_ms",      "prepare_ms",   "gbs",          "csr_equiv_gbs",
+      "gflops",        "bw_fraction",  "speedup_vs_cusparse", "date",
+      "commit",        "device",       "spmat_version", "build_host_before_bytes",
+      "build_host_peak_bytes"};
   if (j.is_array())
     for (auto& v : j.items()) mask(v);
   if (j.is_object())

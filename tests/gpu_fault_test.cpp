@@ -25,6 +25,11 @@
 //                                matrix of 100,000 entries throws OutOfMemoryError naming the
 //                                bytes asked for, the budget and the device's free bytes, and
 //                                leaves nothing allocated.
+//   DeviceBuildFailsCleanlyAtEveryAllocation, DeviceBuildTinyBudgetFailsCleanly
+//                                the same two checks for the build from a CSR already in
+//                                device memory, for the formats with a device builder (csr,
+//                                which adopts the arrays, may build within the tiny budget: then
+//                                its spmv must be right).
 // Without a GPU (or without CUDA) every case skips and says why.
 #include <gtest/gtest.h>
 
@@ -48,6 +53,7 @@
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
 #endif
 
 namespace spmat {
@@ -368,6 +374,114 @@ TEST_P(DeviceAllocationFailure, TinyBudgetFailsCleanly) {
     } catch (const std::exception& e) {
       ADD_FAILURE() << f.name << ": expected OutOfMemoryError, got " << typeid(e).name() << ": "
                     << e.what();
+    }
+  }
+  EXPECT_EQ(device_memory_usage().bytes, before.bytes) << "device bytes left allocated";
+  EXPECT_EQ(device_memory_usage().allocations, before.allocations);
+}
+
+/// A build from a CSR already in device memory (the format's device builder), for the formats
+/// that have one: uploaded before any counting, so that only the builder's allocations count.
+struct DeviceInput {
+  Csr32 a;
+  DeviceCsr<double, std::int32_t> d;
+  std::vector<double> x, want_y;
+  explicit DeviceInput(Csr32 m) : a(std::move(m)), d(cuda::upload_csr(a)) {
+    x = testing::operand_vector<double>(a.cols, 1, true);
+    want_y = reference::spmv<double, std::int32_t, double, double>(a, x);
+  }
+  /// spmv of a device-built matrix against the reference ("" when it matches).
+  std::string check(const Matrix<double>& m) const {
+    const cuda::DeviceBuffer<double> dx(x, "test x");
+    cuda::DeviceBuffer<double> dy(static_cast<std::size_t>(a.rows), "test y");
+    dy.fill_bytes(0xFF);  // NaN: every entry must be written
+    m.spmv(dx.span(), dy.span());
+    cuda::synchronize();
+    const double err = reference::relative_norm2_error<double>(dy.download(), want_y);
+    return err <= 1e-12 ? "" : "spmv of the device-built matrix: relative error " +
+                                   std::to_string(err);
+  }
+};
+
+/// The device input of TinyBudget/EveryAllocation for `f` (power-law rows, or equal rows for a
+/// format that refuses them), or nullopt with the reason when `f` has no device builder.
+std::unique_ptr<DeviceInput> device_input_for(const FormatEntry& f, std::string& why) {
+  if (!f.builds_on_device()) {
+    why = f.name + " has no device builder (it builds from a device CSR through the host)";
+    return nullptr;
+  }
+  for (const char* spec :
+       {"gen:powerlaw:2000:8:values=int:seed=5", "gen:random_k:2000:8:values=int:seed=5"}) {
+    auto in = std::make_unique<DeviceInput>(gen::generate<double, std::int32_t>(spec));
+    try {
+      (void)Matrix<double>::build(in->d.view(), f.name, options_for(f));
+      return in;
+    } catch (const UnsupportedError& e) {
+      why = f.name + " refused " + spec + ": " + e.what();
+    }
+  }
+  return nullptr;
+}
+
+TEST_P(DeviceAllocationFailure, DeviceBuildFailsCleanlyAtEveryAllocation) {
+  const FormatEntry& f = *GetParam().format;
+  std::string why;
+  const auto in = device_input_for(f, why);
+  if (!in) GTEST_SKIP() << why;
+  const DeviceMemoryUsage baseline = device_memory_usage();
+  (void)Matrix<double>::build(in->d.view(), f.name, options_for(f));
+  const std::uint64_t n = device_memory_usage().attempts - baseline.attempts;
+  ASSERT_EQ(device_memory_usage().bytes, baseline.bytes) << f.name << " leaked device memory";
+  if (n == 0) GTEST_SKIP() << f.name << " makes no device allocation in its device build";
+  std::cout << "[ INJECT   ] " << f.name << " device build: " << n << " device allocations\n";
+  for (std::uint64_t k = 0; k < n; ++k) {
+    SCOPED_TRACE(f.name + " device build: allocation " + std::to_string(k) + " of " +
+                 std::to_string(n) + " failed");
+    try {
+      ScopedDeviceAllocationFailure fail(k);
+      (void)Matrix<double>::build(in->d.view(), f.name, options_for(f));
+      if (fail.fired()) ADD_FAILURE() << "the injected failure was swallowed";
+    } catch (const OutOfMemoryError& e) {
+      EXPECT_TRUE(contains(e.what(), "injected")) << "not the injected failure: " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "expected OutOfMemoryError, got " << typeid(e).name() << ": " << e.what();
+    }
+    EXPECT_EQ(device_memory_usage().bytes, baseline.bytes) << "device bytes leaked";
+    EXPECT_EQ(device_memory_usage().allocations, baseline.allocations)
+        << "device allocations leaked";
+    const auto fresh = Matrix<double>::build(in->d.view(), f.name, options_for(f));
+    EXPECT_EQ(in->check(fresh), "") << "a fresh device build after the failure";
+    if (HasFailure()) break;
+  }
+}
+
+TEST_P(DeviceAllocationFailure, DeviceBuildTinyBudgetFailsCleanly) {
+  const FormatEntry& f = *GetParam().format;
+  std::string why;
+  const auto in = device_input_for(f, why);
+  if (!in) GTEST_SKIP() << why;
+  const DeviceMemoryUsage before = device_memory_usage();
+  const std::size_t budget = before.bytes + 1024;
+  {
+    std::optional<Matrix<double>> m;
+    std::optional<ScopedDeviceMemoryLimit> limit(std::in_place, budget);
+    try {
+      m.emplace(Matrix<double>::build(in->d.view(), f.name, options_for(f)));
+    } catch (const OutOfMemoryError& e) {
+      const std::string msg = e.what();
+      std::smatch asked;
+      ASSERT_TRUE(std::regex_search(msg, asked, std::regex("allocating ([0-9]+) bytes"))) << msg;
+      EXPECT_GT(std::stoull(asked[1].str()), 0u) << msg;
+      EXPECT_TRUE(contains(msg, "budget of " + std::to_string(budget) + " bytes")) << msg;
+      EXPECT_TRUE(std::regex_search(msg, std::regex("the device has [0-9]+ bytes.* free of")))
+          << msg;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << f.name << ": expected OutOfMemoryError, got " << typeid(e).name() << ": "
+                    << e.what();
+    }
+    if (m) {  // csr adopts the caller's arrays: its device build may fit (its plan is scalars)
+      limit.reset();  // the check's own operands need memory
+      EXPECT_EQ(in->check(*m), "") << f.name << ", built within the budget";
     }
   }
   EXPECT_EQ(device_memory_usage().bytes, before.bytes) << "device bytes left allocated";

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 //
 // For every matrix × precision × format × operation the harness
-//   1. builds the format (build + upload) and prepares the operation — timed as setup_ms
-//      (wall clock, with a device synchronize on the GPU);
+//   1. builds the format (build + upload: build_ms) and prepares the operation (prepare_ms),
+//      together setup_ms (wall clock, with a device synchronize on the GPU);
 //   2. poisons the output with NaN, runs once and compares with the fp64 reference
 //      (spmat/core/reference.hpp): max_relative_norm2, correct = error ≤ tolerance();
 //   3. runs `warmup` untimed, then `reps` timed samples (CUDA events on the default stream, a
@@ -12,7 +12,8 @@
 //   4. checks the output of the last timed run too (atomics may reorder sums run to run);
 //   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction;
 //   6. with build_from_device (CUDA): builds the format once more from the CSR uploaded to the
-//      device beforehand (untimed), timed as device_build_ms (wall clock with a synchronize),
+//      device beforehand (untimed), timed as device_build_first_ms (wall clock with a
+//      synchronize) and again up to 5 times (device_build_ms: their median, a rebuild's cost),
 //      then times update_values on that matrix with the same values from device memory
 //      (update_values_ms, CUDA events; the first, untimed, call builds any value map).
 // An error in one measurement (a format lacking an operation, out of memory, ...) becomes a
@@ -121,17 +122,21 @@ struct Result {
   int repetitions = 0;
   int calls_per_sample = 1;  ///< back-to-back calls in one timed sample (time_ms is per call)
   double setup_ms = NAN;     ///< build + prepare, planning excluded
+  /// setup_ms in its two parts: the build (with its upload on the GPU) and prepare(op) (what a
+  /// format does once per operation: cuSPARSE's buffer size and preprocess, work buffers)
+  double build_ms = NAN, prepare_ms = NAN;
   /// The build's memory at its height. Host: the process's resident memory at its height during
   /// the build and when the build began (the matrix's CSR and what the benchmark holds), so
   /// peak - before is what the build itself needed (0: unknown). Device: the most bytes the
   /// build held at once beyond what spmat held before it, transients included.
   std::uint64_t build_host_before_bytes = 0, build_host_peak_bytes = 0;
   std::size_t build_device_peak_bytes = 0;
-  /// build_from_device only: Matrix::build from the CSR already in device memory (NaN when not
-  /// measured or refused: device_build_error says why); device_builder: the format has a
-  /// device builder (else that build went through the host); update_values_ms: the median
+  /// build_from_device only: Matrix::build from the CSR already in device memory, the median of
+  /// the builds after the first (NaN when not measured or refused: device_build_error says
+  /// why); device_builder: the format has a device builder (else that build went through the host); update_values_ms: the median
   /// update_values with device values (NaN where the format cannot take new values).
   double device_build_ms = NAN;
+  double device_build_first_ms = NAN;  ///< the first build, with one-time costs (kernel loading)
   bool device_builder = false;
   std::string device_build_error;
   double update_values_ms = NAN;

@@ -82,6 +82,8 @@ Json to_json(const Result& r) {
   j.set("repetitions", r.repetitions);
   j.set("calls_per_sample", r.calls_per_sample);
   j.set("setup_ms", number_or_null(r.setup_ms));
+  j.set("build_ms", number_or_null(r.build_ms));
+  j.set("prepare_ms", number_or_null(r.prepare_ms));
   j.set("build_host_before_bytes", r.build_host_before_bytes);  // 0: not known here
   j.set("build_host_peak_bytes", r.build_host_peak_bytes);
   j.set("build_device_peak_bytes", r.build_device_peak_bytes);
@@ -95,6 +97,7 @@ Json to_json(const Result& r) {
   }
   if (!std::isnan(r.device_build_ms) || !r.device_build_error.empty()) {
     j.set("device_build_ms", number_or_null(r.device_build_ms));
+    j.set("device_build_first_ms", number_or_null(r.device_build_first_ms));
     j.set("device_builder", r.device_builder);
     j.set("update_values_ms", number_or_null(r.update_values_ms));
     if (!r.device_build_error.empty()) j.set("device_build_error", r.device_build_error);

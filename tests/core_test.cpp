@@ -1,6 +1,11 @@
 // tests/core_test.cpp — canonical types: validation, conversions, index-range checks.
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
+#include <omp.h>
+
+#include <random>
+#include <string>
+#include <utility>
 
 #include "spmat/core/csr.hpp"
 
@@ -34,6 +39,58 @@ TEST(Core, TransposeTwiceIsIdentityAndCscRoundTrips) {
   EXPECT_EQ(t.rows, 4);
   EXPECT_EQ(t.cols, 3);
   EXPECT_NO_THROW(t.validate());
+}
+
+/// A random canonical CSR with skewed rows (some empty, some long), small-integer values.
+Csr<double, int> random_csr(int rows, int cols, unsigned seed) {
+  std::mt19937 rng(seed);
+  Coo<double, int> c;
+  c.rows = rows;
+  c.cols = cols;
+  for (int r = 0; r < rows; ++r) {
+    const int len = r % 7 == 0 ? 0 : static_cast<int>(rng() % (r % 13 == 0 ? cols : 9));
+    for (int k = 0; k < len; ++k) {
+      c.row_idx.push_back(r);
+      c.col_idx.push_back(static_cast<int>(rng() % static_cast<unsigned>(cols)));
+      c.values.push_back(static_cast<double>(rng() % 5) - 2);
+    }
+  }
+  return to_csr(c);
+}
+
+TEST(Core, ConversionsAreTheSameWithAnyThreadCount) {
+  // to_csc splits the rows over threads and validate walks them in parallel: the result (and
+  // the first violation named) must not depend on how many threads there are.
+  const int saved = omp_get_max_threads();
+  for (const auto& [rows, cols] : {std::pair{500, 300}, std::pair{40, 2000}, std::pair{1, 1}}) {
+    const auto a = random_csr(rows, cols, static_cast<unsigned>(rows * 7 + cols));
+    omp_set_num_threads(1);
+    const auto csc1 = to_csc(a);
+    const auto coo1 = to_coo(a);
+    auto bad = a;
+    if (!bad.col_idx.empty()) bad.col_idx.back() = cols;  // out of range in the last row
+    std::string msg1;
+    try {
+      bad.validate();
+    } catch (const InvalidMatrixError& e) {
+      msg1 = e.what();
+    }
+    for (int threads : {2, 3, 7, 16}) {
+      omp_set_num_threads(threads);
+      EXPECT_EQ(to_csc(a), csc1) << rows << "x" << cols << ", " << threads << " threads";
+      EXPECT_EQ(to_coo(a), coo1) << threads << " threads";
+      EXPECT_EQ(transpose(transpose(a)), a) << threads << " threads";
+      EXPECT_NO_THROW(a.validate());
+      std::string msg;
+      try {
+        bad.validate();
+      } catch (const InvalidMatrixError& e) {
+        msg = e.what();
+      }
+      EXPECT_EQ(msg, msg1) << threads << " threads";
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(Core, ValidateNamesTheProblem) {

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/core/csr.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -47,6 +49,16 @@ void Csr<Value, Index>::validate(std::string_view what) const {
       invalid(what, "row_ptr[" + std::to_string(r + 1) + "] = " + std::to_string(row_ptr[r + 1]) +
                         " exceeds nnz = " + std::to_string(col_idx.size()));
   }
+  // The column walk runs in parallel; only when some row is bad does the serial walk below
+  // run, to name the first violation (the message does not depend on the thread count).
+  bool all_good = true;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(&& : all_good)
+  for (Index r = 0; r < rows; ++r)
+    for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+      const Index c = col_idx[k];
+      if (c < 0 || c >= cols || (k > row_ptr[r] && col_idx[k - 1] >= c)) all_good = false;
+    }
+  if (all_good) return;
   for (Index r = 0; r < rows; ++r) {
     for (Index k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
       const Index c = col_idx[k];
@@ -123,6 +135,7 @@ Csr<Value, Index> to_csr(const Coo<Value, Index>& a) {
 template <class Value, class Index>
 Coo<Value, Index> to_coo(const Csr<Value, Index>& a) {
   Coo<Value, Index> c{a.rows, a.cols, std::vector<Index>(a.col_idx.size()), a.col_idx, a.values};
+#pragma omp parallel for schedule(dynamic, 4096)
   for (Index r = 0; r < a.rows; ++r)
     std::fill(c.row_idx.begin() + a.row_ptr[r], c.row_idx.begin() + a.row_ptr[r + 1], r);
   return c;
@@ -138,15 +151,52 @@ Csr<Value, Index> sorted_coo_to_csr(const Coo<Value, Index>& a) {
 template <class Value, class Index>
 Csc<Value, Index> to_csc(const Csr<Value, Index>& a) {
   const std::size_t n = a.col_idx.size();
-  Csc<Value, Index> c{a.rows, a.cols, group_offsets(a.col_idx, a.cols), std::vector<Index>(n),
+  const std::size_t cols = static_cast<std::size_t>(a.cols);
+  // A parallel counting sort: thread t takes a contiguous range of rows (balanced by nonzeros),
+  // counts its columns, and scatters its entries behind those of threads < t in each column,
+  // so every column's rows come out in order, as the serial sort gives them. The per-thread
+  // counts cost threads × cols indices, kept at most about nnz.
+  const int threads = static_cast<int>(std::clamp<std::size_t>(
+      std::min<std::size_t>(static_cast<std::size_t>(omp_get_max_threads()),
+                            n / std::max<std::size_t>(cols, 1)),
+      1, 64));
+  std::vector<Index> first_row(static_cast<std::size_t>(threads) + 1, a.rows);
+  for (int t = 0; t < threads; ++t)  // the first row whose start reaches t/threads of nnz
+    first_row[t] = static_cast<Index>(
+        std::lower_bound(a.row_ptr.begin(), a.row_ptr.end() - 1,
+                         static_cast<Index>(n * static_cast<std::size_t>(t) / threads)) -
+        a.row_ptr.begin());
+  std::vector<Index> next(static_cast<std::size_t>(threads) * (cols + 1), 0);
+  Csc<Value, Index> c{a.rows, a.cols, std::vector<Index>(cols + 1, 0), std::vector<Index>(n),
                       std::vector<Value>(n)};
-  std::vector<Index> next(c.col_ptr.begin(), c.col_ptr.end() - 1);
-  for (Index r = 0; r < a.rows; ++r)
-    for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      const Index dst = next[a.col_idx[k]]++;
-      c.row_idx[dst] = r;  // rows visited in order, so each column's rows come out sorted
-      c.values[dst] = a.values[k];
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    Index* mine = next.data() + static_cast<std::size_t>(t) * (cols + 1);
+    for (Index k = a.row_ptr[first_row[t]]; k < a.row_ptr[first_row[t + 1]]; ++k)
+      ++mine[a.col_idx[k]];
+#pragma omp barrier
+#pragma omp single
+    {  // column starts, and each thread's start within each column
+      Index at = 0;
+      for (std::size_t j = 0; j < cols; ++j) {
+        c.col_ptr[j] = at;
+        for (int u = 0; u < threads; ++u) {
+          Index& slot = next[static_cast<std::size_t>(u) * (cols + 1) + j];
+          const Index count = slot;
+          slot = at;
+          at += count;
+        }
+      }
+      c.col_ptr[cols] = at;
     }
+    for (Index r = first_row[t]; r < first_row[t + 1]; ++r)
+      for (Index k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+        const Index dst = mine[a.col_idx[k]]++;
+        c.row_idx[dst] = r;
+        c.values[dst] = a.values[k];
+      }
+  }
   return c;
 }
 

@@ -28,6 +28,7 @@
 // purpose (an entry that fixes a GPU kernel with its preset). The conformance suite checks the
 // result against behaviour both ways.
 #pragma once
+#include <chrono>
 #include <concepts>
 #include <memory>
 #include <optional>
@@ -244,6 +245,18 @@ inline BackendCaps backend_caps(std::optional<BackendOps> ops, const DeclaredBac
           .deterministic_spmv_t = declared.deterministic_spmv_t};
 }
 
+/// `upload()` (which makes a CUDA matrix from host data) with its wall-clock time recorded in
+/// the matrix (MatrixImpl::upload_ms). Host-to-device copies from pageable memory are complete
+/// when they return, so no synchronization is added.
+template <class Upload>
+auto timed_upload(Upload&& upload) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = upload();
+  m->set_upload_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return m;
+}
+
 template <template <class, class> class Fmt, class Value, class Index>
 Factory<Value, Index> make_factory(FormatOptions preset) {
   return [preset](const Csr<Value, Index>& a, const FormatOptions& user,
@@ -255,13 +268,15 @@ Factory<Value, Index> make_factory(FormatOptions preset) {
     if constexpr (kCudaCompiled && requires {
                     build_cuda_from_host(std::type_identity<Fmt<Value, Index>>{}, a, opts);
                   }) {
-      if (backend == Backend::cuda)
-        return build_cuda_from_host(std::type_identity<Fmt<Value, Index>>{}, a, opts);
+      if (backend == Backend::cuda)  // all of it counts as the upload (its plan included)
+        return timed_upload([&] {
+          return build_cuda_from_host(std::type_identity<Fmt<Value, Index>>{}, a, opts);
+        });
     }
     Fmt<Value, Index> host = Fmt<Value, Index>::build(a, opts);
     if (backend == Backend::cpu) return std::make_unique<HostImpl<Fmt<Value, Index>>>(std::move(host));
     if constexpr (kCudaCompiled && HasCudaBackend<Fmt<Value, Index>>)
-      return make_cuda_impl(std::move(host));
+      return timed_upload([&] { return make_cuda_impl(std::move(host)); });
     else
       throw UnsupportedError("this format has no CUDA backend in this build");
   };

@@ -47,6 +47,11 @@ class MatrixImpl {
   virtual Csr<Value, std::int64_t> to_csr() const = 0;
   /// The plan this matrix follows ("auto" and "tune" formats); null for a named format.
   virtual const FormatPlan* plan() const { return nullptr; }
+  /// Wall-clock milliseconds the build spent copying its storage from the host to the device
+  /// (a CUDA matrix built from a host CSR; 0 otherwise), which the benchmark reports apart
+  /// from the build. Set by the registry's factory.
+  double upload_ms() const { return upload_ms_; }
+  void set_upload_ms(double ms) { upload_ms_ = ms; }
 
   /// One-time per-operation setup (analysis, work buffers); the benchmark times it as setup.
   /// Operations called without it prepare lazily.
@@ -84,6 +89,9 @@ class MatrixImpl {
   virtual std::vector<StoredArray> stored_arrays() const {
     throw UnsupportedError("stored_arrays is not implemented by this format");
   }
+
+ private:
+  double upload_ms_ = 0;
 };
 
 }  // namespace spmat

@@ -53,7 +53,7 @@ BenchConfig tiny_config() {
 void mask(Json& j) {
   static const std::set<std::string> masked = {
       "time_ms",       "time_min_ms",  "time_max_ms",  "setup_ms",
-      "build_ms",      "prepare_ms",   "gbs",          "csr_equiv_gbs",
+      "build_ms",      "prepare_ms",   "upload_ms",    "gbs",          "csr_equiv_gbs",
       "gflops",        "bw_fraction",  "speedup_vs_cusparse", "date",
       "commit",        "device",       "spmat_version", "build_host_before_bytes",
       "build_host_peak_bytes"};

@@ -304,6 +304,7 @@ void measure_vector_op(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>
                        double build_ms, const OpConfig& oc, Result& r) {
   const Backend b = ctx.cfg.backend;
   r.build_ms = build_ms;
+  if (!A.plan()) r.upload_ms = detail::impl_of(A).upload_ms();
   r.prepare_ms = wall_ms([&] {
     A.prepare(oc.op, oc.k, oc.layout);
     device_sync(b);
@@ -363,6 +364,7 @@ void measure_add(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>& A, d
   if (mode == "t_flag") b_opts.set("transposed", "1");
   std::optional<Matrix<V>> B;
   r.build_ms = build_ms;
+  if (!A.plan()) r.upload_ms = detail::impl_of(A).upload_ms();
   r.prepare_ms = wall_ms([&] {  // the second operand's build counts as preparing the sum
     B.emplace(Matrix<V>::build(b_csr, f.name, b, b_opts));
     A.prepare(Op::add);

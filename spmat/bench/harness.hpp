@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 //
 // For every matrix × precision × format × operation the harness
-//   1. builds the format (build + upload: build_ms) and prepares the operation (prepare_ms),
-//      together setup_ms (wall clock, with a device synchronize on the GPU);
+//   1. builds the format (build_ms, of which upload_ms copied it to the GPU) and prepares the
+//      operation (prepare_ms), together setup_ms (wall clock, with a device synchronize);
 //   2. poisons the output with NaN, runs once and compares with the fp64 reference
 //      (spmat/core/reference.hpp): max_relative_norm2, correct = error ≤ tolerance();
 //   3. runs `warmup` untimed, then `reps` timed samples (CUDA events on the default stream, a
@@ -123,8 +123,10 @@ struct Result {
   int calls_per_sample = 1;  ///< back-to-back calls in one timed sample (time_ms is per call)
   double setup_ms = NAN;     ///< build + prepare, planning excluded
   /// setup_ms in its two parts: the build (with its upload on the GPU) and prepare(op) (what a
-  /// format does once per operation: cuSPARSE's buffer size and preprocess, work buffers)
-  double build_ms = NAN, prepare_ms = NAN;
+  /// format does once per operation: cuSPARSE's buffer size and preprocess, work buffers);
+  /// upload_ms: the part of build_ms that copied the storage to the device (0 on the CPU;
+  /// NaN for "auto" and "tune", whose candidates' uploads are not told apart)
+  double build_ms = NAN, prepare_ms = NAN, upload_ms = NAN;
   /// The build's memory at its height. Host: the process's resident memory at its height during
   /// the build and when the build began (the matrix's CSR and what the benchmark holds), so
   /// peak - before is what the build itself needed (0: unknown). Device: the most bytes the

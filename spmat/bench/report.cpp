@@ -84,6 +84,7 @@ Json to_json(const Result& r) {
   j.set("setup_ms", number_or_null(r.setup_ms));
   j.set("build_ms", number_or_null(r.build_ms));
   j.set("prepare_ms", number_or_null(r.prepare_ms));
+  j.set("upload_ms", number_or_null(r.upload_ms));
   j.set("build_host_before_bytes", r.build_host_before_bytes);  // 0: not known here
   j.set("build_host_peak_bytes", r.build_host_peak_bytes);
   j.set("build_device_peak_bytes", r.build_device_peak_bytes);

@@ -95,14 +95,6 @@ std::int64_t encode_chunk(const Csr<Value, Index>& a, const Lut<Value>& lut, std
   return pos;
 }
 
-/// Smallest width in {1,2,4,8} bytes holding v >= 0, as log2.
-int width_log2(std::uint64_t v) {
-  if (v <= 0xFF) return 0;
-  if (v <= 0xFFFF) return 1;
-  if (v <= 0xFFFFFFFFull) return 2;
-  return 3;
-}
-
 void put_uint(std::uint8_t* p, int w, std::uint64_t v) {
   switch (w) {
     case 1: *p = static_cast<std::uint8_t>(v); break;
@@ -235,9 +227,8 @@ BccooGpu<Value, Index> BccooGpu<Value, Index>::build(const Csr<Value, Index>& a,
     }
     s.row[h] = static_cast<Index>(r0);
     s.column[h] = static_cast<Index>(cmin);
-    s.format[h] = static_cast<std::uint8_t>(
-        (all_lut ? 1 : 0) | bccoo::width_log2(static_cast<std::uint64_t>(cmax - cmin)) << 1 |
-        bccoo::width_log2(static_cast<std::uint64_t>(r1 - r0)) << 3);
+    s.format[h] = bccoo::chunk_format(all_lut, static_cast<std::uint64_t>(cmax - cmin),
+                                      static_cast<std::uint64_t>(r1 - r0));
     s.offset[h + 1] = bccoo::gpu_chunk(s.format[h], p1 - p0, sizeof(Value)).bytes;
   }
   for (std::int64_t h = 0; h < nb; ++h) s.offset[h + 1] += s.offset[h];

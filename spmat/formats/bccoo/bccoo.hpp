@@ -110,6 +110,21 @@ SPMAT_BCCOO_HD GpuChunk gpu_chunk(std::uint8_t fmt, std::int64_t len, int value_
   g.bytes = g.val_at + pad8(g.wv * len);
   return g;
 }
+/// Smallest width in {1,2,4,8} bytes holding v >= 0, as log2.
+SPMAT_BCCOO_HD int width_log2(std::uint64_t v) {
+  if (v <= 0xFF) return 0;
+  if (v <= 0xFFFF) return 1;
+  if (v <= 0xFFFFFFFFull) return 2;
+  return 3;
+}
+/// Format byte of a bccoo-gpu chunk whose values are all in the table (all_lut), whose columns
+/// span col_span (largest − smallest) and whose rows span row_span (last − first): the host and
+/// the device builder both decide with it.
+SPMAT_BCCOO_HD std::uint8_t chunk_format(bool all_lut, std::uint64_t col_span,
+                                         std::uint64_t row_span) {
+  return static_cast<std::uint8_t>((all_lut ? 1 : 0) | width_log2(col_span) << 1 |
+                                   width_log2(row_span) << 3);
+}
 /// Little-endian unsigned of w ∈ {1,2,4,8} bytes at p (host: memcpy).
 inline std::uint64_t load_uint(const std::uint8_t* p, int w) {
   switch (w) {
@@ -137,10 +152,16 @@ inline constexpr std::int64_t kStreamMaxChunk = 512 * kStreamPerThread;
 /// but all use the table). No chunks: stream.
 /// Example: formats {0x04, 0x04, 0x02} (two raw chunks with w_c = 4) → block; {0x05, 0x05, 0x04}
 /// (two of them use the table) → stream.
+/// The rule from the count of such chunks (the device builder counts them on the GPU).
+inline BccooGpuKernel auto_kernel(std::uint64_t wide_raw_chunks, std::uint64_t chunks) {
+  return 2 * wide_raw_chunks > chunks ? BccooGpuKernel::block : BccooGpuKernel::stream;
+}
+/// A raw chunk (no value table) with column offsets of 4 or 8 bytes: what auto_kernel counts.
+SPMAT_BCCOO_HD bool wide_raw(std::uint8_t f) { return (f & 1) == 0 && ((f >> 1) & 3) >= 2; }
 inline BccooGpuKernel auto_kernel(const std::vector<std::uint8_t>& format) {
-  std::size_t wide_raw = 0;
-  for (std::uint8_t f : format) wide_raw += ((f & 1) == 0 && ((f >> 1) & 3) >= 2) ? 1 : 0;
-  return 2 * wide_raw > format.size() ? BccooGpuKernel::block : BccooGpuKernel::stream;
+  std::uint64_t n = 0;
+  for (std::uint8_t f : format) n += wide_raw(f) ? 1 : 0;
+  return auto_kernel(n, format.size());
 }
 }  // namespace bccoo
 
@@ -265,5 +286,14 @@ std::size_t traffic_bytes(const Bccoo<Value, Index>& s, Op op, std::int64_t k) {
 // static schedule, first/last-row partials combined in chunk order; spmv_t by scatter_reduce.
 SPMAT_DECLARE_CPU_KERNELS(Bccoo);
 SPMAT_FORMAT_FUNCTIONS(BccooGpu);
+
+/// The same device storage as BccooGpu::build followed by the upload, built on the GPU from a
+/// validated device CSR (bccoo_device_build.cu). No update_values: a chunk's value encoding
+/// (table index or raw) and the table itself depend on the values, so new values are a new
+/// layout (rebuild).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<BccooGpu<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -7,8 +7,8 @@
 //
 // Common contract: row/column/format: nb, offset: nb+1 (int64), data: offset[nb] bytes, lut: 256
 // values, x: cols (spmv) or rows (spmv_t), y: rows (spmv) or cols (spmv_t); all device memory
-// (matrix arrays, the stream and block kernels' chunk descriptors (32 B per chunk, derived at
-// upload) and scratch allocated by upload, x and y by the caller).
+// (matrix arrays, the stream and block kernels' chunk descriptors (32 B per chunk, derived on
+// the device by BccooGpuDevice::finish) and scratch allocated by finish, x and y by the caller).
 // beta == 0 never reads y (NaN poison never leaks). Canonical input: no duplicates; explicit
 // zeros multiplied (0·Inf = NaN propagates); empty rows get beta·y. Offsets, rows and columns
 // are 64-bit inside the kernels. No launch of the chunk kernels when nb == 0 (y = beta·y only).
@@ -59,7 +59,7 @@
 #include "spmat/cuda/buffer.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/bccoo/bccoo.hpp"
+#include "spmat/formats/bccoo/bccoo_device.hpp"
 
 namespace spmat {
 
@@ -90,96 +90,9 @@ inline int stream_threads(std::int64_t chunk) {
 }
 }  // namespace bccoo_gpu
 
-/// Per-chunk descriptor of the stream and block kernels, derived from offset/row/column/format at
-/// upload (32 B per chunk, two 16-byte loads): without them, about 100 of the ~650 warp
-/// instructions per chunk went to 64-bit header and sub-array layout arithmetic (ncu,
-/// gen:lap2d:2000).
-/// Device-only; the format's arrays are unchanged.
-struct alignas(16) BccooChunkDesc {
-  std::int64_t begin;                   ///< byte position of the chunk in data
-  std::uint32_t r0, c0;                 ///< first row, smallest column (fits_local32)
-  std::uint32_t col_at, val_at, bytes;  ///< sub-array positions from begin; chunk bytes
-  std::uint16_t len;                    ///< entries (<= kStreamMaxChunk)
-  std::uint8_t wr, wc_lut;              ///< row-offset bytes; column-offset bytes | 0x80 (LUT)
-};
-static_assert(sizeof(BccooChunkDesc) == 32, "two 16-byte loads");
-
 /// Grid of the persistent stream kernel for nb chunks (defined after the kernel).
 template <class Value, class Index>
 unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t blocks);
-
-template <class Value, class Index>
-struct BccooGpuDevice {
-  std::int64_t rows = 0, cols = 0, nnz = 0, chunk = 1024, nb = 0;
-  int lut_used = 0;
-  /// SpMV kernel: stream (persistent), block (one block per chunk) or atomic; chunk >
-  /// bccoo::kStreamMaxChunk (or more chunks than a grid holds, for block) uses atomic.
-  BccooGpuKernel kernel = BccooGpuKernel::stream;
-  unsigned stream_grid = 0;  ///< blocks of the persistent stream kernel (set by upload)
-  int prefetch = 1;          ///< stream kernel: L2 prefetch distance in chunks per block (0–2)
-  cuda::DeviceBuffer<Value> lut;
-  cuda::DeviceBuffer<Index> row, column;
-  cuda::DeviceBuffer<std::uint8_t> format;
-  cuda::DeviceBuffer<std::int64_t> offset;
-  cuda::DeviceBuffer<std::uint8_t> data;
-  cuda::DeviceBuffer<BccooChunkDesc> desc;  ///< stream and block kernels only
-  // Scratch of the stream kernel, nb each: the chunk's first-row partial (when the chunk holds
-  // more than one row), its last-row partial and its last row. Written by every spmv.
-  mutable cuda::DeviceBuffer<Value> head, tail;
-  mutable cuda::DeviceBuffer<std::int64_t> tail_row;
-
-  /// Every device byte held, the stream kernel's scratch included (spmat/cuda/device_impl.hpp).
-  std::size_t storage_bytes() const {
-    return lut.bytes() + row.bytes() + column.bytes() + format.bytes() + offset.bytes() +
-           data.bytes() + desc.bytes() + head.bytes() + tail.bytes() + tail_row.bytes();
-  }
-
-  static BccooGpuDevice upload(const BccooGpu<Value, Index>& s) {
-    BccooGpuDevice d;
-    cuda::copy_shape(d, s);
-    d.chunk = s.chunk;
-    d.nb = s.chunks();
-    d.lut_used = s.lut_used;
-    d.kernel = s.kernel;
-    d.prefetch = static_cast<int>(s.prefetch);
-    if (s.chunk > bccoo::kStreamMaxChunk ||
-        (s.kernel == BccooGpuKernel::block && d.nb > 0x7fffffff) ||  // one block per chunk: grid.x
-        !bccoo_gpu::fits_local32(s.rows, s.cols))
-      d.kernel = BccooGpuKernel::atomic;
-    cuda::upload_arrays(
-        "bccoo-gpu",
-        std::tuple{cuda::Field{"value table", d.lut}, cuda::Field{"chunk rows", d.row},
-                   cuda::Field{"chunk columns", d.column}, cuda::Field{"chunk formats", d.format},
-                   cuda::Field{"chunk offsets", d.offset}, cuda::Field{"chunk data", d.data}},
-        std::tie(s.lut, s.row, s.column, s.format, s.offset, s.data));
-    if (d.kernel == BccooGpuKernel::stream && d.nb > 0)
-      d.stream_grid = stream_grid_for<Value, Index>(d.nb, d.chunk, s.blocks);
-    if (d.kernel != BccooGpuKernel::atomic && d.nb > 0) {
-      const auto nb = static_cast<std::size_t>(d.nb);
-      std::vector<BccooChunkDesc> desc(nb);
-      for (std::size_t h = 0; h < nb; ++h) {
-        const auto hh = static_cast<std::int64_t>(h);
-        const std::int64_t len = s.chunk_len(hh);
-        const bccoo::GpuChunk g = bccoo::gpu_chunk(s.format[h], len, sizeof(Value));
-        desc[h] = {s.offset[h],
-                   static_cast<std::uint32_t>(s.row[h]),
-                   static_cast<std::uint32_t>(s.column[h]),
-                   static_cast<std::uint32_t>(g.col_at),
-                   static_cast<std::uint32_t>(g.val_at),
-                   static_cast<std::uint32_t>(g.bytes),
-                   static_cast<std::uint16_t>(len),
-                   static_cast<std::uint8_t>(g.wr),
-                   static_cast<std::uint8_t>(g.wc | (g.lut ? 0x80 : 0))};
-      }
-      d.desc = cuda::DeviceBuffer<BccooChunkDesc>(desc, "bccoo-gpu chunk descriptors");
-      d.head = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk head partials");
-      d.head.fill_bytes(0);  // the fix-up loads head[h] unconditionally (one-row chunks skip it)
-      d.tail = cuda::DeviceBuffer<Value>(nb, "bccoo-gpu chunk tail partials");
-      d.tail_row = cuda::DeviceBuffer<std::int64_t>(nb, "bccoo-gpu chunk last rows");
-    }
-    return d;
-  }
-};
 
 namespace {
 
@@ -820,7 +733,7 @@ void atomic_product(const BccooGpuDevice<Value, Index>& d, const Value* x, Value
   cuda::scale_async(y, Transposed ? d.cols : d.rows, beta);
   if (d.nb == 0) return;
   bccoo_gpu_atomic_kernel<Transposed><<<chunk_grid(d.nb), bccoo_gpu::kBlock, 0, cuda::stream()>>>(
-      d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.format.data(), d.offset.data(),
+      d.nb, d.nnz, d.chunk, d.row.data(), d.column.data(), d.formats.data(), d.offset.data(),
       d.data.data(), d.lut.data(), x, y, alpha);
   cuda::check(cudaGetLastError(),
               Transposed ? "launch of bccoo_gpu_spmv_t_kernel" : "launch of bccoo_gpu_spmv_kernel",
@@ -845,6 +758,50 @@ unsigned stream_grid_for(std::int64_t nb, std::int64_t chunk, std::int64_t block
     g = static_cast<std::int64_t>(per_sm > 0 ? per_sm : 1) * cuda::sm_count();
   }
   return static_cast<unsigned>(g < nb ? g : nb);
+}
+
+/// desc[h] from chunk h's offset, first row, smallest column and format (one thread per chunk).
+template <class Index>
+__global__ void bccoo_gpu_desc_kernel(std::int64_t nb, std::int64_t nnz, std::int64_t chunk,
+                                      int value_bytes, const Index* __restrict__ row,
+                                      const Index* __restrict__ column,
+                                      const std::uint8_t* __restrict__ format,
+                                      const std::int64_t* __restrict__ offset,
+                                      BccooChunkDesc* __restrict__ desc) {
+  for (std::int64_t h = cuda::global_thread_id(); h < nb; h += cuda::grid_thread_count()) {
+    const std::int64_t len = min(chunk, nnz - h * chunk);
+    const bccoo::GpuChunk g = bccoo::gpu_chunk(format[h], len, value_bytes);
+    desc[h] = {offset[h],
+               static_cast<std::uint32_t>(row[h]),
+               static_cast<std::uint32_t>(column[h]),
+               static_cast<std::uint32_t>(g.col_at),
+               static_cast<std::uint32_t>(g.val_at),
+               static_cast<std::uint32_t>(g.bytes),
+               static_cast<std::uint16_t>(len),
+               static_cast<std::uint8_t>(g.wr),
+               static_cast<std::uint8_t>(g.wc | (g.lut ? 0x80 : 0))};
+  }
+}
+
+template <class Value, class Index>
+void BccooGpuDevice<Value, Index>::finish() {
+  if (chunk > bccoo::kStreamMaxChunk ||
+      (kernel == BccooGpuKernel::block && nb > 0x7fffffff) ||  // one block per chunk: grid.x
+      !bccoo_gpu::fits_local32(rows, cols))
+    kernel = BccooGpuKernel::atomic;
+  if (kernel == BccooGpuKernel::stream && nb > 0)
+    stream_grid = stream_grid_for<Value, Index>(nb, chunk, blocks);
+  if (kernel == BccooGpuKernel::atomic || nb == 0) return;
+  const auto n = static_cast<std::size_t>(nb);
+  desc = cuda::DeviceBuffer<BccooChunkDesc>(n, "bccoo-gpu chunk descriptors");
+  cuda::launch_grid_for("bccoo_gpu_desc_kernel", bccoo_gpu_desc_kernel<Index>, nb, 256, nb, nnz,
+                        chunk, static_cast<int>(sizeof(Value)), row.data(), column.data(),
+                        formats.data(), offset.data(), desc.data());
+  head = cuda::DeviceBuffer<Value>(n, "bccoo-gpu chunk head partials");
+  head.fill_bytes(0);  // the fix-up loads head[h] unconditionally (one-row chunks skip it)
+  tail = cuda::DeviceBuffer<Value>(n, "bccoo-gpu chunk tail partials");
+  tail_row = cuda::DeviceBuffer<std::int64_t>(n, "bccoo-gpu chunk last rows");
+  cuda::synchronize_stream();
 }
 
 /// y = alpha*A*x + beta*y. Example: the 4×4 matrix of bccoo.hpp with x = {1,1,1,1}, alpha = 1,
@@ -890,5 +847,9 @@ void spmv_t(const BccooGpuDevice<Value, Index>& d, const Value* x, Value* y, Val
 }
 
 SPMAT_DEFINE_CUDA_IMPL(BccooGpu, BccooGpuDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(BccooGpu, BccooGpuDevice)
+#define SPMAT_INSTANTIATE(V, I) template void BccooGpuDevice<V, I>::finish();
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
 
 }  // namespace spmat

@@ -29,6 +29,9 @@
 #include "spmat/matrix.hpp"
 #include "tests/support/device_ops.hpp"
 #include "tests/support/test_support.hpp"
+#if SPMAT_WITH_CUDA
+#include "spmat/cuda/device_csr.hpp"
+#endif
 
 namespace spmat {
 namespace {
@@ -482,6 +485,109 @@ TEST(BccooGpuCuda, KernelsMatchReferenceFp64Int32) { check_gpu<double, std::int3
 TEST(BccooGpuCuda, KernelsMatchReferenceFp64Int64) { check_gpu<double, std::int64_t>(); }
 TEST(BccooGpuCuda, KernelsMatchReferenceFp32Int32) { check_gpu<float, std::int32_t>(); }
 TEST(BccooGpuCuda, KernelsMatchReferenceFp32Int64) { check_gpu<float, std::int64_t>(); }
+
+#if SPMAT_WITH_CUDA
+
+/// 300 distinct values with counts 1..3 (equal counts across the 256-entry cut: the tie rule
+/// decides which are in the table), +0 and −0 (distinct bit patterns), a long row.
+template <class Value, class Index>
+Csr<Value, Index> ties_matrix(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Coo<Value, Index> c;
+  c.rows = 700;
+  c.cols = 900;
+  std::vector<Value> pool;
+  for (int k = 0; k < 300; ++k)
+    for (int n = 0; n < 1 + k % 3; ++n) pool.push_back(Value(k - 150) * Value(0.125));
+  pool.push_back(Value(0));
+  pool.push_back(-Value(0));
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::size_t next = 0;
+  for (std::int64_t r = 0; r < c.rows && next < pool.size(); ++r) {
+    const std::int64_t n = r == 300 ? 400 : r % 4 == 1 ? 0 : 1;
+    for (std::int64_t k = 0; k < n && next < pool.size(); ++k) {
+      c.row_idx.push_back(static_cast<Index>(r));
+      c.col_idx.push_back(static_cast<Index>((k * 2 + r) % c.cols));
+      c.values.push_back(pool[next++]);
+    }
+  }
+  return to_csr(c);
+}
+
+/// bccoo-gpu built from a device CSR holds the arrays and kernel plan of the host build + upload
+/// byte for byte, the same device bytes, the same CSR, the same (deterministic) products, and
+/// refuses update_values naming the format.
+template <class Value, class Index>
+void expect_device_build_equals_host(const Csr<Value, Index>& a, const FormatOptions& o) {
+  const auto host = Matrix<Value>::build(a, "bccoo-gpu", Backend::cuda, o);
+  auto dev = Matrix<Value>::build(cuda::upload_csr(a), "bccoo-gpu", o);
+  const auto hs = detail::impl_of(host).stored_arrays();
+  const auto ds = detail::impl_of(dev).stored_arrays();
+  ASSERT_EQ(hs.size(), ds.size());
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    EXPECT_EQ(hs[i].name, ds[i].name);
+    EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+  }
+  EXPECT_EQ(host.storage_bytes(), dev.storage_bytes());
+  EXPECT_EQ(host.traffic_bytes(Op::spmv), dev.traffic_bytes(Op::spmv));
+  EXPECT_TRUE(bit_equal(dev.to_csr(), convert<Value, std::int64_t>(a)));
+  const auto x = testing::random_vector<Value>(a.cols, 17);
+  const auto yh = testing::apply_spmv(host, Op::spmv, x), yd = testing::apply_spmv(dev, Op::spmv, x);
+  ASSERT_EQ(yh.size(), yd.size());
+  const auto opts = parse_options<BccooGpuOptions>(o);
+  if (opts.chunk <= bccoo::kStreamMaxChunk && opts.kernel != BccooGpuKernel::atomic) {
+    EXPECT_EQ(std::memcmp(yh.data(), yd.data(), yh.size() * sizeof(Value)), 0);  // deterministic
+  }
+  try {
+    dev.update_values(std::span<const Value>(a.values), Memory::host);
+    ADD_FAILURE() << "update_values accepted";
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bccoo-gpu'"), std::string::npos) << e.what();
+  }
+}
+
+template <class Value, class Index>
+void check_device_build() {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Csr<Value, Index> empty;
+  empty.rows = 33;
+  empty.cols = 65;
+  empty.row_ptr.assign(34, 0);
+  const std::vector<std::pair<std::string, Csr<Value, Index>>> matrices = {
+      {"example", example<Value, Index>()},
+      {"empty", empty},
+      {"random_matrix", random_matrix<Value, Index>(5003, 4099, seed)},
+      {"table_matrix", table_matrix<Value, Index>(20011, 30000, seed)},
+      {"powerlaw_like_matrix", powerlaw_like_matrix<Value, Index>(seed)},
+      {"sparse_rows_matrix", sparse_rows_matrix<Value, Index>(13, seed)},
+      {"ties_matrix", ties_matrix<Value, Index>(seed)}};
+  const std::vector<FormatOptions> options = {
+      {},
+      chunk(1),
+      chunk(7),
+      chunk(100),
+      chunk(4096),
+      chunk(5000),  // > kStreamMaxChunk: atomic
+      chunk(std::int64_t{1} << 40),
+      FormatOptions().set("kernel", "stream"),
+      FormatOptions().set("kernel", "block"),
+      FormatOptions().set("kernel", "atomic"),
+      FormatOptions().set("blocks", "3").set("prefetch", "2")};
+  for (const auto& [name, a] : matrices)
+    for (const auto& o : options) {
+      SCOPED_TRACE(name + " " + o.to_string());
+      expect_device_build_equals_host(a, o);
+    }
+}
+
+TEST(BccooGpuCuda, DeviceBuildEqualsHostBuildFp64Int32) { check_device_build<double, std::int32_t>(); }
+TEST(BccooGpuCuda, DeviceBuildEqualsHostBuildFp64Int64) { check_device_build<double, std::int64_t>(); }
+TEST(BccooGpuCuda, DeviceBuildEqualsHostBuildFp32Int32) { check_device_build<float, std::int32_t>(); }
+TEST(BccooGpuCuda, DeviceBuildEqualsHostBuildFp32Int64) { check_device_build<float, std::int64_t>(); }
+
+#endif  // SPMAT_WITH_CUDA
 
 TEST(BccooGpu, KernelOptionIsValidated) {
   using G = BccooGpu<double, std::int32_t>;

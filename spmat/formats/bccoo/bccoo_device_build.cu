@@ -1,0 +1,386 @@
+// spmat/formats/bccoo/bccoo_device_build.cu — bccoo-gpu built on the GPU from a device CSR.
+// SPDX-License-Identifier: MIT
+//
+// The host builder's steps (BccooGpu::build, bccoo.cpp), each a device pass:
+//   1. the value table: the values' bit patterns sorted (CUB radix sort), counted per distinct
+//      pattern (CUB reduce-by-key; the number of distinct patterns downloaded), the patterns
+//      stably sorted by decreasing count (CUB radix sort: equal counts keep the ascending
+//      pattern order, the host's tie rule), the first min(256, distinct) of them make the table,
+//      unused slots +0; a 256-thread kernel also sorts them by pattern for the lookups;
+//   2. per chunk, one warp: first and last row (searches in row_ptr), smallest and largest
+//      column, whether every value is in the table → format byte (bccoo::chunk_format, the
+//      host's rule), chunk bytes, and a count of the raw chunks with wide column offsets;
+//   3. offsets: a CUB scan of the chunk bytes; their total and the wide-raw count downloaded
+//      (two scalars), the kernel chosen by the host's rule (bccoo::auto_kernel) unless given;
+//   4. encoding, one thread per 8 entries of a chunk (the stream kernel's slices): the thread
+//      packs its row offsets, column offsets and table indices or raw values into the aligned
+//      8-byte words its slices occupy and writes each word whole, padding bytes (zero)
+//      included, so the data array needs no clearing;
+//   5. BccooGpuDevice::finish, shared with the upload: kernel fallback, persistent grid, chunk
+//      descriptors, scratch.
+// The arrays and the plan equal upload(BccooGpu::build(csr)) byte for byte. Every option
+// (chunk, kernel, blocks, prefetch) is built on the device: no host fallback.
+// Cost: two radix sorts of nnz patterns (the second over the distinct ones only, on the bits a
+// count needs) dominate when the values are mostly distinct; the rest is about three passes
+// over the CSR arrays and one over the data. Chunks are scanned one warp each: a very large
+// `chunk` option (far above the default 1,024) leaves few warps for step 2.
+// No update_values: the value encoding of a chunk depends on its values (bccoo.hpp).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/constant_iterator.h>
+
+#include <bit>
+#include <cstdint>
+#include <cuda/std/functional>
+
+#include "spmat/cuda/device_builder.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/bccoo/bccoo_device.hpp"
+#include "spmat/formats/ell/ell_device_build.cuh"
+
+namespace spmat {
+
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kE = bccoo::kStreamPerThread;  // entries per thread of the encoding
+
+/// The row holding entry q (row_ptr[r] <= q < row_ptr[r+1]), searched from row lo on
+/// (row_ptr[lo] <= q, q < nnz): steps doubling from lo, then a binary search, so that the next
+/// row costs two loads and a run of k empty rows O(log k).
+template <class Index>
+__device__ std::int64_t row_of(const Index* __restrict__ row_ptr, std::int64_t rows,
+                               std::int64_t lo, std::int64_t q) {
+  std::int64_t hi = lo + 1, step = 1;
+  while (hi < rows && static_cast<std::int64_t>(row_ptr[hi]) <= q) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > rows) hi = rows;  // row_ptr[rows] = nnz > q
+  while (hi - lo > 1) {      // row_ptr[lo] <= q < row_ptr[hi]
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<std::int64_t>(row_ptr[mid]) <= q)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// The position of pattern v among the n sorted table patterns (a lower bound), or -1.
+template <class B>
+__device__ __forceinline__ int table_position(const B* s_bits, int n, B v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (s_bits[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && s_bits[lo] == v ? lo : -1;
+}
+
+/// The sorted table patterns (and their indices) copied to shared memory by the whole block.
+template <class B>
+__device__ __forceinline__ void load_table(const B* bits, const std::uint8_t* index, int n,
+                                           B* s_bits, std::uint8_t* s_index) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    s_bits[i] = bits[i];
+    if (s_index) s_index[i] = index[i];
+  }
+  __syncthreads();
+}
+
+/// The value table from the n most frequent patterns `top` (table order): lut[i] = top[i] for
+/// i < n, else +0 (written as bit patterns), and the lookup form, the n patterns sorted with
+/// their table index. One block of kLutSize threads; thread i ranks pattern i (all distinct).
+template <class B>
+__global__ void __launch_bounds__(bccoo::kLutSize)
+    table_kernel(const B* __restrict__ top, int n, B* __restrict__ lut_bits,
+                 B* __restrict__ sorted_bits, std::uint8_t* __restrict__ sorted_index) {
+  __shared__ B s[bccoo::kLutSize];
+  const int i = static_cast<int>(threadIdx.x);
+  const B mine = i < n ? top[i] : B(0);
+  s[i] = mine;
+  __syncthreads();
+  lut_bits[i] = mine;
+  if (i < n) {
+    int rank = 0;
+    for (int j = 0; j < n; ++j) rank += s[j] < mine ? 1 : 0;
+    sorted_bits[rank] = mine;
+    sorted_index[rank] = static_cast<std::uint8_t>(i);
+  }
+}
+
+/// One warp per chunk h: row[h] (its first entry's row), column[h] (its smallest column),
+/// format[h] (bccoo::chunk_format), bytes[h] (its size in data) and, for a raw chunk with wide
+/// column offsets, one count in *wide_raw (an integer sum: the order does not matter).
+template <class Value, class Index>
+__global__ void __launch_bounds__(kBlock)
+    chunk_stats_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                       const bccoo::Bits<Value>* __restrict__ vals, std::int64_t rows,
+                       std::int64_t nnz, std::int64_t chunk, std::int64_t nb,
+                       const bccoo::Bits<Value>* __restrict__ table_bits, int table_n,
+                       Index* __restrict__ row, Index* __restrict__ column,
+                       std::uint8_t* __restrict__ format, std::int64_t* __restrict__ bytes,
+                       unsigned long long* __restrict__ wide_raw) {
+  using B = bccoo::Bits<Value>;
+  __shared__ B s_bits[bccoo::kLutSize];
+  load_table<B>(table_bits, nullptr, table_n, s_bits, nullptr);
+  const int lane = cuda::lane_id();
+  const std::int64_t warps = cuda::grid_thread_count() / cuda::kWarpSize;
+  for (std::int64_t h = cuda::global_thread_id() / cuda::kWarpSize; h < nb; h += warps) {
+    const std::int64_t p0 = h * chunk, len = min(chunk, nnz - p0), p1 = p0 + len;
+    long long cmin = 0x7fffffffffffffffll, cmax = -1;
+    bool all_lut = true;
+    for (std::int64_t base = p0; base < p1; base += cuda::kWarpSize) {  // warp-uniform
+      const std::int64_t q = base + lane;
+      if (q < p1) {
+        const long long c = col_idx[q];
+        cmin = c < cmin ? c : cmin;
+        cmax = c > cmax ? c : cmax;
+        if (all_lut) all_lut = table_position<B>(s_bits, table_n, vals[q]) >= 0;
+      }
+      all_lut = __all_sync(cuda::kFullMask, all_lut);  // no lookups once one value misses
+    }
+    for (int o = cuda::kWarpSize / 2; o > 0; o /= 2) {
+      const long long a = __shfl_xor_sync(cuda::kFullMask, cmin, o);
+      const long long b = __shfl_xor_sync(cuda::kFullMask, cmax, o);
+      cmin = a < cmin ? a : cmin;
+      cmax = b > cmax ? b : cmax;
+    }
+    if (lane == 0) {
+      const std::int64_t r0 = row_of(row_ptr, rows, 0, p0), r1 = row_of(row_ptr, rows, r0, p1 - 1);
+      const std::uint8_t f = bccoo::chunk_format(all_lut, static_cast<std::uint64_t>(cmax - cmin),
+                                                 static_cast<std::uint64_t>(r1 - r0));
+      row[h] = static_cast<Index>(r0);
+      column[h] = static_cast<Index>(cmin);
+      format[h] = f;
+      bytes[h] = bccoo::gpu_chunk(f, len, sizeof(Value)).bytes;
+      if (bccoo::wide_raw(f)) atomicAdd(wide_raw, 1ull);
+    }
+  }
+}
+
+/// Thread t's entries 0..kE-1 of a sub-array of W-byte fields, packed little-endian into the W
+/// aligned 8-byte words its slice occupies (the sub-array starts 8-byte aligned). Only the words
+/// holding an entry < n are written: exactly the words of the sub-array padded to 8 bytes, each
+/// once, with entries >= n (zero) as the padding.
+template <int W>
+__device__ __forceinline__ void store_slice(std::uint8_t* sub, std::int64_t t, int n,
+                                            const std::uint64_t (&v)[kE]) {
+  constexpr int kPerWord = 8 / W;
+  auto* words = reinterpret_cast<unsigned long long*>(sub) + t * W;
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    if (k * kPerWord < n) {
+      unsigned long long word = 0;
+#pragma unroll
+      for (int j = 0; j < kPerWord; ++j) {
+        if constexpr (W == 8)
+          word = v[k];
+        else
+          word |= (v[k * kPerWord + j] & ((1ull << (8 * W)) - 1)) << (8 * W * j);
+      }
+      words[k] = word;
+    }
+  }
+}
+/// Runtime width w ∈ {1, 2, 4, 8} (uniform over the chunk).
+__device__ __forceinline__ void store_slice(std::uint8_t* sub, int w, std::int64_t t, int n,
+                                            const std::uint64_t (&v)[kE]) {
+  switch (w) {
+    case 1: store_slice<1>(sub, t, n, v); break;
+    case 2: store_slice<2>(sub, t, n, v); break;
+    case 4: store_slice<4>(sub, t, n, v); break;
+    default: store_slice<8>(sub, t, n, v); break;
+  }
+}
+
+/// One thread per group of kE entries of a chunk (group t of chunk h: entries 8t .. 8t+7): the
+/// row offsets, column offsets and values (table indices or raw) of the group written into the
+/// chunk's three sub-arrays.
+template <class Value, class Index>
+__global__ void __launch_bounds__(kBlock)
+    encode_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                  const bccoo::Bits<Value>* __restrict__ vals, std::int64_t rows, std::int64_t nnz,
+                  std::int64_t chunk, std::int64_t groups_per_chunk, std::int64_t groups,
+                  const bccoo::Bits<Value>* __restrict__ table_bits,
+                  const std::uint8_t* __restrict__ table_index_of, int table_n,
+                  const Index* __restrict__ row, const Index* __restrict__ column,
+                  const std::uint8_t* __restrict__ format, const std::int64_t* __restrict__ offset,
+                  std::uint8_t* __restrict__ data) {
+  using B = bccoo::Bits<Value>;
+  __shared__ B s_bits[bccoo::kLutSize];
+  __shared__ std::uint8_t s_index[bccoo::kLutSize];
+  load_table<B>(table_bits, table_index_of, table_n, s_bits, s_index);
+  for (std::int64_t g = cuda::global_thread_id(); g < groups; g += cuda::grid_thread_count()) {
+    const std::int64_t h = g / groups_per_chunk, t = g - h * groups_per_chunk;
+    const std::int64_t p0 = h * chunk, len = min(chunk, nnz - p0), e0 = t * kE;
+    if (e0 >= len) continue;  // the last chunk's groups past its end
+    const int n = static_cast<int>(min(static_cast<std::int64_t>(kE), len - e0));
+    const bccoo::GpuChunk geo = bccoo::gpu_chunk(format[h], len, sizeof(Value));
+    std::uint8_t* base = data + offset[h];
+    const std::int64_t r0 = row[h], c0 = column[h], q0 = p0 + e0;
+    std::int64_t r = row_of(row_ptr, rows, r0, q0);
+    std::int64_t end = row_ptr[r + 1];
+    std::uint64_t ro[kE], co[kE], vv[kE];
+#pragma unroll
+    for (int i = 0; i < kE; ++i) {
+      ro[i] = co[i] = vv[i] = 0;
+      if (i < n) {
+        const std::int64_t q = q0 + i;
+        if (q >= end) {
+          r = row_of(row_ptr, rows, r + 1, q);
+          end = row_ptr[r + 1];
+        }
+        ro[i] = static_cast<std::uint64_t>(r - r0);
+        co[i] = static_cast<std::uint64_t>(static_cast<std::int64_t>(col_idx[q]) - c0);
+        vv[i] = vals[q];
+      }
+    }
+    store_slice(base + geo.row_at, geo.wr, t, n, ro);
+    store_slice(base + geo.col_at, geo.wc, t, n, co);
+    if (geo.lut) {
+#pragma unroll
+      for (int i = 0; i < kE; ++i)  // every value of a table chunk is in the table
+        vv[i] = i < n ? s_index[table_position<B>(s_bits, table_n, static_cast<B>(vv[i]))] : 0;
+      store_slice<1>(base + geo.val_at, t, n, vv);
+    } else {
+      store_slice<static_cast<int>(sizeof(Value))>(base + geo.val_at, t, n, vv);
+    }
+  }
+}
+
+/// The lookup form of the value table: its patterns sorted, with their table indices.
+template <class B>
+struct ValueTable {
+  cuda::DeviceBuffer<B> bits;
+  cuda::DeviceBuffer<std::uint8_t> index;
+  int used = 0;  ///< min(256, distinct patterns)
+};
+
+/// The value table of the nnz values (step 1 of the file comment) written into `lut` (256
+/// values), and its lookup form. Complete on return.
+template <class Value>
+ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz, Value* lut) {
+  using B = bccoo::Bits<Value>;
+  ValueTable<B> t;
+  t.bits = cuda::DeviceBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table patterns");
+  t.index = cuda::DeviceBuffer<std::uint8_t>(bccoo::kLutSize, "bccoo-gpu build: table indices");
+  if (nnz == 0) {
+    cuda::fill_bytes_async(lut, 0, bccoo::kLutSize * sizeof(Value));
+    cuda::synchronize_stream();
+    return t;
+  }
+  const auto n = static_cast<std::size_t>(nnz);
+  // Distinct patterns and their counts, in ascending pattern order.
+  cuda::DeviceBuffer<B> unique(n, "bccoo-gpu build: distinct values");
+  cuda::DeviceBuffer<std::uint64_t> counts(n, "bccoo-gpu build: value counts");
+  std::int64_t runs = 0;
+  {
+    cuda::DeviceBuffer<B> sorted(n, "bccoo-gpu build: sorted values");
+    cuda::DeviceBuffer<std::int64_t> d_runs(1, "bccoo-gpu build: distinct value count");
+    const auto sort_tmp = cuda::run_cub("bccoo-gpu build: value sort workspace",
+                                        [&](void* temp, std::size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, reinterpret_cast<const B*>(values),
+                                            sorted.data(), nnz, 0,
+                                            static_cast<int>(8 * sizeof(B)), cuda::stream());
+    });
+    const auto count_tmp = cuda::run_cub("bccoo-gpu build: value count workspace",
+                                         [&](void* temp, std::size_t& bytes) {
+      return cub::DeviceReduce::ReduceByKey(temp, bytes, sorted.data(), unique.data(),
+                                            thrust::constant_iterator<std::uint64_t>(1),
+                                            counts.data(), d_runs.data(), ::cuda::std::plus<>{},
+                                            nnz, cuda::stream());
+    });
+    cuda::copy_to_host(&runs, d_runs.data(), 1);  // synchronizes: the workspaces may go
+  }
+  t.used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
+  // By decreasing count; the sort is stable, so equal counts stay in ascending pattern order.
+  const auto nr = static_cast<std::size_t>(runs);
+  cuda::DeviceBuffer<std::uint64_t> counts_sorted(nr, "bccoo-gpu build: sorted value counts");
+  cuda::DeviceBuffer<B> by_count(nr, "bccoo-gpu build: values by count");
+  const int count_bits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(nnz)));
+  const auto rank_tmp = cuda::run_cub("bccoo-gpu build: value rank workspace",
+                                      [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, counts.data(),
+                                                     counts_sorted.data(), unique.data(),
+                                                     by_count.data(), runs, 0, count_bits,
+                                                     cuda::stream());
+  });
+  cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, by_count.data(), t.used,
+               reinterpret_cast<B*>(lut), t.bits.data(), t.index.data());
+  cuda::synchronize_stream();  // before the temporaries are freed
+  return t;
+}
+
+/// The arrays and the plan of upload(BccooGpu::build(csr)) built on the GPU from a validated
+/// device CSR, the options parsed as BccooGpu::build parses them.
+template <class Value, class Index>
+BccooGpuDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
+                                             const FormatOptions& o) {
+  using B = bccoo::Bits<Value>;
+  const auto opt = parse_options<BccooGpuOptions>(o);
+  BccooGpuDevice<Value, Index> d;
+  cuda::copy_shape(d, a);
+  d.chunk = opt.chunk;
+  d.blocks = opt.blocks;
+  d.prefetch = static_cast<int>(opt.prefetch);
+  const std::int64_t nnz = a.nnz, b = d.chunk;
+  d.nb = nnz == 0 ? 0 : (nnz - 1) / b + 1;
+  const auto nb = static_cast<std::size_t>(d.nb);
+  d.lut = cuda::DeviceBuffer<Value>(bccoo::kLutSize, "bccoo-gpu value table");
+  d.row = cuda::DeviceBuffer<Index>(nb, "bccoo-gpu chunk rows");
+  d.column = cuda::DeviceBuffer<Index>(nb, "bccoo-gpu chunk columns");
+  d.formats = cuda::DeviceBuffer<std::uint8_t>(nb, "bccoo-gpu chunk formats");
+  d.offset = cuda::DeviceBuffer<std::int64_t>(nb + 1, "bccoo-gpu chunk offsets");
+  const ValueTable<B> table = value_table(a.values, nnz, d.lut.data());
+  d.lut_used = table.used;
+  std::uint64_t wide_raw = 0;
+  std::int64_t total = 0;
+  const B* vals = reinterpret_cast<const B*>(a.values);
+  if (d.nb > 0) {
+    cuda::DeviceBuffer<std::int64_t> bytes(nb, "bccoo-gpu build: chunk bytes");
+    cuda::DeviceBuffer<unsigned long long> wide(1, "bccoo-gpu build: wide raw chunks");
+    wide.fill_bytes(0);
+    cuda::launch_grid_for("chunk_stats_kernel", chunk_stats_kernel<Value, Index>,
+                          d.nb * cuda::kWarpSize, kBlock, a.row_ptr, a.col_idx, vals, a.rows, nnz,
+                          b, d.nb, table.bits.data(), table.used, d.row.data(), d.column.data(),
+                          d.formats.data(), bytes.data(), wide.data());
+    ell_build::offsets(bytes.data(), d.nb, d.offset.data());  // synchronizes
+    cuda::copy_to_host(&total, d.offset.data() + d.nb, 1);
+    unsigned long long w = 0;
+    cuda::copy_to_host(&w, wide.data(), 1);
+    wide_raw = w;
+  } else {
+    cuda::fill_bytes_async(d.offset.data(), 0, sizeof(std::int64_t));
+  }
+  d.kernel = opt.kernel ? *opt.kernel : bccoo::auto_kernel(wide_raw, static_cast<std::uint64_t>(d.nb));
+  d.data = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(total), "bccoo-gpu chunk data");
+  if (d.nb > 0) {
+    const std::int64_t per_chunk = ((b < nnz ? b : nnz) + kE - 1) / kE;
+    const std::int64_t groups = per_chunk * d.nb;
+    cuda::launch_grid_for("encode_kernel", encode_kernel<Value, Index>, groups, kBlock, a.row_ptr,
+                          a.col_idx, vals, a.rows, nnz, b, per_chunk, groups, table.bits.data(),
+                          table.index.data(), table.used, d.row.data(), d.column.data(),
+                          d.formats.data(), d.offset.data(), d.data.data());
+  }
+  d.finish();
+  cuda::synchronize_stream();  // before the table is freed (finish may not wait: atomic kernel)
+  return d;
+}
+
+}  // namespace
+
+SPMAT_DEFINE_DEVICE_BUILDER(BccooGpu, BccooGpuDevice)
+// build_cuda_from_device only: no update_values to instantiate (see the file comment).
+#define SPMAT_INSTANTIATE(V, I)                                                      \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                   \
+      std::type_identity<BccooGpu<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

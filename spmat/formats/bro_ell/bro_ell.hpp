@@ -89,16 +89,9 @@ struct BroEll : MatrixDims<Value, Index> {
   bro::IndexSavings index_savings() const;
 };
 
-/// 64-bit words the exact-fit CUDA kernel (kernel=fit) needs to hold every row's stream of e:
-/// 1 when every slice has at most 32 positions and every row at most 64 bits (sym_len 32: ≤ 2
-/// symbols per row; 64: ≤ 1), 2 when at most 128 bits (≤ 4 / ≤ 2 symbols), 0 otherwise (more
-/// positions or bits: the batched kernel runs). Examples with h = 32, first=slice:
-/// gen:lap2d:2000 → 1 (30 bits per interior row); gen:lap3d:60 and G3_circuit → 2 (0.9 % and
-/// 6.1 % of their slices need 3 symbols: 7-point rows next to a grid boundary, 56 + 22 bits;
-/// circuit rows with far columns); random columns over a wide matrix with > 8 entries → 0.
-/// bro_ell_fit_words from the statistics it reads: the most positions of a slice (l_s) and the
-/// most symbols of a slice (sym_off[s+1] − sym_off[s], all h rows). The device builder computes
-/// them on the GPU and decides by the same rule.
+/// bro_ell_fit_words (below) from the statistics it reads: the most positions of a slice (l_s)
+/// and the most symbols of a slice (sym_off[s+1] − sym_off[s], all h rows). The device builder
+/// computes them on the GPU and decides by the same rule.
 inline int bro_ell_fit_words_of(int sym_len, int h, std::int64_t max_positions,
                                 std::int64_t max_slice_symbols) {
   if (sym_len != 32 && sym_len != 64) return 0;
@@ -107,6 +100,13 @@ inline int bro_ell_fit_words_of(int sym_len, int h, std::int64_t max_positions,
   return bits <= 64 ? 1 : (bits <= 128 ? 2 : 0);
 }
 
+/// 64-bit words the exact-fit CUDA kernel (kernel=fit) needs to hold every row's stream of e:
+/// 1 when every slice has at most 32 positions and every row at most 64 bits (sym_len 32: ≤ 2
+/// symbols per row; 64: ≤ 1), 2 when at most 128 bits (≤ 4 / ≤ 2 symbols), 0 otherwise (more
+/// positions or bits: the batched kernel runs). Examples with h = 32, first=slice:
+/// gen:lap2d:2000 → 1 (30 bits per interior row); gen:lap3d:60 and G3_circuit → 2 (0.9 % and
+/// 6.1 % of their slices need 3 symbols: 7-point rows next to a grid boundary, 56 + 22 bits;
+/// circuit rows with far columns); random columns over a wide matrix with > 8 entries → 0.
 template <class Value, class Index>
 inline int bro_ell_fit_words(const BroEll<Value, Index>& e) {
   std::int64_t max_positions = 0, max_sym = 0;

@@ -12,6 +12,8 @@
 // Example: rows {0,0,1,1,1,1,1,2,2,2,3,3} (the paper's 4×5 matrix, 12 entries), interval 32:
 //   one interval, J = 1, base_row 0, lane deltas {0,0,1,1,1,1,1,2,2,2,3,3, 0...} → b = 2.
 // Traffic (spmv): storage_bytes + x + y.
+// From a CSR in device memory the row streams are encoded on the GPU, the same bytes as build +
+// upload (bro_coo_device_build.cu).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -80,6 +82,11 @@ inline void bro_coo_for_interval(const BroCoo<Value, Index>& c, std::int64_t q, 
 
 // CPU kernels (bro_coo_cpu.cpp): both through scatter_reduce over intervals (deterministic).
 SPMAT_FORMAT_FUNCTIONS(BroCoo);
+/// The same storage built on the GPU from a validated device CSR (bro_coo_device_build.cu).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<BroCoo<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 /// acc[row] += v·x[col] over interval q (a work item of spmv).
 template <class Value, class Index>
 void bro_coo_scatter(const BroCoo<Value, Index>& c, std::int64_t q, const Value* x, Value* acc);

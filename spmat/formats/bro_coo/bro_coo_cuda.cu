@@ -75,23 +75,6 @@ void launch(const BroCooDevice<Value, Index>& d, const Sym* syms, const Value* x
 }  // namespace
 
 template <class Value, class Index>
-BroCooDevice<Value, Index> BroCooDevice<Value, Index>::upload(const BroCoo<Value, Index>& c) {
-  BroCooDevice d;
-  cuda::copy_shape(d, c);
-  d.intervals = c.intervals();
-  d.interval = c.interval;
-  d.sym_len = c.sym_len;
-  cuda::upload_arrays(
-      "bro-coo",
-      std::tuple{cuda::Field{"base rows", d.base_row}, cuda::Field{"bit widths", d.widths},
-                 cuda::Field{"symbol offsets", d.sym_off}, cuda::Field{"symbols", d.sym32},
-                 cuda::Field{"symbols", d.sym64}, cuda::Field{"columns", d.col_idx},
-                 cuda::Field{"values", d.values}},
-      std::tie(c.base_row, c.widths, c.sym_off, c.sym32, c.sym64, c.col_idx, c.values));
-  return d;
-}
-
-template <class Value, class Index>
 void bro_coo_launch(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     bool transpose) {
   if (d.nnz == 0 || d.intervals == 0) return;
@@ -113,6 +96,7 @@ void spmv_t(const BroCooDevice<Value, Index>& d, const Value* x, Value* y, Value
 }
 
 SPMAT_DEFINE_CUDA_IMPL(BroCoo, BroCooDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(BroCoo, BroCooDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                          \
   template struct BroCooDevice<V, I>;                                                   \

@@ -13,6 +13,9 @@
 //   width_off = {0,5,8}, values (slot (s,c,t) at width_off[s]·h + c·h + t) =
 //     {3,2, 2,6, 0,5, 0,4, 0,1,  1,8, 9,3, 7,0}
 // Traffic (spmv): storage_bytes (streams + widths + offsets + values + row map) + x + y.
+// From a CSR in device memory (Matrix::build of a DeviceCsr) the arrays are encoded on the GPU,
+// the same bytes as build + upload (bro_ell_device_build.cu); bro-ell-bar (bar=1) downloads the
+// CSR and runs build on the host instead. Value updates are refused (UnsupportedError).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -86,6 +89,17 @@ struct BroEll : MatrixDims<Value, Index> {
   bro::IndexSavings index_savings() const;
 };
 
+/// bro_ell_fit_words (below) from the statistics it reads: the most positions of a slice (l_s)
+/// and the most symbols of a slice (sym_off[s+1] − sym_off[s], all h rows). The device builder
+/// computes them on the GPU and decides by the same rule.
+inline int bro_ell_fit_words_of(int sym_len, int h, std::int64_t max_positions,
+                                std::int64_t max_slice_symbols) {
+  if (sym_len != 32 && sym_len != 64) return 0;
+  if (max_positions > 32) return 0;
+  const std::int64_t bits = (max_slice_symbols + h - 1) / h * sym_len;  // per row
+  return bits <= 64 ? 1 : (bits <= 128 ? 2 : 0);
+}
+
 /// 64-bit words the exact-fit CUDA kernel (kernel=fit) needs to hold every row's stream of e:
 /// 1 when every slice has at most 32 positions and every row at most 64 bits (sym_len 32: ≤ 2
 /// symbols per row; 64: ≤ 1), 2 when at most 128 bits (≤ 4 / ≤ 2 symbols), 0 otherwise (more
@@ -95,14 +109,18 @@ struct BroEll : MatrixDims<Value, Index> {
 /// circuit rows with far columns); random columns over a wide matrix with > 8 entries → 0.
 template <class Value, class Index>
 inline int bro_ell_fit_words(const BroEll<Value, Index>& e) {
-  if (e.sym_len != 32 && e.sym_len != 64) return 0;
-  std::int64_t max_sym = 0;
+  std::int64_t max_positions = 0, max_sym = 0;
   for (std::int64_t s = 0; s < e.slices(); ++s) {
-    if (e.width_off[s + 1] - e.width_off[s] > 32) return 0;
+    max_positions = std::max(max_positions, e.width_off[s + 1] - e.width_off[s]);
     max_sym = std::max<std::int64_t>(max_sym, e.sym_off[s + 1] - e.sym_off[s]);
   }
-  const std::int64_t bits = (max_sym + e.h - 1) / e.h * e.sym_len;  // per row
-  return bits <= 64 ? 1 : (bits <= 128 ? 2 : 0);
+  return bro_ell_fit_words_of(e.sym_len, e.h, max_positions, max_sym);
+}
+
+/// The fit kernel's words per row that the CUDA storage keeps: `words` (bro_ell_fit_words), or 0
+/// (the batched kernel) when the rows need more than the fit_bits option allows.
+inline int bro_ell_fit_choice(int words, int fit_max_words) {
+  return words > fit_max_words ? 0 : words;
 }
 
 /// True when the one-word fit kernel (one 64-bit word per row) can decode e: bro_ell_fit_words
@@ -141,6 +159,12 @@ inline void bro_ell_for_row(const BroEll<Value, Index>& e, std::int64_t s, std::
 // CPU kernels (bro_ell_cpu.cpp), deterministic: spmv sums each row in column order; spmv_t goes
 // through scatter_reduce (fixed thread partition).
 SPMAT_FORMAT_FUNCTIONS(BroEll);
+/// The same storage built on the GPU from a validated device CSR (bro_ell_device_build.cu; see
+/// the file comment for what it computes where).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<BroEll<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 /// spmv with a per-original-row addend: y[r] = alpha*(row sum + extra[r]) + beta*y[r]
 /// (extra may be null). Used by BRO-HYB for its COO part.
 template <class Value, class Index>

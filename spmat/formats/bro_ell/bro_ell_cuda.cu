@@ -271,28 +271,10 @@ void launch(const BroEllDevice<Value, Index>& d, const Sym* syms, const Value* x
 
 template <class Value, class Index>
 BroEllDevice<Value, Index> BroEllDevice<Value, Index>::upload(const BroEll<Value, Index>& e) {
-  BroEllDevice d;
-  d.rows = e.rows;
-  d.cols = e.cols;
-  d.slices = e.slices();
-  d.h = e.h;
-  d.sym_len = e.sym_len;
-  d.kernel = e.kernel;
-  d.unroll = e.unroll;
-  d.fit_words = bro_ell_fit_words(e);
-  if (d.fit_words > e.fit_max_words) d.fit_words = 0;  // fit_bits=64: 128-bit rows run batched
   if (e.h < 32 || e.h > 1024 || e.h % 32 != 0 || (e.sym_len != 32 && e.sym_len != 64))
     throw UnsupportedError("bro-ell: the CUDA kernels need h a multiple of 32 in 32..1024 and "
                            "sym_len 32 or 64");
-  cuda::upload_arrays(
-      "bro-ell",
-      std::tuple{cuda::Field{"width offsets", d.width_off},
-                 cuda::Field{"symbol offsets", d.sym_off}, cuda::Field{"bit widths", d.widths},
-                 cuda::Field{"symbols", d.sym32}, cuda::Field{"symbols", d.sym64},
-                 cuda::Field{"values", d.values}, cuda::Field{"row map", d.row_id},
-                 cuda::Field{"first-column bases", d.col_base}},
-      std::tie(e.width_off, e.sym_off, e.widths, e.sym32, e.sym64, e.values, e.row_id, e.col_base));
-  return d;
+  return Listed::upload(e);
 }
 
 template <class Value, class Index>
@@ -336,6 +318,7 @@ void spmv_t(const BroEllDevice<Value, Index>& d, const Value* x, Value* y, Value
 }
 
 SPMAT_DEFINE_CUDA_IMPL(BroEll, BroEllDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(BroEll, BroEllDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                               \
   template struct BroEllDevice<V, I>;                                                        \

@@ -13,18 +13,28 @@
 
 namespace spmat {
 
+namespace {
+
+/// Row lengths of row_ptr (rows+1 entries) and the longest.
 template <class Index>
-std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_speed,
-                               std::int64_t breakeven) {
-  const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
-  if (rows <= 0) return 0;
+std::int64_t longest_row(std::span<const Index> row_ptr) {
   std::int64_t maxlen = 0;
-  for (std::int64_t r = 0; r < rows; ++r) maxlen = std::max<std::int64_t>(maxlen, row_ptr[r + 1] - row_ptr[r]);
-  std::vector<std::int64_t> hist(static_cast<std::size_t>(maxlen) + 1, 0);
-  for (std::int64_t r = 0; r < rows; ++r) ++hist[row_ptr[r + 1] - row_ptr[r]];
+  for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
+    maxlen = std::max<std::int64_t>(maxlen, row_ptr[r + 1] - row_ptr[r]);
+  return maxlen;
+}
+
+}  // namespace
+
+std::int64_t bro_hyb_ell_width_hist(std::span<const std::int64_t> hist, double relative_speed,
+                                    std::int64_t breakeven) {
+  std::int64_t rows = 0;
+  for (const std::int64_t n : hist) rows += n;
+  if (rows <= 0) return 0;
+  const std::int64_t maxlen = static_cast<std::int64_t>(hist.size()) - 1;
   std::int64_t longer = rows;  // R(i) = rows longer than i
   for (std::int64_t i = 0; i < maxlen; ++i) {
-    longer -= hist[i];
+    longer -= hist[static_cast<std::size_t>(i)];
     if (relative_speed * static_cast<double>(longer) < static_cast<double>(rows) || longer < breakeven)
       return i;
   }
@@ -32,13 +42,56 @@ std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_s
 }
 
 template <class Index>
+std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_speed,
+                               std::int64_t breakeven) {
+  const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
+  if (rows <= 0) return 0;
+  std::vector<std::int64_t> hist(static_cast<std::size_t>(longest_row(row_ptr)) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) ++hist[static_cast<std::size_t>(row_ptr[r + 1] - row_ptr[r])];
+  return bro_hyb_ell_width_hist(hist, relative_speed, breakeven);
+}
+
+std::int64_t bro_hyb_ell_width_bytes_hist(std::span<const std::int64_t> row_hist,
+                                          std::span<const std::int64_t> slice_hist, int h,
+                                          int value_bytes, int index_bytes, double coo_penalty) {
+  std::int64_t rows = 0;
+  for (const std::int64_t n : row_hist) rows += n;
+  if (rows <= 0 || h <= 0) return 0;
+  const std::int64_t maxlen = static_cast<std::int64_t>(row_hist.size()) - 1;
+  const double ell_slot = static_cast<double>(value_bytes + 1);
+  const double coo_entry = coo_penalty * static_cast<double>(value_bytes + index_bytes + 1);
+  auto slices_of = [&](std::int64_t i) {
+    return i < static_cast<std::int64_t>(slice_hist.size()) ? slice_hist[static_cast<std::size_t>(i)]
+                                                             : std::int64_t{0};
+  };
+  // Going from K = i to i + 1 adds h slots to every slice with L_s > i and removes one COO
+  // entry from every row with len > i.
+  std::int64_t slices_longer = 0, rows_longer = 0;
+  for (std::int64_t i = 0; i <= maxlen; ++i) {
+    slices_longer += slices_of(i);
+    rows_longer += row_hist[static_cast<std::size_t>(i)];
+  }
+  double cost = 0, best_cost = 0;
+  std::int64_t best = 0;
+  for (std::int64_t i = 0; i < maxlen; ++i) {
+    slices_longer -= slices_of(i);                              // now: L_s > i
+    rows_longer -= row_hist[static_cast<std::size_t>(i)];      // now: len > i
+    cost += static_cast<double>(h) * static_cast<double>(slices_longer) * ell_slot -
+            static_cast<double>(rows_longer) * coo_entry;
+    if (cost <= best_cost) {
+      best_cost = cost;
+      best = i + 1;
+    }
+  }
+  return best;
+}
+
+template <class Index>
 std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int value_bytes,
                                      int index_bytes, double coo_penalty) {
   const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
   if (rows <= 0 || h <= 0) return 0;
-  std::int64_t maxlen = 0;
-  for (std::int64_t r = 0; r < rows; ++r)
-    maxlen = std::max<std::int64_t>(maxlen, row_ptr[r + 1] - row_ptr[r]);
+  const std::int64_t maxlen = longest_row(row_ptr);
   // row_hist[i] = rows of length i; slice_hist[i] = slices whose longest row has length i.
   std::vector<std::int64_t> row_hist(static_cast<std::size_t>(maxlen) + 1, 0);
   std::vector<std::int64_t> slice_hist(static_cast<std::size_t>(maxlen) + 1, 0);
@@ -51,28 +104,8 @@ std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int 
     }
     ++slice_hist[static_cast<std::size_t>(l)];
   }
-  const double ell_slot = static_cast<double>(value_bytes + 1);
-  const double coo_entry = coo_penalty * static_cast<double>(value_bytes + index_bytes + 1);
-  // Going from K = i to i + 1 adds h slots to every slice with L_s > i and removes one COO
-  // entry from every row with len > i.
-  std::int64_t slices_longer = 0, rows_longer = 0;
-  for (std::int64_t i = 0; i <= maxlen; ++i) {
-    slices_longer += slice_hist[static_cast<std::size_t>(i)];
-    rows_longer += row_hist[static_cast<std::size_t>(i)];
-  }
-  double cost = 0, best_cost = 0;
-  std::int64_t best = 0;
-  for (std::int64_t i = 0; i < maxlen; ++i) {
-    slices_longer -= slice_hist[static_cast<std::size_t>(i)];  // now: L_s > i
-    rows_longer -= row_hist[static_cast<std::size_t>(i)];      // now: len > i
-    cost += static_cast<double>(h) * static_cast<double>(slices_longer) * ell_slot -
-            static_cast<double>(rows_longer) * coo_entry;
-    if (cost <= best_cost) {
-      best_cost = cost;
-      best = i + 1;
-    }
-  }
-  return best;
+  return bro_hyb_ell_width_bytes_hist(row_hist, slice_hist, h, value_bytes, index_bytes,
+                                      coo_penalty);
 }
 
 const OptionTable<BroHybOptions>& BroHybOptions::fields() {

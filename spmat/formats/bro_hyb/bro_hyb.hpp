@@ -10,6 +10,9 @@
 // but R(0) = 4 < 4096, so K = 0 (small matrices go to COO entirely, as in CUSP); with the
 // breakeven term off (breakeven = 0), K = 3 (3·R(3) = 3 < 4): COO holds row 1's columns 3, 4.
 // Traffic (spmv): storage_bytes of both parts + x + y.
+// From a CSR in device memory the split rule runs on downloaded row-length histograms and both
+// parts are encoded on the GPU, the same bytes as build + upload (bro_hyb_device_build.cu);
+// bro-hyb-bar (bar=1) downloads the CSR and runs build on the host instead.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -42,6 +45,16 @@ template <class Index>
 std::int64_t bro_hyb_ell_width_bytes(std::span<const Index> row_ptr, int h, int value_bytes,
                                      int index_bytes, double coo_penalty = 3.0);
 
+/// The two rules on histograms, which is all they read (the device builder downloads these,
+/// never row_ptr): hist / row_hist[i] = rows of length i and slice_hist[i] = slices of h rows
+/// whose longest row has length i, for i = 0..the longest row (slice_hist may be shorter).
+std::int64_t bro_hyb_ell_width_hist(std::span<const std::int64_t> hist, double relative_speed = 3.0,
+                                    std::int64_t breakeven = 4096);
+std::int64_t bro_hyb_ell_width_bytes_hist(std::span<const std::int64_t> row_hist,
+                                          std::span<const std::int64_t> slice_hist, int h,
+                                          int value_bytes, int index_bytes,
+                                          double coo_penalty = 3.0);
+
 template <class Value, class Index>
 struct BroHyb : MatrixDims<Value, Index> {
   std::int64_t nnz = 0;
@@ -64,5 +77,11 @@ struct BroHyb : MatrixDims<Value, Index> {
 // scatter_reduce, then the BRO-ELL pass adds it into each row before the epilogue; spmv_t runs
 // the slices and the intervals as work items of one scatter_reduce.
 SPMAT_FORMAT_FUNCTIONS(BroHyb);
+/// The same storage built on the GPU from a validated device CSR (bro_hyb_device_build.cu; see
+/// the file comment for what it computes where).
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<BroHyb<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a,
+                                                          const FormatOptions& o);
 
 }  // namespace spmat

@@ -8,28 +8,9 @@
 // all (spmv_t). Bytes: storage_bytes + x + y.
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
-#include "spmat/formats/bro_coo/bro_coo_device.hpp"
-#include "spmat/formats/bro_ell/bro_ell_device.hpp"
-#include "spmat/formats/bro_hyb/bro_hyb.hpp"
+#include "spmat/formats/bro_hyb/bro_hyb_device.hpp"
 
 namespace spmat {
-
-template <class Value, class Index>
-struct BroHybDevice {
-  std::int64_t rows = 0, cols = 0;
-  BroEllDevice<Value, Index> ell;
-  BroCooDevice<Value, Index> coo;
-  /// Every device byte held: both parts (spmat/cuda/device_impl.hpp).
-  std::size_t storage_bytes() const { return ell.storage_bytes() + coo.storage_bytes(); }
-  static BroHybDevice upload(const BroHyb<Value, Index>& m) {
-    BroHybDevice d;
-    d.rows = m.rows;
-    d.cols = m.cols;
-    d.ell = BroEllDevice<Value, Index>::upload(m.ell);
-    d.coo = BroCooDevice<Value, Index>::upload(m.coo);
-    return d;
-  }
-};
 
 template <class Value, class Index>
 void spmv(const BroHybDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
@@ -46,5 +27,6 @@ void spmv_t(const BroHybDevice<Value, Index>& d, const Value* x, Value* y, Value
 }
 
 SPMAT_DEFINE_CUDA_IMPL(BroHyb, BroHybDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(BroHyb, BroHybDevice)
 
 }  // namespace spmat

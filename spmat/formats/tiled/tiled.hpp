@@ -37,7 +37,11 @@
 // (R = 4) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
 // row-major calls with K·sizeof(Value) >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
-// B values and map ids, the C block; see traffic_bytes in tiled.cpp.
+// B values and map ids, the C block; see tiled_traffic below.
+// From a CSR in device memory, kernel = auto, rows and panel build on the GPU
+// (tiled_device_build.cu: the same arrays, the layout chosen by tiled_rows_layout on profiles
+// counted on the device); kernel=sell builds on the host from a downloaded copy. update_values
+// keeps the structure: every layout holds one slot per entry.
 #pragma once
 #include <algorithm>
 #include <cstdint>

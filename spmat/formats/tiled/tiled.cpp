@@ -130,6 +130,49 @@ std::vector<model::WorkRow> segmented_work(const Csr<Value, Index>& a, std::int6
 }
 }  // namespace
 
+TiledRowsLayout tiled_rows_layout(const TiledOptions& opt, std::int64_t rows, std::size_t vb,
+                                  std::size_t ib, const TiledProfileFn& profile) {
+  TiledRowsLayout out;
+  out.segsize = opt.variant == "baseline" ? 0 : opt.segsize;
+  out.reorder = opt.reorder == "on";
+  if (!((opt.variant != "baseline" && out.segsize == 0) || opt.reorder == "auto")) return out;
+  const auto dev = device_from(opt.device);
+  const model::RowsCalibration cal;
+  const std::int64_t k = opt.k;
+  // The segment size of the segmented candidates: the one whose walk is seg_latency_share of the
+  // whole-row variant's bandwidth time (model::rows_segsize), never below 64.
+  constexpr std::int64_t kPanelRows = 256;  // the reuse granularity of the predictions
+  const model::ReuseProfile base = profile(0, false, kPanelRows);
+  const std::int64_t kt0 = model::choose_k_tile(base, k, vb, ib, false, dev, cal);
+  const auto bw = model::rows_traffic(base, k, kt0, vb, ib, false, dev, model::BMode::optimistic, cal);
+  const std::int64_t seg = model::rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
+  // Variant i: segments (i >= 2) × reordered (i odd), each at its own model K-tile.
+  double seconds[4];
+  std::int64_t kts[4];
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t sg = i >= 2 ? seg : 0;
+    const model::ReuseProfile p = i == 0 ? base : profile(sg, i % 2 != 0, kPanelRows);
+    const bool segmented = sg > 0 && p.work_rows != rows;
+    kts[i] = model::choose_k_tile(p, k, vb, ib, segmented, dev, cal);
+    seconds[i] = model::rows_traffic(p, k, kts[i], vb, ib, segmented, dev, model::BMode::predicted, cal).seconds;
+  }
+  int chosen = 0;
+  for (int i = 1; i < 4; ++i)
+    if (seconds[i] < seconds[chosen] * 0.97) chosen = i;
+  if (opt.variant == "auto" && out.segsize == 0) out.segsize = chosen >= 2 ? seg : 0;
+  if (opt.variant == "segmented" && out.segsize == 0) out.segsize = seg;
+  if (opt.reorder == "auto") {
+    // With the segmentation decided above: reorder iff the model predicts it faster.
+    const int b = out.segsize > 0 ? 2 : 0;
+    out.reorder = seconds[b + 1] < seconds[b] * 0.97;
+  }
+  static constexpr const char* kNames[4] = {"baseline", "baseline+reorder", "segmented", "segmented+reorder"};
+  out.reason = std::string("least predicted time of the row-wise kernel (") + kNames[chosen] + ", K-tile " +
+               std::to_string(kts[chosen]) + "); row-wise segsize candidate " + std::to_string(seg) +
+               " (longest row " + std::to_string(base.max_work_row) + ")";
+  return out;
+}
+
 const OptionTable<TiledOptions>& TiledOptions::fields() {
   using O = TiledOptions;
   constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
@@ -216,19 +259,15 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   if (!s.sell) {
     // Row-wise kernel: the model predicts the four variants and picks the fastest for what the
     // user left open; a fixed variant/segsize/reorder is taken as given.
-    const auto dev = device_from(s.device);
-    if ((variant != "baseline" && segsize == 0) || reorder == "auto") {
-      const auto d = model::decide_rows(a, plan_k, dev, lbt);
-      const std::int64_t model_seg = d.variants[2].segsize;
-      if (variant == "auto" && segsize == 0) segsize = d.variants[d.chosen].segsize;
-      if (variant == "segmented" && segsize == 0) segsize = model_seg;
-      if (reorder == "auto") {
-        // With the segmentation decided above: reorder iff the model predicts it faster.
-        const int base = segsize > 0 ? 2 : 0;
-        do_reorder = d.variants[base + 1].predicted.seconds < d.variants[base].predicted.seconds * 0.97;
-      }
-      s.plan_reason = d.reason;
-    }
+    const auto layout = tiled_rows_layout(opt, a.rows, sizeof(Value), sizeof(Index),
+                                          [&](std::int64_t seg, bool sorted, std::int64_t pr) {
+      auto w = model::segment_rows(a, seg);
+      if (sorted) model::sort_by_pattern(a, w);
+      return model::reuse_profile(a, std::span<const model::WorkRow>(w), pr);
+    });
+    segsize = layout.segsize;
+    do_reorder = layout.reorder;
+    s.plan_reason = layout.reason;
     s.segsize = segsize;
     s.reordered = do_reorder;
     auto work = segmented_work(a, segsize, do_reorder);
@@ -344,6 +383,47 @@ Csr<Value, Index> TiledStorage<Value, Index>::to_csr() const {
   return c;
 }
 
+// The structure stays; the values go where the build put them: kernel=rows/panel/auto keep
+// A's values as given (CSR order) and pn_val in (panel, distinct column, row) order; sell keeps
+// them in its S-ELL slots. One slot per entry everywhere, so no rebuild is needed.
+template <class Value, class Index>
+void update_values(TiledStorage<Value, Index>& s, const Value* values) {
+  if (!s.sell) {
+    std::copy(values, values + s.nnz, s.values.begin());
+    // Panel p's nonzeros in (distinct column, row) order: the columns of each of its work rows
+    // ascend, as do the panel's distinct columns, so one cursor per row meets its entries in
+    // that order.
+    const std::int64_t R = s.panel_r, np = s.panel_count(), nw = s.work_rows();
+#pragma omp parallel for schedule(dynamic, 256)
+    for (std::int64_t p = 0; p < np; ++p) {
+      std::int64_t cur[32] = {};
+      for (std::int64_t r = 0; r < R && p * R + r < nw; ++r) cur[r] = s.wr_begin[p * R + r];
+      std::int64_t v = s.pn_val_ptr[p];
+      for (std::int64_t d = s.pn_col_ptr[p]; d < s.pn_col_ptr[p + 1]; ++d)
+        for (std::int64_t r = 0; r < R; ++r)
+          if ((s.pn_mask[d] >> r) & 1u) s.pn_val[v++] = values[cur[r]++];
+    }
+    return;
+  }
+  // S-ELL: each output row's work rows in column order (to_csr's walk), each work row's slots
+  // in column order (stages ascend, and so do the slots of a slab).
+  const std::int64_t wpp = s.warps_per_panel();
+  std::int64_t q = 0;
+  auto walk = [&](std::int64_t w) {
+    const std::int64_t p = w / s.panel_rows, local = w % s.panel_rows, warp = local / 32, lane = local % 32;
+    for (std::int64_t st = s.panel_stage_ptr[p]; st < s.panel_stage_ptr[p + 1]; ++st)
+      for (std::int64_t at = s.slab_ptr[st * wpp + warp] + lane; at < s.slab_ptr[st * wpp + warp + 1]; at += 32)
+        if (s.ell_idx[at] != TiledStorage<Value, Index>::kPad) s.ell_val[at] = values[q++];
+  };
+  for (std::int64_t i = 0; i < s.rows; ++i) {
+    if (s.out_row.empty()) {
+      walk(i);
+      continue;
+    }
+    for (std::int64_t x = s.seg_ptr[i]; x < s.seg_ptr[i + 1]; ++x) walk(s.seg_list[x]);
+  }
+}
+
 template <class Value, class Index>
 std::size_t TiledStorage<Value, Index>::storage_bytes() const {
   return (panel_stage_ptr.size() + stage_map_ptr.size() + slab_ptr.size() + seg_ptr.size()) *
@@ -356,53 +436,14 @@ std::size_t TiledStorage<Value, Index>::storage_bytes() const {
          ell_idx.size() * sizeof(std::uint16_t) + ell_val.size() * sizeof(Value);
 }
 
-// spmm with k columns, tile re = min(r, pow2 >= k): per tile the kernel reads the S-ELL stream,
-// the pointers and the staged map ids, and stages Σ D_p·re values of B (counted no lower than
-// B itself); C is written once (beta = 0), segmented matrices write and re-read W×k partials.
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k) {
-  if (op != Op::spmm) return default_traffic(s.storage_bytes(), op, s.shape(), k, sizeof(Value));
-  if (s.panel_r > 0 && (s.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256)) {
-    // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64
-    // fp64), B once (each slice is read once per panel from L2; DRAM sees it once at best), C once.
-    const std::int64_t tile = 32 * static_cast<std::int64_t>(16 / sizeof(Value));
-    const std::size_t tiles = static_cast<std::size_t>((k + tile - 1) / tile);
-    const std::size_t a_bytes = (s.pn_col_ptr.size() + s.pn_val_ptr.size() + s.pn_col.size()) * sizeof(Index) +
-                                s.pn_mask.size() * 4 + s.pn_val.size() * sizeof(Value);
-    const std::size_t b = static_cast<std::size_t>(s.cols) * static_cast<std::size_t>(k) * sizeof(Value);
-    const std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
-    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
-    return tiles * a_bytes + b + c + perm;
-  }
-  if (!s.sell) {
-    // Row-wise kernel: A once per K-tile, B (all of it, the operand floor) and C once, and the
-    // work_rows×k partials written and read when rows are segmented.
-    const auto dev = model::device_by_name(s.device);
-    const std::int64_t kt = s.kt > 0 ? s.kt
-                                     : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index),
-                                                            s.segmented(), dev);
-    const auto t = model::rows_traffic(s.reuse, k, kt, sizeof(Value), sizeof(Index), s.segmented(), dev,
-                                       model::BMode::optimistic);
-    const double b_all = static_cast<double>(s.cols) * static_cast<double>(k) * sizeof(Value);
-    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
-    return static_cast<std::size_t>(t.a_bytes + std::max(b_all, t.b_bytes) + t.c_bytes) + perm;
-  }
-  int re = 1;
-  while (re < s.r && re < k) re *= 2;
-  const std::size_t tiles = static_cast<std::size_t>(k > 0 ? (k + re - 1) / re : 0);
-  const std::size_t per_tile = s.ell_idx.size() * sizeof(std::uint16_t) + s.ell_val.size() * sizeof(Value) +
-                               s.map.size() * sizeof(Index) +
-                               (s.panel_stage_ptr.size() + s.stage_map_ptr.size() + s.slab_ptr.size()) * 8;
-  const std::size_t b = std::max<std::size_t>(s.map.size(), static_cast<std::size_t>(s.cols)) *
-                        static_cast<std::size_t>(k) * sizeof(Value);
-  std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
-  if (s.segmented()) c += 2 * static_cast<std::size_t>(s.work_rows()) * static_cast<std::size_t>(k) * sizeof(Value);
-  const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
-  return tiles * per_tile + b + c + perm;
+  return tiled_traffic<Value, Index>(s, s.storage_bytes(), s.segmented(), s.work_rows(), op, k);
 }
 
-#define SPMAT_INSTANTIATE(V, I)       \
-  template struct TiledStorage<V, I>; \
+#define SPMAT_INSTANTIATE(V, I)                                                  \
+  template struct TiledStorage<V, I>;                                            \
+  template void update_values(TiledStorage<V, I>&, const V*);                     \
   template std::size_t traffic_bytes(const TiledStorage<V, I>&, Op, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE

@@ -37,9 +37,15 @@
 // (R = 4) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
 // row-major calls with K·sizeof(Value) >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
-// B values and map ids, the C block; see traffic_bytes in tiled.cpp.
+// B values and map ids, the C block; see tiled_traffic below.
+// From a CSR in device memory, kernel = auto, rows and panel build on the GPU
+// (tiled_device_build.cu: the same arrays, the layout chosen by tiled_rows_layout on profiles
+// counted on the device); kernel=sell builds on the host from a downloaded copy. update_values
+// keeps the structure: every layout holds one slot per entry.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +57,7 @@
 #include "spmat/formats/format_common.hpp"
 #include "spmat/matrix_impl.hpp"
 #include "spmat/model/intensity.hpp"
+#include "spmat/model/traffic.hpp"
 #include "spmat/format_options.hpp"
 
 namespace spmat {
@@ -144,6 +151,73 @@ struct TiledStorage {
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k);
 
+// spmm with k columns, tile re = min(r, pow2 >= k): per tile the kernel reads the S-ELL stream,
+// the pointers and the staged map ids, and stages Σ D_p·re values of B (counted no lower than
+// B itself); C is written once (beta = 0), segmented matrices write and re-read W×k partials.
+// `s`: the host storage or its device mirror (arrays and scalars of the same names); `stored`:
+// the bytes of its stored arrays, `segmented` / `work_rows` as TiledStorage's.
+template <class Value, class Index, class S>
+std::size_t tiled_traffic(const S& s, std::size_t stored, bool segmented, std::int64_t work_rows, Op op,
+                          std::int64_t k) {
+  if (op != Op::spmm) return default_traffic(stored, op, s.shape(), k, sizeof(Value));
+  if (s.panel_r > 0 && (s.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256)) {
+    // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64
+    // fp64), B once (each slice is read once per panel from L2; DRAM sees it once at best), C once.
+    const std::int64_t tile = 32 * static_cast<std::int64_t>(16 / sizeof(Value));
+    const std::size_t tiles = static_cast<std::size_t>((k + tile - 1) / tile);
+    const std::size_t a_bytes = (s.pn_col_ptr.size() + s.pn_val_ptr.size() + s.pn_col.size()) * sizeof(Index) +
+                                s.pn_mask.size() * 4 + s.pn_val.size() * sizeof(Value);
+    const std::size_t b = static_cast<std::size_t>(s.cols) * static_cast<std::size_t>(k) * sizeof(Value);
+    const std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
+    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+    return tiles * a_bytes + b + c + perm;
+  }
+  if (!s.sell) {
+    // Row-wise kernel: A once per K-tile, B (all of it, the operand floor) and C once, and the
+    // work_rows×k partials written and read when rows are segmented.
+    const auto dev = model::device_by_name(s.device);
+    const std::int64_t kt = s.kt > 0 ? s.kt
+                                     : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index),
+                                                            segmented, dev);
+    const auto t = model::rows_traffic(s.reuse, k, kt, sizeof(Value), sizeof(Index), segmented, dev,
+                                       model::BMode::optimistic);
+    const double b_all = static_cast<double>(s.cols) * static_cast<double>(k) * sizeof(Value);
+    const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+    return static_cast<std::size_t>(t.a_bytes + std::max(b_all, t.b_bytes) + t.c_bytes) + perm;
+  }
+  int re = 1;
+  while (re < s.r && re < k) re *= 2;
+  const std::size_t tiles = static_cast<std::size_t>(k > 0 ? (k + re - 1) / re : 0);
+  const std::size_t per_tile = s.ell_idx.size() * sizeof(std::uint16_t) + s.ell_val.size() * sizeof(Value) +
+                               s.map.size() * sizeof(Index) +
+                               (s.panel_stage_ptr.size() + s.stage_map_ptr.size() + s.slab_ptr.size()) * 8;
+  const std::size_t b = std::max<std::size_t>(s.map.size(), static_cast<std::size_t>(s.cols)) *
+                        static_cast<std::size_t>(k) * sizeof(Value);
+  std::size_t c = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(k) * sizeof(Value);
+  if (segmented) c += 2 * static_cast<std::size_t>(work_rows) * static_cast<std::size_t>(k) * sizeof(Value);
+  const std::size_t perm = (s.out_row.size() + s.seg_list.size()) * sizeof(Index) + s.seg_ptr.size() * 8;
+  return tiles * per_tile + b + c + perm;
+}
+
+
+/// The layout of the row-wise kernels (kernel = auto, rows, panel) that the options leave to the
+/// model: segment size (0 = whole rows) and reordering. Both builders (tiled.cpp on the host,
+/// tiled_device_build.cu on the GPU) call it, so one rule decides from the same statistics.
+struct TiledRowsLayout {
+  std::int64_t segsize = 0;
+  bool reorder = false;
+  std::string reason;  ///< empty when the options fixed both
+};
+/// The reuse profile of the work rows cut at `segsize` (0: whole rows), sorted on their pattern
+/// when `reorder`, over panels of `panel_rows` work rows (model::reuse_profile of those rows).
+using TiledProfileFn = std::function<model::ReuseProfile(std::int64_t segsize, bool reorder,
+                                                         std::int64_t panel_rows)>;
+/// The row-wise kernel's four variants ({whole rows, segments of the model's size} × {in order,
+/// reordered}) predicted from their reuse profiles (model::rows_traffic at the model's K-tile);
+/// the fastest (by more than 3 %) fills what the options leave open. `rows`: the matrix rows.
+TiledRowsLayout tiled_rows_layout(const TiledOptions& opt, std::int64_t rows, std::size_t value_bytes,
+                                  std::size_t index_bytes, const TiledProfileFn& profile);
+
 // CPU kernels (tiled_cpu.cpp). Deterministic (per output row, segments summed in column order).
 SPMAT_DECLARE_CPU_KERNELS(TiledStorage);
 template <class Value, class Index>
@@ -151,5 +225,8 @@ void spmm(const TiledStorage<Value, Index>& s, const Value* b, Value* c, std::in
           DenseLayout layout, Value alpha, Value beta);
 
 SPMAT_DECLARE_CUDA_IMPL(TiledStorage);  // tiled_cuda.cu
+/// update_values (tiled.cpp: the values in CSR order into values / pn_val / ell_val) and
+/// build_cuda_from_device (tiled_device_build.cu).
+SPMAT_DECLARE_VALUE_UPDATE_AND_DEVICE_BUILD(TiledStorage);
 
 }  // namespace spmat

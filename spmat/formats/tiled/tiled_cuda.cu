@@ -35,6 +35,7 @@
 // buffer summed per output row in column order by tiled_reduce_kernel: deterministic.
 // beta == 0 never reads C. Bytes per tile: the S-ELL stream + Σ D_p·R staged values + C.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -42,128 +43,66 @@
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/formats/tiled/tiled.hpp"
+#include "spmat/formats/tiled/tiled_device.hpp"
 
 namespace spmat {
 
+
 template <class Value, class Index>
-struct TiledDevice {
-  using value_type = Value;
-  std::int64_t rows = 0, cols = 0, work_rows = 0, panels = 0, panel_rows = 256, stage_cap = 1;
-  std::int64_t smem_bytes = 48 * 1024;
-  int r = 16;
-  bool segmented = false, permuted = false;
-  cuda::DeviceBuffer<std::int64_t> panel_stage_ptr, stage_map_ptr, slab_ptr, seg_ptr;
-  cuda::DeviceBuffer<Index> map, out_row, seg_list;
-  cuda::DeviceBuffer<std::uint16_t> ell_idx;
-  cuda::DeviceBuffer<Value> ell_val;
-  // kernel=rows
-  bool sell = false;
-  std::int64_t kt = 0;
-  int batch = 8;        ///< B-row loads per batch of the rows kernel (4 + dependent tail, 8: predicated)
-  bool stream = true;   ///< C stores st.global.cs
-  std::string device = "h200";
-  model::ReuseProfile reuse;
-  cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
-  cuda::DeviceBuffer<Value> values;
-  /// Partial sums of split rows: long_slots·k (kernel=rows) or work_rows·k (sell, segmented).
-  /// Sized for k by prepare (reserve_partial), else grown by the first product that needs more.
-  mutable cuda::DeviceBuffer<Value> partial;
-  // kernel=rows output map (empty for the identity order): dest[w] >= 0 is the C row of work row
-  // w (a whole row); dest[w] < 0 is partial slot -(dest[w]+1) (one segment of a split row). The
-  // split rows long_row[r] own slots [long_ptr[r], long_ptr[r+1]), their segments in column order.
-  bool mapped = false;
-  std::int64_t long_rows = 0, long_slots = 0;
-  cuda::DeviceBuffer<Index> dest, long_row;
-  cuda::DeviceBuffer<std::int64_t> long_ptr;
-  // kernel=panel / auto (arrays built): see TiledStorage.
-  int panel_r = 0;
-  bool panel_forced = false;
-  std::int64_t pn_panels = 0;
-  cuda::DeviceBuffer<Index> pn_col_ptr, pn_val_ptr, pn_col;
-  cuda::DeviceBuffer<std::uint32_t> pn_mask;
-  cuda::DeviceBuffer<Value> pn_val;
+TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
+  TiledStorage<Value, Index> h;
+  cuda::copy_shape(h, *this);
+  h.r = r;
+  h.panel_rows = panel_rows;
+  h.stage_cap = stage_cap;
+  h.smem_bytes = smem_bytes;
+  h.segsize = segsize;
+  h.reordered = reordered;
+  h.sell = sell;
+  h.kt = kt;
+  h.device = device;
+  h.batch = batch;
+  h.cstore = stream ? 2 : 1;
+  h.panel_r = panel_r;
+  h.panel_forced = panel_forced;
+  h.panel_reuse = panel_reuse;
+  h.reuse = reuse;
+  cuda::download_arrays(tiled_gpu::device_arrays(*this), tiled_gpu::host_arrays(h));
+  return h;
+}
 
-  /// Every device byte held, the partial sums at their current size included
-  /// (spmat/cuda/device_impl.hpp).
-  std::size_t storage_bytes() const {
-    return panel_stage_ptr.bytes() + stage_map_ptr.bytes() + slab_ptr.bytes() + seg_ptr.bytes() +
-           map.bytes() + out_row.bytes() + seg_list.bytes() + ell_idx.bytes() + ell_val.bytes() +
-           wr_begin.bytes() + wr_end.bytes() + col_idx.bytes() + values.bytes() + partial.bytes() +
-           dest.bytes() + long_row.bytes() + long_ptr.bytes() + pn_col_ptr.bytes() +
-           pn_val_ptr.bytes() + pn_col.bytes() + pn_mask.bytes() + pn_val.bytes();
-  }
+template <class Value, class Index>
+std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
+  std::vector<StoredArray> out;
+  cuda::append_stored(out, tiled_gpu::device_arrays(d));
+  cuda::append_stored(out, std::tuple{cuda::Field{"dest", d.dest}, cuda::Field{"long_row", d.long_row},
+                                      cuda::Field{"long_ptr", d.long_ptr}});
+  using tiled_gpu::bits_of;
+  const auto& p = d.reuse;
+  const std::int64_t device = d.device == "h100" ? 0 : d.device == "h200" ? 1 : 2;
+  std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
+                               d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
+                               device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
+                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered};
+  out.push_back(cuda::stored_scalars(
+      "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
+      "sell, kt, batch, stream, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
+      "panel_reuse, segsize, reordered", sc));
+  std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
+                               bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
+                               p.split_work_rows};
+  for (double h : p.hist) rp.push_back(bits_of(h));
+  for (double w : p.warp_nnz) rp.push_back(bits_of(w));
+  out.push_back(cuda::stored_scalars(
+      "reuse: rows, cols, nnz, work_rows, panel_rows, panels, max_work_row, n_touched, sum_d, cold, "
+      "split_rows, split_work_rows, hist[48], warp_nnz[6]", rp));
+  return out;
+}
 
-  static TiledDevice upload(const TiledStorage<Value, Index>& h) {
-    TiledDevice d;
-    d.rows = h.rows;
-    d.cols = h.cols;
-    d.work_rows = h.work_rows();
-    d.panels = h.panels();
-    d.panel_rows = h.panel_rows;
-    d.stage_cap = h.stage_cap;
-    d.smem_bytes = h.smem_bytes;
-    d.r = h.r;
-    d.segmented = h.segmented();
-    d.permuted = !h.out_row.empty();
-    cuda::upload_arrays(
-        "tiled",
-        std::tuple{cuda::Field{"panel_stage_ptr", d.panel_stage_ptr},
-                   cuda::Field{"stage_map_ptr", d.stage_map_ptr},
-                   cuda::Field{"slab_ptr", d.slab_ptr}, cuda::Field{"seg_ptr", d.seg_ptr},
-                   cuda::Field{"map", d.map}, cuda::Field{"out_row", d.out_row},
-                   cuda::Field{"seg_list", d.seg_list}, cuda::Field{"ell_idx", d.ell_idx},
-                   cuda::Field{"ell_val", d.ell_val}},
-        std::tie(h.panel_stage_ptr, h.stage_map_ptr, h.slab_ptr, h.seg_ptr, h.map, h.out_row,
-                 h.seg_list, h.ell_idx, h.ell_val));
-    d.sell = h.sell;
-    d.kt = h.kt;
-    // Short work rows (lap2d, G3_circuit: ~5 nonzeros) ran ~20 % slower on the H100 with the
-    // predicated batch of 8 + streaming C stores than with batches of 4 + a dependent tail and
-    // plain stores; long rows (random_k: 16) ran 25 % faster. Auto follows that.
-    const double mean_row = h.work_rows() > 0 ? static_cast<double>(h.nnz) / static_cast<double>(h.work_rows()) : 0.0;
-    d.batch = h.batch != 0 ? h.batch : (mean_row < 8.0 ? 4 : 8);
-    d.stream = h.cstore != 0 ? h.cstore == 2 : d.batch == 8;
-    d.device = h.device;
-    d.reuse = h.reuse;
-    cuda::upload_arrays(
-        "tiled",
-        std::tuple{cuda::Field{"wr_begin", d.wr_begin}, cuda::Field{"wr_end", d.wr_end},
-                   cuda::Field{"col_idx", d.col_idx}, cuda::Field{"values", d.values}},
-        std::tie(h.wr_begin, h.wr_end, h.col_idx, h.values));
-    d.panel_r = h.panel_r;
-    d.panel_forced = h.panel_forced;
-    d.pn_panels = h.panel_count();
-    cuda::upload_arrays(
-        "tiled",
-        std::tuple{cuda::Field{"pn_col_ptr", d.pn_col_ptr}, cuda::Field{"pn_val_ptr", d.pn_val_ptr},
-                   cuda::Field{"pn_col", d.pn_col}, cuda::Field{"pn_mask", d.pn_mask},
-                   cuda::Field{"pn_val", d.pn_val}},
-        std::tie(h.pn_col_ptr, h.pn_val_ptr, h.pn_col, h.pn_mask, h.pn_val));
-    if (!h.sell && !h.out_row.empty()) {
-      // dest / long rows from seg_ptr, seg_list (segments of a row are listed in column order).
-      std::vector<Index> dest(static_cast<std::size_t>(d.work_rows)), long_row;
-      std::vector<std::int64_t> long_ptr{0};
-      for (std::int64_t i = 0; i < d.rows; ++i) {
-        const std::int64_t q0 = h.seg_ptr[i], q1 = h.seg_ptr[i + 1];
-        if (q1 - q0 == 1) {
-          dest[static_cast<std::size_t>(h.seg_list[q0])] = static_cast<Index>(i);
-          continue;
-        }
-        for (std::int64_t q = q0; q < q1; ++q)
-          dest[static_cast<std::size_t>(h.seg_list[q])] = static_cast<Index>(-(long_ptr.back() + (q - q0)) - 1);
-        long_row.push_back(static_cast<Index>(i));
-        long_ptr.push_back(long_ptr.back() + (q1 - q0));
-      }
-      d.mapped = true;
-      d.long_rows = static_cast<std::int64_t>(long_row.size());
-      d.long_slots = long_ptr.back();
-      d.dest = cuda::DeviceBuffer<Index>(dest, "tiled dest");
-      d.long_row = cuda::DeviceBuffer<Index>(long_row, "tiled long_row");
-      d.long_ptr = cuda::DeviceBuffer<std::int64_t>(long_ptr, "tiled long_ptr");
-    }
-    return d;
-  }
-};
+template <class Value, class Index>
+void upload_values(TiledDevice<Value, Index>& d, const TiledStorage<Value, Index>& h) {
+  cuda::upload_value_arrays<Value>(tiled_gpu::device_arrays(d), tiled_gpu::host_arrays(h));
+}
 
 namespace tiled_gpu {
 enum Store : int { direct = 0, permuted = 1, partial = 2, mapped = 3 };
@@ -376,36 +315,36 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
           for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
         }
       }
-      continue;
-    }
-    // Batches of kBatch nonzeros, predicated: a row of 5 issues its 5 B loads at once (one
-    // round trip), not a batch of 4 and a dependent tail. kBatch divides G, so t + u < G.
-    for (int t = 0; t < n; t += kBatch) {
-      Value vv[kBatch];
-      Value x[kBatch][NV][V];
+    } else {
+      // Batches of kBatch nonzeros, predicated: a row of 5 issues its 5 B loads at once (one
+      // round trip), not a batch of 4 and a dependent tail. kBatch divides G, so t + u < G.
+      for (int t = 0; t < n; t += kBatch) {
+        Value vv[kBatch];
+        Value x[kBatch][NV][V];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const Index cc = __shfl_sync(gmask, cj, t + u, G);
-        vv[u] = __shfl_sync(gmask, vj, t + u, G);
-        const Value* brow = b + static_cast<std::int64_t>(cc) * k;
-        const bool in = t + u < n;
+        for (int u = 0; u < kBatch; ++u) {
+          const Index cc = __shfl_sync(gmask, cj, t + u, G);
+          vv[u] = __shfl_sync(gmask, vj, t + u, G);
+          const Value* brow = b + static_cast<std::int64_t>(cc) * k;
+          const bool in = t + u < n;
 #pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          if (in && ok[v]) {
-            tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
-          } else {
+          for (int v = 0; v < NV; ++v) {
+            if (in && ok[v]) {
+              tiled_gpu::load_pack<V>(brow + cv[v], x[u][v]);
+            } else {
 #pragma unroll
-            for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
+              for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
+            }
           }
         }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u)
+          if (t + u < n)  // never multiply a padding slot (0·Inf)
+#pragma unroll
+            for (int v = 0; v < NV; ++v)
+#pragma unroll
+              for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
       }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (t + u < n)  // never multiply a padding slot (0·Inf)
-#pragma unroll
-          for (int v = 0; v < NV; ++v)
-#pragma unroll
-            for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
     }
   }
 
@@ -930,5 +869,6 @@ void spmv(const TiledDevice<Value, Index>& d, const Value* x, Value* y, Value al
 }
 
 SPMAT_DEFINE_CUDA_IMPL(TiledStorage, TiledDevice)
+SPMAT_DEFINE_DEVICE_ONLY_IMPL(TiledStorage, TiledDevice)
 
 }  // namespace spmat

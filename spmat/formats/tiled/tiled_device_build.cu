@@ -1,0 +1,795 @@
+// spmat/formats/tiled/tiled_device_build.cu — `tiled` (kernel = auto, rows, panel) built on the
+// GPU from a device CSR, and its value updates.
+// SPDX-License-Identifier: MIT
+//
+// The host builder (tiled.cpp) decides the layout with tiled_rows_layout from the reuse profiles
+// (model::reuse_profile) of up to four work-row orders; this builder calls the same function
+// with the same profiles computed on the device, so the same rule sees the same numbers. Every
+// profile field is an integer count (the doubles hold sums of ones or of integers, exact below
+// 2^53), so the device counts give the host's doubles bit for bit. Steps, each a device pass:
+//   1. work rows of a segment size: per-row segment counts, a CUB scan (wptr; the count, one
+//      scalar, downloaded), one thread per work row (its row by a binary search of wptr);
+//   2. reordering (model::sort_by_pattern: stable, lexicographic on the column sequence, the end
+//      of a row above every column): an MSD refinement, one CUB radix sort per column position
+//      of the rows still tied, key (tie group, column at that position or `cols` past the end);
+//      rows leave when their group is a singleton or has ended (equal rows). Stable sorts keep
+//      tied rows in their original order, as std::stable_sort does. One small download (the
+//      rows still tied) per position: as many rounds as the longest common prefix of two rows;
+//   3. the reuse profile over panels of P work rows: each entry's key (column, panel of its work
+//      row) radix-sorted; a (column, panel) pair is a distinct touch, its distance to the
+//      previous pair of the column binned as in the host loop; warp_nnz, the longest work row
+//      and the split rows from per-row and per-32-position passes. One download of 64 counters;
+//   4. the stored arrays: col_idx/values copied, wr_begin/wr_end gathered in the order, the
+//      output map (out_row, seg_ptr = wptr, seg_list = the inverse order) and the row kernels'
+//      dest / long_row / long_ptr (two CUB scans over the rows);
+//   5. the panel kernel's arrays (kernel=panel, and kernel=auto when the reuse passes
+//      panel_reuse): entries radix-sorted by (panel, column, row in panel), distinct (panel,
+//      column) heads counted by a CUB scan (the sum, one scalar, downloaded for the reuse test),
+//      one thread per entry writes pn_col, pn_mask (atomicOr of its row bit), pn_val and the
+//      panel offsets.
+// No nnz-sized array leaves the device. kernel=sell (the staged S-ELL plan and the paper
+// model's pattern statistics) is built on the host from a downloaded CSR and uploaded, as is a
+// matrix whose sort keys would not fit 64 bits or whose work rows would not fit Index (the host
+// builder then gives its own answer, an IndexOverflowError where it throws one).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <bit>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "spmat/core/typed_options.hpp"
+#include "spmat/cuda/device_builder.hpp"
+#include "spmat/cuda/device_impl.hpp"
+#include "spmat/cuda/primitives.cuh"
+#include "spmat/formats/tiled/tiled_device.hpp"
+
+namespace spmat {
+
+namespace {
+
+constexpr int kBlock = 256;
+using Counter = unsigned long long;  // atomicAdd / atomicMax operand
+
+/// Raised where the device builder cannot reproduce the host builder: the build goes to the host.
+struct NeedsHost {};
+
+/// Bits that hold every value 0..v.
+int bits_for(std::uint64_t v) { return v == 0 ? 0 : 64 - std::countl_zero(v); }
+
+/// Counters of one reuse profile (download order).
+enum : int {
+  kCold = 0,        // first touches of a column
+  kHist = 1,        // 48 bins of re-touch distances
+  kMaxRow = 49,     // longest work row
+  kWarpNnz = 50,    // 6 entries, g = 0..5
+  kSplitRows = 56,  // rows cut into several work rows
+  kSplitWork = 57,  // their work rows
+  kCounters = 64
+};
+
+struct MaxOp {
+  template <class T>
+  __host__ __device__ T operator()(const T& x, const T& y) const { return x < y ? y : x; }
+};
+
+/// cuda::run_cub with one temporary storage kept across calls (grown when a call needs more):
+/// the pattern sort runs four CUB algorithms per column position, and an allocation each would
+/// cost more than the small sorts of its last rounds.
+class Workspace {
+ public:
+  template <class Call>
+  void run(const char* what, Call&& call) {
+    std::size_t bytes = 0;
+    SPMAT_CUDA_CHECK(call(nullptr, bytes));
+    if (bytes > buf_.size() || buf_.size() == 0) {  // never null: that would only size again
+      cuda::synchronize_stream();  // queued work may still read the old storage
+      buf_ = cuda::DeviceBuffer<std::byte>(std::max<std::size_t>(bytes, 1), what);
+    }
+    bytes = buf_.size();
+    SPMAT_CUDA_CHECK(call(buf_.data(), bytes));
+  }
+
+ private:
+  cuda::DeviceBuffer<std::byte> buf_;
+};
+
+// ---- kernels -------------------------------------------------------------------------------
+
+/// nseg[r]: work rows of row r (model::segment_rows): 1, or ceil(len/seg) for a longer row.
+template <class Index>
+__global__ void work_count_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t seg,
+                                  std::int64_t* __restrict__ nseg) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[r + 1]) - static_cast<std::int64_t>(row_ptr[r]);
+    nseg[r] = seg > 0 && len > seg ? (len + seg - 1) / seg : 1;
+  }
+}
+
+/// Work row j (row order): its row and its range of A's entries.
+template <class Index>
+__global__ void work_fill_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t seg,
+                                 const std::int64_t* __restrict__ wptr, std::int64_t n,
+                                 Index* __restrict__ begin, Index* __restrict__ end, Index* __restrict__ row) {
+  for (std::int64_t j = cuda::global_thread_id(); j < n; j += cuda::grid_thread_count()) {
+    const std::int64_t r = cuda::segment_of(wptr, rows, j);
+    std::int64_t b = row_ptr[r], e = row_ptr[r + 1];
+    if (seg > 0 && e - b > seg) {
+      b += (j - wptr[r]) * seg;
+      e = min(e, b + seg);
+    }
+    begin[j] = static_cast<Index>(b);
+    end[j] = static_cast<Index>(e);
+    row[j] = static_cast<Index>(r);
+  }
+}
+
+template <class Index>
+__global__ void iota_kernel(std::int64_t n, Index* __restrict__ a, Index* __restrict__ b, Index* __restrict__ z) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    a[i] = static_cast<Index>(i);
+    if (b) b[i] = static_cast<Index>(i);
+    if (z) z[i] = 0;
+  }
+}
+
+/// Round t of the pattern sort: key (tie group, column t of the work row, `cols` past its end)
+/// of each still-tied position, with the work row it holds.
+template <class Index>
+__global__ void pattern_keys_kernel(std::int64_t n, const Index* __restrict__ pos, const Index* __restrict__ gid,
+                                    const Index* __restrict__ perm, const Index* __restrict__ begin,
+                                    const Index* __restrict__ end, const Index* __restrict__ col,
+                                    std::int64_t t, int cbits, std::int64_t cols,
+                                    std::uint64_t* __restrict__ key, Index* __restrict__ val) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    const Index j = perm[pos[i]];
+    const std::int64_t q = static_cast<std::int64_t>(begin[j]) + t;
+    const std::int64_t c = q < static_cast<std::int64_t>(end[j]) ? static_cast<std::int64_t>(col[q]) : cols;
+    key[i] = (static_cast<std::uint64_t>(gid[i]) << cbits) | static_cast<std::uint64_t>(c);
+    val[i] = j;
+  }
+}
+
+/// After the sort: the work rows back onto the positions of their groups; each sorted item's
+/// run head (for the scan that names the new groups) and whether it stays tied: its run has
+/// another item and has not ended (`cols`: every row of the run ended, so they are equal).
+template <class Index>
+__global__ void pattern_split_kernel(std::int64_t n, const Index* __restrict__ pos, const std::uint64_t* __restrict__ key,
+                                     const Index* __restrict__ val, std::uint64_t cmask, std::int64_t cols,
+                                     Index* __restrict__ perm, Index* __restrict__ head, char* __restrict__ tied) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    perm[pos[i]] = val[i];
+    const std::uint64_t k = key[i];
+    const bool first = i == 0 || key[i - 1] != k;
+    head[i] = first ? static_cast<Index>(i) : Index(0);
+    const bool pair = !first || (i + 1 < n && key[i + 1] == k);
+    tied[i] = pair && (k & cmask) != static_cast<std::uint64_t>(cols);
+  }
+}
+
+template <class Index>
+__global__ void inverse_kernel(std::int64_t n, const Index* __restrict__ perm, Index* __restrict__ inv) {
+  for (std::int64_t w = cuda::global_thread_id(); w < n; w += cuda::grid_thread_count())
+    inv[perm[w]] = static_cast<Index>(w);
+}
+
+/// wpos[q]: the position (in the order) of the work row holding entry q.
+template <class Index>
+__global__ void entry_position_kernel(std::int64_t nnz, const Index* __restrict__ row_of,
+                                      const Index* __restrict__ row_ptr, const std::int64_t* __restrict__ wptr,
+                                      std::int64_t seg, const Index* __restrict__ inv, Index* __restrict__ wpos) {
+  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count()) {
+    const std::int64_t r = row_of[q], b = row_ptr[r], len = static_cast<std::int64_t>(row_ptr[r + 1]) - b;
+    const std::int64_t j = wptr[r] + (seg > 0 && len > seg ? (q - b) / seg : 0);
+    wpos[q] = inv ? inv[j] : static_cast<Index>(j);
+  }
+}
+
+/// wpos[q] from stored work rows (the value map of a device-built matrix).
+template <class Index>
+__global__ void entry_position_from_ranges_kernel(std::int64_t n, const Index* __restrict__ wr_begin,
+                                                  const Index* __restrict__ wr_end, Index* __restrict__ wpos) {
+  for (std::int64_t w = cuda::global_thread_id(); w < n; w += cuda::grid_thread_count())
+    for (std::int64_t q = wr_begin[w]; q < static_cast<std::int64_t>(wr_end[w]); ++q) wpos[q] = static_cast<Index>(w);
+}
+
+template <class Key, class Index>
+__global__ void reuse_keys_kernel(std::int64_t nnz, const Index* __restrict__ col, const Index* __restrict__ wpos,
+                                  std::int64_t panel_rows, int pbits, Key* __restrict__ key) {
+  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count())
+    key[q] = static_cast<Key>((static_cast<std::uint64_t>(col[q]) << pbits) |
+                              static_cast<std::uint64_t>(static_cast<std::int64_t>(wpos[q]) / panel_rows));
+}
+
+/// model::reuse_profile's touches from the (column, panel) keys in order: a new column is a cold
+/// touch; a new panel of the same column a re-touch at distance d, binned at min(floor(log2 d), 47).
+template <class Key>
+__global__ void reuse_count_kernel(std::int64_t n, const Key* __restrict__ key, int pbits,
+                                   Counter* __restrict__ out) {
+  __shared__ Counter cnt[kHist + 48];
+  for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x)) cnt[t] = 0;
+  __syncthreads();
+  const std::uint64_t pmask = pbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - pbits));
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    const std::uint64_t k = key[i], before = i == 0 ? 0 : key[i - 1];
+    if (i == 0 || (before >> pbits) != (k >> pbits)) {
+      atomicAdd(&cnt[kCold], Counter{1});
+      continue;
+    }
+    const std::uint64_t prev = before & pmask, p = k & pmask;
+    if (prev == p) continue;  // same panel: no new touch
+    const int b = min(63 - __clzll(static_cast<long long>(p - prev)), 47);
+    atomicAdd(&cnt[kHist + b], Counter{1});
+  }
+  __syncthreads();
+  for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x))
+    if (cnt[t]) atomicAdd(&out[t], cnt[t]);
+}
+
+/// Per 32 positions of the order: the longest work row, and Σ (32/2^g)·(longest of each group of
+/// 32/2^g positions) for g = 0..5 (model::ReuseProfile::warp_nnz).
+template <class Index>
+__global__ void warp_slots_kernel(std::int64_t n, const Index* __restrict__ perm, const Index* __restrict__ begin,
+                                  const Index* __restrict__ end, Counter* __restrict__ out) {
+  const std::int64_t blocks = (n + 31) / 32;
+  for (std::int64_t b = cuda::global_thread_id(); b < blocks; b += cuda::grid_thread_count()) {
+    std::int64_t len[32];
+    std::int64_t longest = 0;
+    for (int i = 0; i < 32; ++i) {
+      const std::int64_t w = b * 32 + i;
+      len[i] = 0;
+      if (w < n) {
+        const std::int64_t j = perm ? static_cast<std::int64_t>(perm[w]) : w;
+        len[i] = static_cast<std::int64_t>(end[j]) - static_cast<std::int64_t>(begin[j]);
+      }
+      longest = max(longest, len[i]);
+    }
+    atomicMax(&out[kMaxRow], static_cast<Counter>(longest));
+    for (int g = 0; g < 6; ++g) {
+      const int per = 32 >> g;
+      Counter slots = 0;
+      for (int w0 = 0; w0 < 32; w0 += per) {
+        std::int64_t m = 0;
+        for (int i = w0; i < w0 + per; ++i) m = max(m, len[i]);
+        slots += static_cast<Counter>(per) * static_cast<Counter>(m);
+      }
+      if (slots) atomicAdd(&out[kWarpNnz + g], slots);
+    }
+  }
+}
+
+__global__ void split_count_kernel(std::int64_t rows, const std::int64_t* __restrict__ wptr, Counter* __restrict__ out,
+                                   std::int64_t* __restrict__ is_split, std::int64_t* __restrict__ split_slots) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t n = wptr[r + 1] - wptr[r];
+    if (is_split) is_split[r] = n > 1;
+    if (split_slots) split_slots[r] = n > 1 ? n : 0;
+    if (out && n > 1) {
+      atomicAdd(&out[kSplitRows], Counter{1});
+      atomicAdd(&out[kSplitWork], static_cast<Counter>(n));
+    }
+  }
+}
+
+/// wr_begin/wr_end/out_row in the order; `mismatch` counts positions whose work row is not row w.
+template <class Index>
+__global__ void order_fill_kernel(std::int64_t n, const Index* __restrict__ perm, const Index* __restrict__ begin,
+                                  const Index* __restrict__ end, const Index* __restrict__ row,
+                                  Index* __restrict__ wr_begin, Index* __restrict__ wr_end,
+                                  Index* __restrict__ out_row, Counter* __restrict__ mismatch) {
+  for (std::int64_t w = cuda::global_thread_id(); w < n; w += cuda::grid_thread_count()) {
+    const std::int64_t j = perm ? static_cast<std::int64_t>(perm[w]) : w;
+    wr_begin[w] = begin[j];
+    wr_end[w] = end[j];
+    if (out_row) out_row[w] = row[j];
+    if (mismatch && static_cast<std::int64_t>(row[j]) != w) atomicAdd(mismatch, Counter{1});
+  }
+}
+
+/// The row kernels' output map (TiledDevice::upload): a whole row's work row goes to its C row;
+/// the t-th segment of a split row to partial slot (slots before the row) + t.
+template <class Index>
+__global__ void dest_kernel(std::int64_t rows, const std::int64_t* __restrict__ wptr, const Index* __restrict__ inv,
+                            const std::int64_t* __restrict__ split_before, const std::int64_t* __restrict__ slots_before,
+                            Index* __restrict__ dest, Index* __restrict__ long_row, std::int64_t* __restrict__ long_ptr) {
+  for (std::int64_t i = cuda::global_thread_id(); i < rows; i += cuda::grid_thread_count()) {
+    const std::int64_t j0 = wptr[i], n = wptr[i + 1] - j0;
+    auto at = [&](std::int64_t j) { return inv ? static_cast<std::int64_t>(inv[j]) : j; };
+    if (n == 1) {
+      dest[at(j0)] = static_cast<Index>(i);
+      continue;
+    }
+    const std::int64_t s = slots_before[i], l = split_before[i];
+    for (std::int64_t t = 0; t < n; ++t) dest[at(j0 + t)] = static_cast<Index>(-(s + t) - 1);
+    long_row[l] = static_cast<Index>(i);
+    long_ptr[l + 1] = s + n;
+  }
+}
+
+/// Panel-kernel sort keys: (panel, column, row in the panel), with the entry.
+template <class Index>
+__global__ void panel_keys_kernel(std::int64_t nnz, const Index* __restrict__ col, const Index* __restrict__ wpos,
+                                  std::int64_t R, int cbits, std::uint64_t* __restrict__ key, Index* __restrict__ q_out) {
+  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count()) {
+    const std::int64_t w = wpos[q];
+    key[q] = (static_cast<std::uint64_t>(w / R) << (cbits + 5)) | (static_cast<std::uint64_t>(col[q]) << 5) |
+             static_cast<std::uint64_t>(w % R);
+    q_out[q] = static_cast<Index>(q);
+  }
+}
+
+/// 1 where a sorted entry starts a new (panel, column).
+__global__ void panel_heads_kernel(std::int64_t n, const std::uint64_t* __restrict__ key, std::int64_t* __restrict__ head) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
+    head[i] = i == 0 || (key[i - 1] >> 5) != (key[i] >> 5);
+}
+
+/// Entry i of the sorted order (i = nnz closes the offsets): pn_col / pn_mask of its distinct
+/// column dinc[i]-1, pn_val[i], and the offsets of the panels that start at i.
+template <class Value, class Index>
+__global__ void panel_fill_kernel(std::int64_t nnz, std::int64_t np, std::int64_t total_d,
+                                  const std::uint64_t* __restrict__ key, const Index* __restrict__ qs,
+                                  const std::int64_t* __restrict__ dinc, int cbits, const Value* __restrict__ values,
+                                  Index* __restrict__ pn_col_ptr, Index* __restrict__ pn_val_ptr,
+                                  Index* __restrict__ pn_col, std::uint32_t* __restrict__ pn_mask,
+                                  Value* __restrict__ pn_val) {
+  const std::uint64_t cmask = cbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - cbits));
+  for (std::int64_t i = cuda::global_thread_id(); i <= nnz; i += cuda::grid_thread_count()) {
+    std::int64_t p = np, d = total_d;
+    if (i < nnz) {
+      const std::uint64_t k = key[i];
+      p = static_cast<std::int64_t>(k >> (cbits + 5));
+      d = dinc[i] - 1;
+      if (i == 0 || (key[i - 1] >> 5) != (k >> 5)) pn_col[d] = static_cast<Index>((k >> 5) & cmask);
+      atomicOr(&pn_mask[d], 1u << (k & 31u));
+      pn_val[i] = values[qs[i]];
+    }
+    // A panel's first entry is a new (panel, column): d counts the distinct columns before it.
+    const std::int64_t prev = i == 0 ? -1 : static_cast<std::int64_t>(key[i - 1] >> (cbits + 5));
+    for (std::int64_t pp = prev + 1; pp <= p; ++pp) {
+      pn_val_ptr[pp] = static_cast<Index>(i);
+      pn_col_ptr[pp] = static_cast<Index>(d);
+    }
+  }
+}
+
+template <class Index>
+__global__ void value_map_kernel(std::int64_t n, const Index* __restrict__ qs, Index* __restrict__ map) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) map[qs[i]] = static_cast<Index>(i);
+}
+
+// ---- host side ------------------------------------------------------------------------------
+
+template <class T>
+cuda::DeviceBuffer<T> buffer(std::int64_t n, const char* what) {
+  return cuda::DeviceBuffer<T>(static_cast<std::size_t>(n), what);
+}
+
+/// The panel kernel's entry order: entries sorted by (panel of R work rows, column, row in the
+/// panel) from each entry's work-row position; keys and entries in that order, returned in
+/// `key` and `qs`. False when the key would not fit 64 bits.
+template <class Index>
+bool panel_order(const Index* col, const Index* wpos, std::int64_t nnz, std::int64_t cols, std::int64_t np,
+                 std::int64_t R, Workspace& ws, cuda::DeviceBuffer<std::uint64_t>& key,
+                 cuda::DeviceBuffer<Index>& qs, int* cbits_out) {
+  const int cbits = bits_for(static_cast<std::uint64_t>(cols > 0 ? cols - 1 : 0));
+  const int pbits = bits_for(static_cast<std::uint64_t>(np > 0 ? np - 1 : 0));
+  if (cbits + pbits + 5 > 64) return false;
+  *cbits_out = cbits;
+  auto k0 = buffer<std::uint64_t>(nnz, "tiled build: panel keys");
+  auto q0 = buffer<Index>(nnz, "tiled build: panel entries");
+  key = buffer<std::uint64_t>(nnz, "tiled build: sorted panel keys");
+  qs = buffer<Index>(nnz, "tiled build: sorted panel entries");
+  cuda::launch_grid_for("panel_keys_kernel", panel_keys_kernel<Index>, nnz, kBlock, nnz, col, wpos, R, cbits,
+                        k0.data(), q0.data());
+  ws.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
+    return cub::DeviceRadixSort::SortPairs(t, b, k0.data(), key.data(), q0.data(), qs.data(), nnz, 0,
+                                           cbits + pbits + 5, cuda::stream());
+  });
+  cuda::synchronize_stream();  // before k0, q0 are freed
+  return true;
+}
+
+/// Builds what the host builder builds from a device CSR, step by step (see the file comment).
+template <class Value, class Index>
+class Builder {
+ public:
+  explicit Builder(const DeviceCsrView<Value, Index>& a) : a_(a) {}
+
+  /// Work rows cut at `seg` (0: whole rows), in row order.
+  struct Ranges {
+    std::int64_t count = 0;
+    cuda::DeviceBuffer<std::int64_t> wptr;
+    cuda::DeviceBuffer<Index> begin, end, row;
+  };
+  /// The pattern order of the ranges of a segment size: perm (position → work row), inv.
+  struct Order {
+    cuda::DeviceBuffer<Index> perm, inv;
+  };
+
+  const Ranges& ranges(std::int64_t seg) {
+    auto it = ranges_.find(seg);
+    if (it != ranges_.end()) return it->second;
+    Ranges g;
+    const std::int64_t rows = a_.rows;
+    g.wptr = buffer<std::int64_t>(rows + 1, "tiled build: work-row offsets");
+    cuda::fill_bytes_async(g.wptr.data(), 0, sizeof(std::int64_t));
+    if (rows > 0) {
+      auto nseg = buffer<std::int64_t>(rows, "tiled build: work rows per row");
+      cuda::launch_grid_for("work_count_kernel", work_count_kernel<Index>, rows, kBlock, a_.row_ptr, rows, seg,
+                            nseg.data());
+      ws_.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+        return cub::DeviceScan::InclusiveSum(t, b, nseg.data(), g.wptr.data() + 1, rows, cuda::stream());
+      });
+      cuda::copy_to_host(&g.count, g.wptr.data() + rows, 1);  // waits: nseg may go
+    }
+    // The host builder refuses more work rows than Index holds (and the predictions of a
+    // variant would count them in 64 bits): its own path gives its own answer.
+    if (g.count > index_max<Index>()) throw NeedsHost{};
+    g.begin = buffer<Index>(g.count, "tiled build: work-row begins");
+    g.end = buffer<Index>(g.count, "tiled build: work-row ends");
+    g.row = buffer<Index>(g.count, "tiled build: work-row rows");
+    if (g.count > 0)
+      cuda::launch_grid_for("work_fill_kernel", work_fill_kernel<Index>, g.count, kBlock, a_.row_ptr, rows, seg,
+                            g.wptr.data(), g.count, g.begin.data(), g.end.data(), g.row.data());
+    return ranges_.emplace(seg, std::move(g)).first->second;
+  }
+
+  /// `seg`, or 0 where it cuts no row: the same work rows, so the same order and profiles.
+  std::int64_t effective(std::int64_t seg) { return seg > 0 && ranges(seg).count == a_.rows ? 0 : seg; }
+
+  /// model::sort_by_pattern of the work rows of `seg` (see the file comment, step 2).
+  const Order& order(std::int64_t seg) {
+    seg = effective(seg);
+    auto it = orders_.find(seg);
+    if (it != orders_.end()) return it->second;
+    const Ranges& g = ranges(seg);
+    const std::int64_t n0 = g.count;
+    Order o;
+    o.perm = buffer<Index>(n0, "tiled build: work-row order");
+    o.inv = buffer<Index>(n0, "tiled build: work-row positions");
+    if (n0 > 0) {
+      const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols));  // columns and the end mark
+      const int gbits = bits_for(static_cast<std::uint64_t>(n0 - 1));
+      if (cbits + gbits > 64) throw NeedsHost{};
+      const std::uint64_t cmask = cbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - cbits));
+      auto pos = buffer<Index>(n0, "tiled build: tied positions"), pos2 = buffer<Index>(n0, "tiled build: tied positions");
+      auto gid = buffer<Index>(n0, "tiled build: tie groups"), gid2 = buffer<Index>(n0, "tiled build: tie groups");
+      auto key = buffer<std::uint64_t>(n0, "tiled build: pattern keys");
+      auto key2 = buffer<std::uint64_t>(n0, "tiled build: sorted pattern keys");
+      auto val = buffer<Index>(n0, "tiled build: pattern rows"), val2 = buffer<Index>(n0, "tiled build: sorted pattern rows");
+      auto head = buffer<Index>(n0, "tiled build: run heads");
+      auto tied = buffer<char>(n0, "tiled build: tied flags");
+      auto count = buffer<std::int64_t>(1, "tiled build: tied count");
+      cuda::launch_grid_for("iota_kernel", iota_kernel<Index>, n0, kBlock, n0, pos.data(), o.perm.data(), gid.data());
+      std::int64_t n = n0;
+      for (std::int64_t t = 0; n > 1; ++t) {
+        cuda::launch_grid_for("pattern_keys_kernel", pattern_keys_kernel<Index>, n, kBlock, n, pos.data(), gid.data(),
+                              o.perm.data(), g.begin.data(), g.end.data(), a_.col_idx, t, cbits, a_.cols, key.data(),
+                              val.data());
+        ws_.run("tiled build: radix sort workspace", [&](void* tmp, std::size_t& b) {
+          return cub::DeviceRadixSort::SortPairs(tmp, b, key.data(), key2.data(), val.data(), val2.data(), n, 0,
+                                                 std::max(1, cbits + gbits), cuda::stream());
+        });
+        cuda::launch_grid_for("pattern_split_kernel", pattern_split_kernel<Index>, n, kBlock, n, pos.data(),
+                              key2.data(), val2.data(), cmask, a_.cols, o.perm.data(), head.data(), tied.data());
+        ws_.run("tiled build: scan workspace", [&](void* tmp, std::size_t& b) {
+          return cub::DeviceScan::InclusiveScan(tmp, b, head.data(), gid2.data(), MaxOp{}, n, cuda::stream());
+        });
+        ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
+          return cub::DeviceSelect::Flagged(tmp, b, pos.data(), tied.data(), pos2.data(), count.data(), n,
+                                            cuda::stream());
+        });
+        ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
+          return cub::DeviceSelect::Flagged(tmp, b, gid2.data(), tied.data(), gid.data(), count.data(), n,
+                                            cuda::stream());
+        });
+        cuda::copy_to_host(&n, count.data(), 1);
+        std::swap(pos, pos2);
+      }
+      cuda::launch_grid_for("inverse_kernel", inverse_kernel<Index>, n0, kBlock, n0, o.perm.data(), o.inv.data());
+      cuda::synchronize_stream();  // before the round buffers are freed
+    }
+    return orders_.emplace(seg, std::move(o)).first->second;
+  }
+
+  /// Each entry's work-row position in the order of (seg, reorder).
+  cuda::DeviceBuffer<Index> positions(std::int64_t seg, bool reorder) {
+    const Ranges& g = ranges(seg);
+    const Index* inv = reorder ? order(seg).inv.data() : nullptr;
+    auto wpos = buffer<Index>(a_.nnz, "tiled build: entry positions");
+    if (a_.nnz > 0)
+      cuda::launch_grid_for("entry_position_kernel", entry_position_kernel<Index>, a_.nnz, kBlock, a_.nnz,
+                            row_of(), a_.row_ptr, g.wptr.data(), seg, inv, wpos.data());
+    return wpos;
+  }
+
+  /// model::reuse_profile(a, work rows of (seg, reorder), panel_rows), every field the host's.
+  model::ReuseProfile profile(std::int64_t seg, bool reorder, std::int64_t panel_rows) {
+    seg = effective(seg);
+    const auto id = std::tuple{seg, reorder, panel_rows};
+    if (auto it = profiles_.find(id); it != profiles_.end()) return it->second;
+    const Ranges& g = ranges(seg);
+    model::ReuseProfile p;
+    p.rows = a_.rows;
+    p.cols = a_.cols;
+    p.nnz = a_.nnz;
+    p.work_rows = g.count;
+    p.panel_rows = std::max<std::int64_t>(1, panel_rows);
+    p.panels = (p.work_rows + p.panel_rows - 1) / p.panel_rows;
+    auto counters = buffer<Counter>(kCounters, "tiled build: profile counters");
+    counters.fill_bytes(0);
+    if (a_.nnz > 0) {
+      const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols - 1));
+      const int pbits = bits_for(static_cast<std::uint64_t>(p.panels - 1));
+      if (cbits + pbits > 64) throw NeedsHost{};
+      auto wpos = positions(seg, reorder);
+      // 32-bit keys where they fit: half the bytes per radix pass.
+      if (cbits + pbits <= 32)
+        count_touches<std::uint32_t>(wpos.data(), p.panel_rows, cbits, pbits, counters.data());
+      else
+        count_touches<std::uint64_t>(wpos.data(), p.panel_rows, cbits, pbits, counters.data());
+    }
+    if (g.count > 0) {
+      const Index* perm = reorder ? order(seg).perm.data() : nullptr;
+      cuda::launch_grid_for("warp_slots_kernel", warp_slots_kernel<Index>, (g.count + 31) / 32, kBlock, g.count,
+                            perm, g.begin.data(), g.end.data(), counters.data());
+      cuda::launch_grid_for("split_count_kernel", split_count_kernel, a_.rows, kBlock, a_.rows, g.wptr.data(),
+                            counters.data(), static_cast<std::int64_t*>(nullptr),
+                            static_cast<std::int64_t*>(nullptr));
+    }
+    const std::vector<Counter> c = counters.download();
+    p.cold = static_cast<double>(c[kCold]);
+    p.n_touched = p.cold;
+    p.sum_d = p.cold;
+    for (int b = 0; b < 48; ++b) {
+      p.hist[static_cast<std::size_t>(b)] = static_cast<double>(c[kHist + b]);
+      p.sum_d += static_cast<double>(c[kHist + b]);
+    }
+    p.max_work_row = static_cast<std::int64_t>(c[kMaxRow]);
+    for (int w = 0; w < 6; ++w) p.warp_nnz[static_cast<std::size_t>(w)] = static_cast<double>(c[kWarpNnz + w]);
+    p.split_rows = static_cast<std::int64_t>(c[kSplitRows]);
+    p.split_work_rows = static_cast<std::int64_t>(c[kSplitWork]);
+    profiles_.emplace(id, p);
+    return p;
+  }
+
+  Workspace& workspace() { return ws_; }
+
+ private:
+  /// The touch counters of model::reuse_profile from the (column, panel) keys of the entries.
+  template <class Key>
+  void count_touches(const Index* wpos, std::int64_t panel_rows, int cbits, int pbits, Counter* counters) {
+    auto key = buffer<Key>(a_.nnz, "tiled build: reuse keys");
+    auto key2 = buffer<Key>(a_.nnz, "tiled build: sorted reuse keys");
+    cuda::launch_grid_for("reuse_keys_kernel", reuse_keys_kernel<Key, Index>, a_.nnz, kBlock, a_.nnz, a_.col_idx,
+                          wpos, panel_rows, pbits, key.data());
+    ws_.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
+      return cub::DeviceRadixSort::SortKeys(t, b, key.data(), key2.data(), a_.nnz, 0, std::max(1, cbits + pbits),
+                                            cuda::stream());
+    });
+    cuda::launch_grid_for("reuse_count_kernel", reuse_count_kernel<Key>, a_.nnz, kBlock, a_.nnz, key2.data(), pbits,
+                          counters);
+    cuda::synchronize_stream();  // before the keys are freed
+  }
+
+  const Index* row_of() {
+    if (row_of_.size() == 0 && a_.nnz > 0) {
+      row_of_ = buffer<Index>(a_.nnz, "tiled build: entry rows");
+      cuda::expand_rows(a_.row_ptr, a_.rows, a_.nnz, row_of_.data());
+    }
+    return row_of_.data();
+  }
+
+  const DeviceCsrView<Value, Index>& a_;
+  Workspace ws_;
+  cuda::DeviceBuffer<Index> row_of_;
+  std::map<std::int64_t, Ranges> ranges_;
+  std::map<std::int64_t, Order> orders_;
+  std::map<std::tuple<std::int64_t, bool, std::int64_t>, model::ReuseProfile> profiles_;
+};
+
+/// The panel kernel's arrays (tiled.cpp, build_panels): R work rows per panel; none when
+/// min_reuse > 0 and nnz / Σ_p D_p < min_reuse.
+template <class Value, class Index>
+void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, const Index* wpos,
+                  std::int64_t R, double min_reuse, Workspace& ws) {
+  const std::int64_t nnz = a.nnz, np = (d.work_rows + R - 1) / R;
+  cuda::DeviceBuffer<std::uint64_t> key;
+  cuda::DeviceBuffer<Index> qs;
+  cuda::DeviceBuffer<std::int64_t> dinc;
+  int cbits = 0;
+  std::int64_t total_d = 0;
+  if (nnz > 0) {
+    if (!panel_order(a.col_idx, wpos, nnz, a.cols, np, R, ws, key, qs, &cbits)) throw NeedsHost{};
+    auto head = buffer<std::int64_t>(nnz, "tiled build: panel column heads");
+    dinc = buffer<std::int64_t>(nnz, "tiled build: panel column ids");
+    cuda::launch_grid_for("panel_heads_kernel", panel_heads_kernel, nnz, kBlock, nnz, key.data(), head.data());
+    ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+      return cub::DeviceScan::InclusiveSum(t, b, head.data(), dinc.data(), nnz, cuda::stream());
+    });
+    cuda::copy_to_host(&total_d, dinc.data() + nnz - 1, 1);  // waits: head may go
+  }
+  const double reuse = total_d > 0 ? static_cast<double>(nnz) / static_cast<double>(total_d) : 0.0;
+  if (min_reuse > 0 && reuse < min_reuse) return;
+  const std::int64_t lim = index_max<Index>();
+  if (total_d > lim || nnz > lim || np + 1 > lim)
+    throw IndexOverflowError("tiled: kernel=panel: " + std::to_string(total_d) + " panel-distinct columns and " +
+                             std::to_string(nnz) + " nonzeros do not fit the " +
+                             std::string(index_name<Index>()) + " offsets; use int64 indices");
+  d.panel_r = static_cast<int>(R);
+  d.panel_reuse = reuse;
+  d.pn_panels = np;
+  d.pn_col_ptr = buffer<Index>(np + 1, "tiled pn_col_ptr");
+  d.pn_val_ptr = buffer<Index>(np + 1, "tiled pn_val_ptr");
+  d.pn_col = buffer<Index>(total_d, "tiled pn_col");
+  d.pn_mask = buffer<std::uint32_t>(total_d, "tiled pn_mask");
+  d.pn_val = buffer<Value>(nnz, "tiled pn_val");
+  if (nnz == 0) {
+    d.pn_col_ptr.fill_bytes(0);
+    d.pn_val_ptr.fill_bytes(0);
+    return;
+  }
+  d.pn_mask.fill_bytes(0);
+  cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz + 1, kBlock, nnz, np, total_d,
+                        key.data(), qs.data(), dinc.data(), cbits, a.values, d.pn_col_ptr.data(),
+                        d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(), d.pn_val.data());
+  cuda::synchronize_stream();  // before key, qs, dinc are freed
+}
+
+/// The arrays of upload(TiledStorage::build(csr)) built on the GPU (kernel = auto, rows, panel);
+/// `shell`: the options as the host builder parsed them. Throws NeedsHost where it cannot.
+template <class Value, class Index>
+TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, const FormatOptions& o,
+                                          const TiledStorage<Value, Index>& shell) {
+  const auto opt = parse_options<TiledOptions>(o);
+  Builder<Value, Index> b(a);
+  const TiledRowsLayout layout = tiled_rows_layout(
+      opt, a.rows, sizeof(Value), sizeof(Index),
+      [&](std::int64_t seg, bool sorted, std::int64_t pr) { return b.profile(seg, sorted, pr); });
+  const std::int64_t seg = layout.segsize;
+  const bool reorder = layout.reorder;
+
+  TiledDevice<Value, Index> d;
+  cuda::copy_shape(d, a);
+  d.set_options(shell);  // sell = false: the caller takes kernel=sell to the host
+  d.segsize = seg;
+  d.reordered = reorder;
+  d.reuse = b.profile(seg, reorder, shell.panel_rows);
+  const auto& g = b.ranges(seg);
+  const std::int64_t W = g.count, rows = a.rows, nnz = a.nnz;
+  d.work_rows = W;
+  d.panels = 0;
+  d.segmented = W != rows;
+  d.set_batch(shell.batch, shell.cstore);
+
+  d.col_idx = buffer<Index>(nnz, "tiled col_idx");
+  d.values = buffer<Value>(nnz, "tiled values");
+  cuda::copy_device(d.col_idx.data(), a.col_idx, static_cast<std::size_t>(nnz));
+  cuda::copy_device(d.values.data(), a.values, static_cast<std::size_t>(nnz));
+  const Index* perm = reorder ? b.order(seg).perm.data() : nullptr;
+  const Index* inv = reorder ? b.order(seg).inv.data() : nullptr;
+  d.wr_begin = buffer<Index>(W, "tiled wr_begin");
+  d.wr_end = buffer<Index>(W, "tiled wr_end");
+  // The identity order (whole rows, each at its own position) keeps no output map.
+  auto mismatch = buffer<Counter>(1, "tiled build: order check");
+  mismatch.fill_bytes(0);
+  if (W > 0)
+    cuda::launch_grid_for("order_fill_kernel", order_fill_kernel<Index>, W, kBlock, W, perm, g.begin.data(),
+                          g.end.data(), g.row.data(), d.wr_begin.data(), d.wr_end.data(),
+                          static_cast<Index*>(nullptr), mismatch.data());
+  Counter moved = 0;
+  cuda::copy_to_host(&moved, mismatch.data(), 1);
+  const bool identity = W == rows && moved == 0;
+  if (!identity) {
+    d.permuted = true;
+    d.out_row = buffer<Index>(W, "tiled out_row");
+    d.seg_list = buffer<Index>(W, "tiled seg_list");
+    d.seg_ptr = buffer<std::int64_t>(rows + 1, "tiled seg_ptr");
+    cuda::copy_device(d.seg_ptr.data(), g.wptr.data(), static_cast<std::size_t>(rows + 1));
+    // seg_list: each row's work rows in column order = row order j, at their positions.
+    if (inv) {
+      cuda::copy_device(d.seg_list.data(), inv, static_cast<std::size_t>(W));
+    } else {
+      cuda::launch_grid_for("iota_kernel", iota_kernel<Index>, W, kBlock, W, d.seg_list.data(),
+                            static_cast<Index*>(nullptr), static_cast<Index*>(nullptr));
+    }
+    cuda::launch_grid_for("order_fill_kernel", order_fill_kernel<Index>, W, kBlock, W, perm, g.begin.data(),
+                          g.end.data(), g.row.data(), d.wr_begin.data(), d.wr_end.data(), d.out_row.data(),
+                          static_cast<Counter*>(nullptr));
+    // The row kernels' output map (TiledDevice::upload's, from seg_ptr and seg_list).
+    d.mapped = true;
+    d.long_rows = d.reuse.split_rows;
+    d.long_slots = d.reuse.split_work_rows;
+    d.dest = buffer<Index>(W, "tiled dest");
+    d.long_row = buffer<Index>(d.long_rows, "tiled long_row");
+    d.long_ptr = buffer<std::int64_t>(d.long_rows + 1, "tiled long_ptr");
+    d.long_ptr.fill_bytes(0);
+    if (rows > 0) {
+      auto is_split = buffer<std::int64_t>(rows, "tiled build: split rows");
+      auto slots = buffer<std::int64_t>(rows, "tiled build: split slots");
+      auto split_before = buffer<std::int64_t>(rows, "tiled build: split rows before");
+      auto slots_before = buffer<std::int64_t>(rows, "tiled build: split slots before");
+      cuda::launch_grid_for("split_count_kernel", split_count_kernel, rows, kBlock, rows, g.wptr.data(),
+                            static_cast<Counter*>(nullptr), is_split.data(), slots.data());
+      auto& ws = b.workspace();
+      ws.run("tiled build: scan workspace", [&](void* t, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(t, bytes, is_split.data(), split_before.data(), rows, cuda::stream());
+      });
+      ws.run("tiled build: scan workspace", [&](void* t, std::size_t& bytes) {
+        return cub::DeviceScan::ExclusiveSum(t, bytes, slots.data(), slots_before.data(), rows, cuda::stream());
+      });
+      cuda::launch_grid_for("dest_kernel", dest_kernel<Index>, rows, kBlock, rows, g.wptr.data(), inv,
+                            split_before.data(), slots_before.data(), d.dest.data(), d.long_row.data(),
+                            d.long_ptr.data());
+      cuda::synchronize_stream();  // before the scans' buffers are freed
+    }
+  }
+  // kernel=panel: panel_rows is R; kernel=auto: R = 4 when the reuse passes panel_reuse.
+  if (opt.kernel == "panel" || opt.kernel == "auto") {
+    const std::int64_t R = opt.kernel == "panel" ? opt.panel_rows.value_or(4) : 4;
+    const double min_reuse = opt.kernel == "panel" ? 0.0 : opt.panel_reuse;
+    auto wpos = b.positions(seg, reorder);
+    build_panels(d, a, wpos.data(), R, min_reuse, b.workspace());
+  }
+  d.panel_forced = opt.kernel == "panel";
+  cuda::synchronize_stream();  // the builder's temporaries are freed on return
+  return d;
+}
+
+}  // namespace
+
+template <class Value, class Index>
+std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<TiledStorage<Value, Index>>,
+                                                          const DeviceCsr<Value, Index>& a, const FormatOptions& o) {
+  // The options as the host builder parses and checks them (its messages).
+  const auto shell = cuda::parsed_options<TiledStorage<Value, Index>>(o);
+  if (!shell.sell) {
+    try {
+      return make_cuda_impl(build_on_device<Value, Index>(a.view(), o, shell));
+    } catch (const NeedsHost&) {
+      // Sort keys past 64 bits or work rows past Index: the host builder decides.
+    }
+  }
+  // kernel=sell: its staged S-ELL plan (model::plan_tiles) and the paper model's pattern
+  // statistics are host code; it is built from a downloaded CSR and uploaded.
+  return make_cuda_impl(TiledStorage<Value, Index>::build(cuda::download(a.view()), o));
+}
+
+template <class Value, class Index>
+void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory where) {
+  if (d.nnz == 0) return;
+  if (d.sell) throw Error("tiled: internal error: a device-built storage holds no S-ELL slots");
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  cuda::copy_device(d.values.data(), src, static_cast<std::size_t>(d.nnz));
+  if (d.pn_val.size() > 0) {
+    if (d.value_map.size() == 0) {
+      // The place of each entry in pn_val: the build's panel order again, from the stored rows.
+      Workspace ws;
+      auto wpos = buffer<Index>(d.nnz, "tiled value map: entry positions");
+      if (d.work_rows > 0)
+        cuda::launch_grid_for("entry_position_from_ranges_kernel", entry_position_from_ranges_kernel<Index>,
+                              d.work_rows, kBlock, d.work_rows, d.wr_begin.data(), d.wr_end.data(), wpos.data());
+      cuda::DeviceBuffer<std::uint64_t> key;
+      cuda::DeviceBuffer<Index> qs;
+      int cbits = 0;
+      if (!panel_order(d.col_idx.data(), wpos.data(), d.nnz, d.cols, d.pn_panels, d.panel_r, ws, key, qs, &cbits))
+        throw Error("tiled: internal error: the panel order of a device-built matrix no longer fits its key");
+      auto map = buffer<Index>(d.nnz, "tiled value map");
+      cuda::launch_grid_for("value_map_kernel", value_map_kernel<Index>, d.nnz, kBlock, d.nnz, qs.data(), map.data());
+      cuda::synchronize_stream();  // before wpos, key, qs are freed
+      d.value_map = std::move(map);
+    }
+    cuda::scatter_values(d.pn_val.data(), d.value_map.data(), src, d.nnz);
+  }
+  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+}
+
+#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(TiledStorage, TiledDevice, V, I)
+SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
+#undef SPMAT_INSTANTIATE
+
+}  // namespace spmat

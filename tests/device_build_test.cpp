@@ -210,7 +210,7 @@ TEST(UpdateValuesCpu, FormatsThatCannotNameThemselves) {
 TEST(DeviceBuild, RegistryFlags) {
   for (const char* f : {"csr", "csr-scalar", "csr-vector", "csr-merge", "coo", "coo-seg", "csc",
                         "ell", "ellr", "sell", "hyb", "bccoo-gpu", "bro-ell", "bro-coo",
-                        "bro-hyb"})
+                        "bro-hyb", "tiled"})
     EXPECT_EQ(find_format(f).builds_on_device(), kCudaCompiled) << f;
   EXPECT_FALSE(find_format("auto").builds_on_device());
 }

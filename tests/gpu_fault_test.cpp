@@ -346,6 +346,16 @@ TEST_P(DeviceAllocationFailure, EveryAllocationFailsCleanly) {
               << " failures\n";
 }
 
+/// The message of an allocation refused by a budget: the bytes asked for, the budget and the
+/// device's free bytes.
+void expect_budget_message(const std::string& msg, std::size_t budget) {
+  std::smatch asked;
+  ASSERT_TRUE(std::regex_search(msg, asked, std::regex("allocating ([0-9]+) bytes"))) << msg;
+  EXPECT_GT(std::stoull(asked[1].str()), 0u) << msg;
+  EXPECT_TRUE(contains(msg, "budget of " + std::to_string(budget) + " bytes")) << msg;
+  EXPECT_TRUE(std::regex_search(msg, std::regex("the device has [0-9]+ bytes.* free of"))) << msg;
+}
+
 TEST_P(DeviceAllocationFailure, TinyBudgetFailsCleanly) {
   const FormatEntry& f = *GetParam().format;
   const auto a = gen::generate<double, std::int32_t>("gen:random_k:10000:10:values=int:seed=3");
@@ -364,13 +374,7 @@ TEST_P(DeviceAllocationFailure, TinyBudgetFailsCleanly) {
       ADD_FAILURE() << f.name
                     << ": a matrix of 100,000 entries was built within 4 KiB of device memory";
     } catch (const OutOfMemoryError& e) {
-      const std::string msg = e.what();
-      std::smatch asked;
-      ASSERT_TRUE(std::regex_search(msg, asked, std::regex("allocating ([0-9]+) bytes"))) << msg;
-      EXPECT_GT(std::stoull(asked[1].str()), 0u) << msg;
-      EXPECT_TRUE(contains(msg, "budget of " + std::to_string(budget) + " bytes")) << msg;
-      EXPECT_TRUE(std::regex_search(msg, std::regex("the device has [0-9]+ bytes.* free of")))
-          << msg;
+      expect_budget_message(e.what(), budget);
     } catch (const std::exception& e) {
       ADD_FAILURE() << f.name << ": expected OutOfMemoryError, got " << typeid(e).name() << ": "
                     << e.what();
@@ -468,13 +472,7 @@ TEST_P(DeviceAllocationFailure, DeviceBuildTinyBudgetFailsCleanly) {
     try {
       m.emplace(Matrix<double>::build(in->d.view(), f.name, options_for(f)));
     } catch (const OutOfMemoryError& e) {
-      const std::string msg = e.what();
-      std::smatch asked;
-      ASSERT_TRUE(std::regex_search(msg, asked, std::regex("allocating ([0-9]+) bytes"))) << msg;
-      EXPECT_GT(std::stoull(asked[1].str()), 0u) << msg;
-      EXPECT_TRUE(contains(msg, "budget of " + std::to_string(budget) + " bytes")) << msg;
-      EXPECT_TRUE(std::regex_search(msg, std::regex("the device has [0-9]+ bytes.* free of")))
-          << msg;
+      expect_budget_message(e.what(), budget);
     } catch (const std::exception& e) {
       ADD_FAILURE() << f.name << ": expected OutOfMemoryError, got " << typeid(e).name() << ": "
                     << e.what();

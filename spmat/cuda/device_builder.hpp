@@ -54,9 +54,19 @@ Host parsed_options(const FormatOptions& o) {
     return make_cuda_impl(build_on_device<Value, Index>(a.view(), o));                        \
   }
 
+/// The explicit instantiations, for every type pair, of the device builder of a format that
+/// takes no value updates (its layout depends on the values): build_cuda_from_device only.
+#define SPMAT_INSTANTIATE_DEVICE_BUILDER_WITHOUT_UPDATES(Host)                                 \
+  SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, float, std::int32_t)                              \
+  SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, float, std::int64_t)                              \
+  SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, double, std::int32_t)                             \
+  SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, double, std::int64_t)
+#define SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, V, I)                                       \
+  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                            \
+      std::type_identity<Host<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
+
 /// The explicit instantiations of a device builder for one type pair: build_cuda_from_device
 /// (with it build_on_device) and the value update.
 #define SPMAT_INSTANTIATE_DEVICE_BUILDER(Host, Dev, V, I)                                     \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                            \
-      std::type_identity<Host<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);         \
+  SPMAT_INSTANTIATE_BUILD_FROM_DEVICE(Host, V, I)                                             \
   template void update_values(Dev<V, I>&, const V*, Memory);

@@ -376,11 +376,6 @@ BccooGpuDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& 
 }  // namespace
 
 SPMAT_DEFINE_DEVICE_BUILDER(BccooGpu, BccooGpuDevice)
-// build_cuda_from_device only: no update_values to instantiate (see the file comment).
-#define SPMAT_INSTANTIATE(V, I)                                                      \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                   \
-      std::type_identity<BccooGpu<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_DEVICE_BUILDER_WITHOUT_UPDATES(BccooGpu)
 
 }  // namespace spmat

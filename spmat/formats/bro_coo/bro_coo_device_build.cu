@@ -163,13 +163,13 @@ BroCooDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
 
 SPMAT_DEFINE_DEVICE_BUILDER(BroCoo, BroCooDevice)
 
+SPMAT_INSTANTIATE_DEVICE_BUILDER_WITHOUT_UPDATES(BroCoo)
+// The encoder, for bro-hyb's tail.
 #define SPMAT_INSTANTIATE(V, I)                                                                \
   template BroCooDevice<V, I> bro_coo_encode_on_device(std::int64_t, std::int64_t, const I*,   \
                                                        cuda::DeviceBuffer<I>,                  \
                                                        cuda::DeviceBuffer<V>, int,             \
-                                                       std::int64_t);                          \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                              \
-      std::type_identity<BroCoo<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
+                                                       std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -286,12 +286,12 @@ BroEllDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
 
 SPMAT_DEFINE_DEVICE_BUILDER(BroEll, BroEllDevice)
 
+SPMAT_INSTANTIATE_DEVICE_BUILDER_WITHOUT_UPDATES(BroEll)
+// The encoder, for bro-hyb's ELL part.
 #define SPMAT_INSTANTIATE(V, I)                                                                \
   template BroEllDevice<V, I> bro_ell_encode_on_device(                                        \
       const DeviceCsrView<V, I>&, const BroEll<V, I>&, std::int64_t,                           \
-      const std::function<void(const BroEllDevicePlan&)>&);                                    \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                              \
-      std::type_identity<BroEll<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
+      const std::function<void(const BroEllDevicePlan&)>&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

@@ -166,10 +166,6 @@ BroHybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
 
 SPMAT_DEFINE_DEVICE_BUILDER(BroHyb, BroHybDevice)
 
-#define SPMAT_INSTANTIATE(V, I)                                                                \
-  template std::unique_ptr<MatrixImpl<V>> build_cuda_from_device(                              \
-      std::type_identity<BroHyb<V, I>>, const DeviceCsr<V, I>&, const FormatOptions&);
-SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
-#undef SPMAT_INSTANTIATE
+SPMAT_INSTANTIATE_DEVICE_BUILDER_WITHOUT_UPDATES(BroHyb)
 
 }  // namespace spmat

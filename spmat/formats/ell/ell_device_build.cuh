@@ -5,7 +5,6 @@
 // Layout (ell.hpp): slot j of row r is j*pitch + r (column-major, pitch = rows rounded up to 32);
 // a row's entries fill its first slots in CSR order, the other slots hold kEllPadding (-1) and 0.
 #pragma once
-#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
@@ -26,6 +25,19 @@ __global__ void csr_row_lengths_kernel(const Index* __restrict__ row_ptr, std::i
                                        Index* __restrict__ len) {
   for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
     len[r] = row_ptr[r + 1] - row_ptr[r];
+}
+
+/// out[0] = max(out[0], the longest of rows [0, rows)): a warp shuffle maximum, then one
+/// atomicMax per warp. out[0] starts at 0.
+template <class Index>
+__global__ void __launch_bounds__(kBlock)
+    max_row_length_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                          unsigned long long* __restrict__ out) {
+  unsigned long long m = 0;
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    m = max(m, static_cast<unsigned long long>(row_ptr[r + 1] - row_ptr[r]));
+  for (int o = 16; o > 0; o /= 2) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(out, m);
 }
 
 /// Writes one slot of an ELL-like array (ell, sell): entry j of CSR row r when the row has one,
@@ -95,35 +107,37 @@ void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
                         row_ptr, rows, len);
 }
 
-/// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded.
+/// The longest row of a validated device CSR (0 when rows == 0) in one pass over row_ptr, the
+/// result slot from the scratch pool: no row-length array, no reduction workspace, no
+/// cudaMalloc or cudaFree; the one download is the one wait.
 template <class Index>
-std::int64_t max_of(const Index* v, std::int64_t n) {
-  if (n <= 0) return 0;
-  cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
-  const auto tmp = cuda::run_cub("ell build: reduction workspace",
-                                 [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
-  });
-  return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
+std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
+  if (rows <= 0) return 0;
+  cuda::ScratchBuffer<unsigned long long> out(1, "longest row");
+  out.fill_bytes(0);
+  cuda::launch_grid_for("max_row_length_kernel", max_row_length_kernel<Index>, rows, kBlock,
+                        row_ptr, rows, out.data());
+  return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
 }
 
-/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan.
+/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan queued on
+/// stream() (asynchronous: its workspace is scratch, freed in stream order).
 template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
   if (rows <= 0) return;
-  const auto tmp = cuda::run_cub("ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
-  });
-  cuda::synchronize_stream();  // before the workspace is freed
+  const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+      "ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
+      });
 }
 
-/// The width of the ELL arrays of `a` whose row lengths `len` holds: its longest row, refused
-/// as Ell::build refuses it when the padding passes the `max_fill` option of format `fmt`.
+/// The width of the ELL arrays of `a`: its longest row, refused as Ell::build refuses it when
+/// the padding passes the `max_fill` option of format `fmt`.
 template <class Value, class Index>
-std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const Index* len, const char* fmt,
+std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const char* fmt,
                            const FormatOptions& o) {
-  const std::int64_t width = max_of(len, a.rows);
+  const std::int64_t width = max_row_length(a.row_ptr, a.rows);
   check_padding(fmt, static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
                 row_limit_option(fmt, o, "max_fill", kDefaultMaxFill), "hyb or csr");
   return width;
@@ -178,11 +192,11 @@ template <class Index>
 cuda::DeviceBuffer<std::int64_t> value_map(const Index* len, std::int64_t rows, std::int64_t width,
                                            std::int64_t pitch, std::int64_t nnz, const char* what,
                                            const char* what_offsets) {
-  cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
+  cuda::ScratchBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
   cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), what);
   offsets(len, rows, ptr.data());
   ell_map(len, ptr.data(), rows, width, pitch, map.data());
-  cuda::synchronize_stream();  // before `ptr` is freed
+  cuda::synchronize_stream();  // complete on return
   return map;
 }
 

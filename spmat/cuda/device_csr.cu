@@ -132,19 +132,28 @@ __global__ void gather_values_kernel(std::int64_t n, const Map* __restrict__ map
   for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) dst[k] = src[map[k]];
 }
 
+// Nonzeros and row ends each thread of expand_rows_kernel walks on the merge path.
+constexpr std::int64_t kExpandItems = 16;
+
+// The row of every nonzero, by the merge path of the row ends with the nonzero indices
+// (merge_path_search): thread t walks kExpandItems consecutive items of the path from diagonal
+// t·kExpandItems, passing a row end or writing the current row for a nonzero; one search per
+// thread instead of one per nonzero.
 template <class Index>
 __global__ void expand_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
                                    std::int64_t nnz, Index* __restrict__ row_of) {
-  for (std::int64_t k = global_thread_id(); k < nnz; k += grid_thread_count()) {
-    // Last row r with row_ptr[r] <= k and a nonzero in it: the last r with row_ptr[r+1] > k is
-    // the first r with row_ptr[r+1] > k (row_ptr is non-decreasing).
-    std::int64_t lo = 0, hi = rows - 1;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (static_cast<std::int64_t>(row_ptr[mid + 1]) > k) hi = mid;
-      else lo = mid + 1;
+  const std::int64_t items = rows + nnz;
+  for (std::int64_t t = global_thread_id(); t * kExpandItems < items; t += grid_thread_count()) {
+    const std::int64_t d0 = t * kExpandItems;
+    const std::int64_t d1 = d0 + kExpandItems < items ? d0 + kExpandItems : items;
+    std::int64_t r = merge_path_search(d0, row_ptr + 1, rows, nnz), k = d0 - r;
+    for (std::int64_t d = d0; d < d1; ++d) {
+      if (r < rows && static_cast<std::int64_t>(row_ptr[r + 1]) <= k) {
+        ++r;  // row r ends before nonzero k
+      } else if (k < nnz) {
+        row_of[k++] = static_cast<Index>(r);
+      }
     }
-    row_of[k] = static_cast<Index>(lo);
   }
 }
 
@@ -199,8 +208,9 @@ template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
   if (nnz <= 0) return;
   constexpr int kBlock = 256;
-  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, nnz, kBlock, row_ptr, rows, nnz,
-                  row_of);
+  const std::int64_t threads = (rows + nnz + kExpandItems - 1) / kExpandItems;
+  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, threads, kBlock, row_ptr, rows,
+                  nnz, row_of);
 }
 
 template <class Value, class Map>

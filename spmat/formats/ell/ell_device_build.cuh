@@ -40,6 +40,24 @@ __global__ void __launch_bounds__(kBlock)
   if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(out, m);
 }
 
+/// The segment of item base + threadIdx.x (-1 past item n-1), for blocks that each take the
+/// blockDim.x consecutive items from `base`: cuda::segment_of (the last s with start[s] <= i),
+/// with two full searches per block, for its first and last item, and then a search per thread
+/// among the segments between those, short and in cache, instead of a full search per item.
+/// Every thread of the block calls it (it synchronizes the block); `span` is two entries of
+/// shared memory.
+__device__ __forceinline__ std::int64_t block_segment_of(const std::int64_t* start,
+                                                         std::int64_t segments, std::int64_t base,
+                                                         std::int64_t n, std::int64_t* span) {
+  const std::int64_t last = base + blockDim.x - 1 < n ? base + blockDim.x - 1 : n - 1;
+  if (threadIdx.x < 2) span[threadIdx.x] = cuda::segment_of(start, segments, threadIdx.x ? last : base);
+  __syncthreads();
+  const std::int64_t lo = span[0], hi = span[1];
+  __syncthreads();  // the caller's next round rewrites span
+  const std::int64_t i = base + threadIdx.x;
+  return i < n ? lo + cuda::segment_of(start + lo, hi - lo + 1, i) : -1;
+}
+
 /// Writes one slot of an ELL-like array (ell, sell): entry j of CSR row r when the row has one,
 /// else padding (kEllPadding and 0); r < 0 names no row (a padding lane past the last row).
 template <class Value, class Index>

@@ -11,7 +11,7 @@
 // row lengths themselves are downloaded and hyb_width runs on them. Then the ELL part is filled
 // like ell's device builder, and the COO tail (each row's entries past K, in CSR order) is
 // written one thread per tail entry, its row found by a binary search of the tail offsets (a CUB
-// scan) narrowed to the rows of its block. No column index or value leaves the device; the
+// scan) narrowed to the rows of its block (ell_build::block_segment_of). No column index or value leaves the device; the
 // arrays equal upload(Hyb::build(csr)) byte for byte.
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
@@ -60,9 +60,8 @@ __global__ void tail_lengths_kernel(const Index* __restrict__ row_ptr, std::int6
   }
 }
 
-/// One thread per tail entry i (a block covers kBlock consecutive entries): its row is the last
-/// r with over_ptr[r] <= i, searched for among the rows of the block's first and last entries
-/// (two full searches per block), so that the per-thread search is short and stays in cache.
+/// One thread per tail entry i, its row the last r with over_ptr[r] <= i
+/// (ell_build::block_segment_of: a short search per entry).
 template <class Value, class Index>
 __global__ void __launch_bounds__(kBlock)
     coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
@@ -71,16 +70,11 @@ __global__ void __launch_bounds__(kBlock)
                     Index* __restrict__ coo_row, Index* __restrict__ coo_col,
                     Value* __restrict__ coo_val) {
   __shared__ std::int64_t span[2];
-  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kBlock; base < n;
-       base += static_cast<std::int64_t>(gridDim.x) * kBlock) {
-    const std::int64_t last = base + kBlock - 1 < n ? base + kBlock - 1 : n - 1;
-    if (threadIdx.x < 2) span[threadIdx.x] = cuda::segment_of(over_ptr, rows, threadIdx.x ? last : base);
-    __syncthreads();
-    const std::int64_t lo = span[0], hi = span[1];
-    __syncthreads();  // span is rewritten by the next round
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = ell_build::block_segment_of(over_ptr, rows, base, n, span);
+    if (r < 0) continue;
     const std::int64_t i = base + threadIdx.x;
-    if (i >= n) continue;
-    const std::int64_t r = lo + cuda::segment_of(over_ptr + lo, hi - lo + 1, i);
     const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + width + (i - over_ptr[r]);
     coo_row[i] = static_cast<Index>(r);
     coo_col[i] = col_idx[k];

@@ -5,6 +5,7 @@
 // Layout (ell.hpp): slot j of row r is j*pitch + r (column-major, pitch = rows rounded up to 32);
 // a row's entries fill its first slots in CSR order, the other slots hold kEllPadding (-1) and 0.
 #pragma once
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
@@ -138,8 +139,21 @@ std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
   return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
 }
 
-/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan queued on
-/// stream() (asynchronous: its workspace is scratch, freed in stream order).
+/// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded. (The
+/// longest row of a CSR: max_row_length, which needs no length array.)
+template <class Index>
+std::int64_t max_of(const Index* v, std::int64_t n) {
+  if (n <= 0) return 0;
+  cuda::ScratchBuffer<Index> out(1, "ell build: maximum");
+  const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+      "ell build: reduction workspace", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
+      });
+  return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
+}
+
+/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan; complete on
+/// return (its workspace is scratch, so the wait is the scan's own, with no cudaFree).
 template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
@@ -148,6 +162,7 @@ void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
       "ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
         return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
       });
+  cuda::synchronize_stream();  // complete on return: callers read the offsets on the host
 }
 
 /// The width of the ELL arrays of `a`: its longest row, refused as Ell::build refuses it when

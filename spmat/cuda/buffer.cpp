@@ -2,7 +2,70 @@
 // SPDX-License-Identifier: MIT
 #include "spmat/cuda/buffer.hpp"
 
+#include <cstdint>
+#include <map>
+#include <mutex>
+
 namespace spmat::cuda {
+
+namespace {
+
+/// The scratch pool of the current device (null where memory pools are unsupported), made on
+/// first use with no release threshold: what a call gives back stays cached for the next one
+/// instead of returning to the device at every synchronization. Not the device's default pool,
+/// whose threshold belongs to the application's own cudaMallocAsync. `lookup_only`: never
+/// creates one and never throws (null when there is none yet or CUDA cannot say).
+cudaMemPool_t scratch_pool(bool lookup_only = false) {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  int dev = 0;
+  if (lookup_only) {
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+  } else {
+    SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  }
+  const std::lock_guard<std::mutex> lock(mu);
+  if (const auto it = pools.find(dev); it != pools.end()) return it->second;
+  if (lookup_only) return nullptr;
+  int supported = 0;
+  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev));
+  cudaMemPool_t pool = nullptr;
+  if (supported) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    SPMAT_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = UINT64_MAX;
+    SPMAT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  pools.emplace(dev, pool);
+  return pool;
+}
+
+/// Gives the scratch pool's cached memory back to the device (after the frees queued on this
+/// thread's stream are done), so that a cudaMalloc refused for want of memory can be retried.
+/// False when there was nothing to give back.
+bool trim_scratch_pool() {
+  const cudaMemPool_t pool = scratch_pool(true);
+  if (!pool) return false;
+  std::uint64_t reserved = 0;
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+      reserved == 0) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (cudaStreamSynchronize(stream()) != cudaSuccess || cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   std::string msg = std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
@@ -21,7 +84,11 @@ void* device_alloc(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;  // nothing to allocate, count or fail
   ::spmat::detail::reserve_device_memory(bytes, what, &device_free_bytes);
   void* p = nullptr;
-  const cudaError_t st = cudaMalloc(&p, bytes);
+  cudaError_t st = cudaMalloc(&p, bytes);
+  if (st == cudaErrorMemoryAllocation && trim_scratch_pool()) {
+    (void)cudaGetLastError();
+    st = cudaMalloc(&p, bytes);
+  }
   if (st != cudaSuccess) {
     ::spmat::detail::release_device_memory(bytes);
     if (st == cudaErrorMemoryAllocation) {
@@ -37,6 +104,35 @@ void* device_alloc(std::size_t bytes, const char* what) {
 void device_free(void* p, std::size_t bytes) noexcept {
   if (!p) return;
   cudaFree(p);
+  ::spmat::detail::release_device_memory(bytes);
+}
+
+void* scratch_alloc(std::size_t bytes, const char* what) {
+  if (bytes == 0) return nullptr;
+  const cudaMemPool_t pool = scratch_pool();
+  ::spmat::detail::reserve_device_memory(bytes, what, &device_free_bytes);
+  void* p = nullptr;
+  const cudaError_t st =
+      pool ? cudaMallocFromPoolAsync(&p, bytes, pool, stream()) : cudaMalloc(&p, bytes);
+  if (st != cudaSuccess) {
+    ::spmat::detail::release_device_memory(bytes);
+    (void)cudaGetLastError();
+    if (st == cudaErrorMemoryAllocation) {
+      ::spmat::detail::throw_device_out_of_memory(
+          bytes, what,
+          pool ? "cudaMallocFromPoolAsync: cudaErrorMemoryAllocation"
+               : "cudaMalloc: cudaErrorMemoryAllocation",
+          &device_free_bytes);
+    }
+    check(st, pool ? "cudaMallocFromPoolAsync" : "cudaMalloc", __FILE__, __LINE__);
+  }
+  return p;
+}
+
+void scratch_free(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  if (scratch_pool(true)) (void)cudaFreeAsync(p, stream());
+  else (void)cudaFree(p);
   ::spmat::detail::release_device_memory(bytes);
 }
 

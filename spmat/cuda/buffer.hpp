@@ -59,8 +59,10 @@ inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
 /// naming the size, what for, spmat's usage and the device's free memory when the device is
 /// full, spmat's budget would be exceeded or a test injected the failure
 /// (spmat/core/device_memory.hpp: set_device_memory_limit, ScopedDeviceAllocationFailure).
-/// Every device allocation of the library goes through here (or the HiSparse work pool), so
-/// device_memory_usage() accounts for all of them. 0 bytes: returns null, allocates nothing.
+/// Every device allocation of the library goes through here, scratch_alloc below or the
+/// HiSparse work pool, so device_memory_usage() accounts for all of them. When the device
+/// refuses, the memory cached by the scratch pool is given back to it and the allocation tried
+/// once more. 0 bytes: returns null, allocates nothing.
 void* device_alloc(std::size_t bytes, const char* what);
 /// Frees what device_alloc(bytes, ...) returned; `bytes` must be the size asked for (the
 /// accounting keeps no table of sizes). Null is ignored.
@@ -68,13 +70,41 @@ void device_free(void* p, std::size_t bytes) noexcept;
 /// The device's free and total bytes (cudaMemGetInfo); false when CUDA cannot say.
 bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes);
 
+/// Device memory for a temporary of one call (a build's row lengths, CUB workspaces, a
+/// validation's result slots): taken in stream order on stream() from a memory pool that
+/// spmat keeps for the current device, and given back to it in stream order on stream()
+/// (cudaMallocFromPoolAsync / cudaFreeAsync). Neither side synchronizes anything, unlike
+/// cudaMalloc (about 0.1-1 ms for large sizes) and cudaFree (which waits for the whole device),
+/// so a build may free its temporaries while its kernels still read them. Only for memory
+/// allocated and freed on the same stream within one call: what outlives the call (a matrix's
+/// arrays, used on other streams later) comes from device_alloc. Counted, budgeted and
+/// fault-injected like device_alloc; the pool keeps what was freed cached for the next call
+/// (device_alloc gives the cache back to the device before it reports the device full).
+/// Devices without memory pools get cudaMalloc / cudaFree.
+void* scratch_alloc(std::size_t bytes, const char* what);
+/// Gives back, in stream order on stream(), what scratch_alloc(bytes, ...) returned (the
+/// stream must be the one it was allocated on). Null is ignored.
+void scratch_free(void* p, std::size_t bytes) noexcept;
+
+/// Where a DeviceBuffer's memory comes from: device_alloc (held: may outlive the call and be
+/// used on any stream) or scratch_alloc (a temporary of one call on stream()).
+enum class DeviceMemoryKind { held, scratch };
+
 /// An owning, typed, uninitialised device array. Move-only.
-template <class T>
+template <class T, DeviceMemoryKind Kind = DeviceMemoryKind::held>
 class DeviceBuffer {
+  static void* allocate(std::size_t bytes, const char* what) {
+    return Kind == DeviceMemoryKind::held ? device_alloc(bytes, what) : scratch_alloc(bytes, what);
+  }
+  static void release(void* p, std::size_t bytes) noexcept {
+    if constexpr (Kind == DeviceMemoryKind::held) device_free(p, bytes);
+    else scratch_free(p, bytes);
+  }
+
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t n, const char* what = "device buffer")
-      : p_(static_cast<T*>(n ? device_alloc(n * sizeof(T), what) : nullptr)), n_(n) {}
+      : p_(static_cast<T*>(n ? allocate(n * sizeof(T), what) : nullptr)), n_(n) {}
   /// Allocates and copies `host` to the device (on stream(); complete on return).
   explicit DeviceBuffer(std::span<const T> host, const char* what = "device buffer")
       : DeviceBuffer(host.size(), what) {
@@ -86,7 +116,7 @@ class DeviceBuffer {
       : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      device_free(p_, bytes());
+      release(p_, bytes());
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
     }
@@ -94,7 +124,7 @@ class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { device_free(p_, bytes()); }
+  ~DeviceBuffer() { release(p_, bytes()); }
 
   T* data() { return p_; }
   const T* data() const { return p_; }
@@ -123,6 +153,11 @@ class DeviceBuffer {
   T* p_ = nullptr;
   std::size_t n_ = 0;
 };
+
+/// A temporary device array of one call on stream() (scratch_alloc): freed in stream order,
+/// so kernels queued before its destruction may still read it.
+template <class T>
+using ScratchBuffer = DeviceBuffer<T, DeviceMemoryKind::scratch>;
 
 /// RAII cudaEvent_t.
 class Event {

@@ -15,44 +15,80 @@ namespace spmat::cuda {
 
 namespace {
 
-// Slots of the validation result: the smallest offending position of each check, or kNone.
-enum Check : int { kFirst = 0, kLast, kDecreasing, kColumnRange, kUnsorted, kChecks };
+// Slots of the validation result: the smallest offending position of each check, or kNone;
+// then two counts (kDescents, kDescentsAtRowStarts) of the one-pass order check.
+enum Slot : int {
+  kFirst = 0, kLast, kDecreasing, kColumnRange, kUnsorted,  // the checks' positions
+  kDescents, kDescentsAtRowStarts,                           // the counts
+  kSlots,
+  kChecks = kDescents
+};
 constexpr unsigned long long kNone = std::numeric_limits<unsigned long long>::max();
+constexpr int kValidateBlock = 256;
 
-// One pass over max(rows+1, nnz) positions. Position i checks row_ptr entry i (against its
-// successor) and nonzero i (its column's range, and its order against nonzero i-1 unless i
-// begins a row). The row of nonzero i comes from a binary search of row_ptr, meaningful only
-// when row_ptr passed its checks, which the host reports first: garbage found by a search in a
-// broken row_ptr never reaches the message. Reads stay inside the arrays whatever their content.
+// One coalesced pass over max(rows+1, nnz) positions, no search. Position i checks row_ptr
+// entry i (against its successor) and nonzero i (its column's range). The column order is
+// checked by counting: a descent is a position i > 0 with col_idx[i-1] >= col_idx[i]; in a
+// canonical CSR every descent begins a non-empty row. Position i counts the descents, and row i
+// (when non-empty, beginning past position 0) counts whether its first position is one; the
+// two totals are equal iff no descent lies inside a row. Only when they differ does the host run
+// locate_unsorted_kernel, which finds the first such descent by searches. The counts are
+// meaningful only when row_ptr passed its checks, which the host reports first. Reads stay
+// inside the arrays whatever their content.
 template <class Index>
-__global__ void validate_csr_kernel(std::int64_t rows, std::int64_t cols, std::int64_t nnz,
-                                    const Index* __restrict__ row_ptr,
-                                    const Index* __restrict__ col_idx,
-                                    unsigned long long* __restrict__ first) {
+__global__ void __launch_bounds__(kValidateBlock)
+    validate_csr_kernel(std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                        const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                        unsigned long long* __restrict__ slots) {
   const std::int64_t n = rows + 1 > nnz ? rows + 1 : nnz;
+  unsigned long long descents = 0, at_starts = 0;
   for (std::int64_t i = global_thread_id(); i < n; i += grid_thread_count()) {
     if (i <= rows) {
       const std::int64_t p = row_ptr[i];
-      if (i == 0 && p != 0) atomicMin(first + kFirst, 0ull);
-      if (i == rows && p != nnz) atomicMin(first + kLast, 0ull);
-      if (i < rows && static_cast<std::int64_t>(row_ptr[i + 1]) < p)
-        atomicMin(first + kDecreasing, static_cast<unsigned long long>(i));
+      if (i == 0 && p != 0) atomicMin(slots + kFirst, 0ull);
+      if (i == rows && p != nnz) atomicMin(slots + kLast, 0ull);
+      if (i < rows) {
+        const std::int64_t q = row_ptr[i + 1];
+        if (q < p) atomicMin(slots + kDecreasing, static_cast<unsigned long long>(i));
+        if (q > p && p > 0 && p < nnz &&
+            static_cast<std::int64_t>(col_idx[p - 1]) >= static_cast<std::int64_t>(col_idx[p]))
+          ++at_starts;
+      }
     }
     if (i < nnz) {
       const std::int64_t c = col_idx[i];
-      if (c < 0 || c >= cols) atomicMin(first + kColumnRange, static_cast<unsigned long long>(i));
-      if (i > 0) {
-        // Last row r with row_ptr[r] <= i: i begins a row iff row_ptr[r] == i.
-        std::int64_t lo = 0, hi = rows;  // invariant: row_ptr[lo] <= i (row_ptr[0] = 0 if valid)
-        while (lo < hi) {
-          const std::int64_t mid = lo + (hi - lo + 1) / 2;
-          if (static_cast<std::int64_t>(row_ptr[mid]) <= i) lo = mid;
-          else hi = mid - 1;
-        }
-        if (static_cast<std::int64_t>(row_ptr[lo]) != i && static_cast<std::int64_t>(col_idx[i - 1]) >= c)
-          atomicMin(first + kUnsorted, static_cast<unsigned long long>(i));
-      }
+      if (c < 0 || c >= cols) atomicMin(slots + kColumnRange, static_cast<unsigned long long>(i));
+      if (i > 0 && static_cast<std::int64_t>(col_idx[i - 1]) >= c) ++descents;
     }
+  }
+  __shared__ unsigned long long shared32[32];
+  descents = block_sum(descents, shared32);
+  at_starts = block_sum(at_starts, shared32);
+  if (threadIdx.x == 0) {
+    if (descents) atomicAdd(slots + kDescents, descents);
+    if (at_starts) atomicAdd(slots + kDescentsAtRowStarts, at_starts);
+  }
+}
+
+// The first descent inside a row (see validate_csr_kernel), on a row_ptr that passed its
+// checks: the row of each descent from a binary search of row_ptr. Runs only when the counts
+// show such a descent.
+template <class Index>
+__global__ void locate_unsorted_kernel(std::int64_t rows, std::int64_t nnz,
+                                       const Index* __restrict__ row_ptr,
+                                       const Index* __restrict__ col_idx,
+                                       unsigned long long* __restrict__ slots) {
+  for (std::int64_t i = global_thread_id() + 1; i < nnz; i += grid_thread_count()) {
+    if (static_cast<std::int64_t>(col_idx[i - 1]) < static_cast<std::int64_t>(col_idx[i])) continue;
+    // Last row r with row_ptr[r] <= i: i begins a row iff row_ptr[r] == i.
+    std::int64_t lo = 0, hi = rows;  // invariant: row_ptr[lo] <= i (row_ptr[0] = 0)
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (static_cast<std::int64_t>(row_ptr[mid]) <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    if (static_cast<std::int64_t>(row_ptr[lo]) != i)
+      atomicMin(slots + kUnsorted, static_cast<unsigned long long>(i));
   }
 }
 
@@ -96,19 +132,28 @@ __global__ void gather_values_kernel(std::int64_t n, const Map* __restrict__ map
   for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) dst[k] = src[map[k]];
 }
 
+// Nonzeros and row ends each thread of expand_rows_kernel walks on the merge path.
+constexpr std::int64_t kExpandItems = 16;
+
+// The row of every nonzero, by the merge path of the row ends with the nonzero indices
+// (merge_path_search): thread t walks kExpandItems consecutive items of the path from diagonal
+// t·kExpandItems, passing a row end or writing the current row for a nonzero; one search per
+// thread instead of one per nonzero.
 template <class Index>
 __global__ void expand_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
                                    std::int64_t nnz, Index* __restrict__ row_of) {
-  for (std::int64_t k = global_thread_id(); k < nnz; k += grid_thread_count()) {
-    // Last row r with row_ptr[r] <= k and a nonzero in it: the last r with row_ptr[r+1] > k is
-    // the first r with row_ptr[r+1] > k (row_ptr is non-decreasing).
-    std::int64_t lo = 0, hi = rows - 1;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (static_cast<std::int64_t>(row_ptr[mid + 1]) > k) hi = mid;
-      else lo = mid + 1;
+  const std::int64_t items = rows + nnz;
+  for (std::int64_t t = global_thread_id(); t * kExpandItems < items; t += grid_thread_count()) {
+    const std::int64_t d0 = t * kExpandItems;
+    const std::int64_t d1 = d0 + kExpandItems < items ? d0 + kExpandItems : items;
+    std::int64_t r = merge_path_search(d0, row_ptr + 1, rows, nnz), k = d0 - r;
+    for (std::int64_t d = d0; d < d1; ++d) {
+      if (r < rows && static_cast<std::int64_t>(row_ptr[r + 1]) <= k) {
+        ++r;  // row r ends before nonzero k
+      } else if (k < nnz) {
+        row_of[k++] = static_cast<Index>(r);
+      }
     }
-    row_of[k] = static_cast<Index>(lo);
   }
 }
 
@@ -138,16 +183,18 @@ void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
                       Index* keys_sorted, Index* positions) {
   if (n <= 0) return;
   constexpr int kBlock = 256;
-  DeviceBuffer<Index> iota(static_cast<std::size_t>(n), "sort positions");
+  ScratchBuffer<Index> iota(static_cast<std::size_t>(n), "sort positions");
   launch_grid_for("iota_kernel", iota_kernel<Index>, n, kBlock, n, iota.data());
   int end_bit = 1;  // the bits that distinguish keys in [0, key_bound): fewer radix passes
   while (end_bit < static_cast<int>(8 * sizeof(Index)) - 1 && (std::int64_t{1} << end_bit) < key_bound)
     ++end_bit;
-  const auto tmp = run_cub("radix sort workspace", [&](void* temp, std::size_t& bytes) {
+  // The temporaries are scratch, freed in stream order: no cudaMalloc / cudaFree.
+  const auto tmp = run_cub<ScratchBuffer<std::byte>>("radix sort workspace",
+                                                     [&](void* temp, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, keys_sorted, iota.data(), positions,
                                            n, 0, end_bit, stream());
   });
-  synchronize_stream();  // before the workspace and the positions are freed
+  synchronize_stream();  // complete on return (device_csr.hpp)
 }
 
 template <class Index>
@@ -161,8 +208,9 @@ template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
   if (nnz <= 0) return;
   constexpr int kBlock = 256;
-  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, nnz, kBlock, row_ptr, rows, nnz,
-                  row_of);
+  const std::int64_t threads = (rows + nnz + kExpandItems - 1) / kExpandItems;
+  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, threads, kBlock, row_ptr, rows,
+                  nnz, row_of);
 }
 
 template <class Value, class Map>
@@ -182,13 +230,21 @@ void validate(const DeviceCsrView<Value, Index>& a, std::string_view what) {
   check_device_pointer(what, "col_idx", a.col_idx, a.nnz);
   check_device_pointer(what, "values", a.values, a.nnz);
 
-  DeviceBuffer<unsigned long long> first(kChecks, "device CSR validation");
-  first.fill_bytes(0xFF);  // kNone in every slot
-  constexpr int kBlock = 256;
+  // Result slots from the scratch pool: neither their allocation nor their release waits for
+  // the device (a cudaFree would), and the download below is the one synchronization.
+  ScratchBuffer<unsigned long long> slots(kSlots, "device CSR validation");
+  fill_bytes_async(slots.data(), 0xFF, kChecks * sizeof(unsigned long long));  // kNone
+  fill_bytes_async(slots.data() + kChecks, 0, (kSlots - kChecks) * sizeof(unsigned long long));
   const std::int64_t n = std::max<std::int64_t>(a.rows + 1, a.nnz);
-  launch_grid_for("validate_csr_kernel", validate_csr_kernel<Index>, n, kBlock, a.rows, a.cols,
-                  a.nnz, a.row_ptr, a.col_idx, first.data());
-  const std::vector<unsigned long long> f = first.download();  // synchronizes
+  launch_grid_for("validate_csr_kernel", validate_csr_kernel<Index>, n, kValidateBlock, a.rows,
+                  a.cols, a.nnz, a.row_ptr, a.col_idx, slots.data());
+  std::vector<unsigned long long> f = slots.download();  // synchronizes
+  const bool row_ptr_ok = f[kFirst] == kNone && f[kLast] == kNone && f[kDecreasing] == kNone;
+  if (row_ptr_ok && f[kDescents] != f[kDescentsAtRowStarts] && a.nnz > 1) {
+    launch_grid_for("locate_unsorted_kernel", locate_unsorted_kernel<Index>, a.nnz - 1,
+                    kValidateBlock, a.rows, a.nnz, a.row_ptr, a.col_idx, slots.data());
+    f = slots.download();
+  }
 
   if (f[kFirst] != kNone)
     invalid(what, "row_ptr[0] = " + std::to_string(element(a.row_ptr, 0)) + ", expected 0");

@@ -23,15 +23,15 @@ static CscDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
   d.row_idx = cuda::DeviceBuffer<Index>(n, "csc row_idx");
   d.values = cuda::DeviceBuffer<Value>(n, "csc values");
   {
-    cuda::DeviceBuffer<Index> row_of(n, "csc build: row of each entry");
-    cuda::DeviceBuffer<Index> cols_sorted(n, "csc build: sorted columns");
-    cuda::DeviceBuffer<Index> perm(n, "csc build: CSR position of each entry");
+    // Scratch (spmat/cuda/buffer.hpp): released in stream order after the kernels below.
+    cuda::ScratchBuffer<Index> row_of(n, "csc build: row of each entry");
+    cuda::ScratchBuffer<Index> cols_sorted(n, "csc build: sorted columns");
+    cuda::ScratchBuffer<Index> perm(n, "csc build: CSR position of each entry");
     cuda::expand_rows(a.row_ptr, a.rows, a.nnz, row_of.data());
     cuda::sorted_positions(a.col_idx, a.nnz, a.cols, cols_sorted.data(), perm.data());
     cuda::compress_rows(cols_sorted.data(), a.nnz, a.cols, d.col_ptr.data());
     cuda::gather_values(d.row_idx.data(), perm.data(), row_of.data(), a.nnz);
     cuda::gather_values(d.values.data(), perm.data(), a.values, a.nnz);
-    cuda::synchronize_stream();  // the temporaries are freed at the end of this scope
   }
   return d;
 }
@@ -42,7 +42,7 @@ void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where
   // ascend by column, as CSR's entries do.
   cuda::update_mapped_values(d, values, where, [&d] {
     cuda::DeviceBuffer<Index> map(static_cast<std::size_t>(d.nnz), "csc value map");
-    cuda::DeviceBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
+    cuda::ScratchBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
     cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), map.data());
     cuda::synchronize_stream();
     return map;

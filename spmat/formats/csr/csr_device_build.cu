@@ -4,12 +4,20 @@
 // SPDX-License-Identifier: MIT
 //
 // The plan (csr_plan.hpp: lanes per row, row bins, long-row chunks, merge-path tiles) is the
-// host planner's. Where it holds no row lists (most matrices: no rows to bin or chunk, not the
-// merge kernel), the longest row decides it and comes from one device reduction; otherwise the
-// planner runs on a downloaded copy of row_ptr ((rows+1) indices; no column index or value
-// leaves the device). Both ways run the host path's code, so device and host builds stay
-// bit-identical, plan arrays included.
+// host planner's. Its choices depend on the row lengths only through csr_plan::RowStats, which
+// one pass over row_ptr sums on the device, with the sizes of every row list the plan may take
+// (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does. The
+// lists themselves (medium rows, long rows, their chunks) are made on the device: the rows
+// selected in ascending order by a stable CUB select, the chunk offsets by a CUB scan, one
+// thread per chunk for the rest. Only the merge kernel's tiles are planned on a downloaded copy
+// of row_ptr ((rows+1) indices). No column index or value leaves the device; device and host
+// builds stay bit-identical, plan arrays included.
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
@@ -23,29 +31,139 @@ namespace {
 
 constexpr int kMaxLenBlock = 256;
 
-/// out[0] = max(out[0], the longest of rows [0, rows)): a warp shuffle maximum, then one
-/// atomicMax per warp. out[0] starts at 0.
+/// The chunk sizes plan_from_stats may choose: kChunk halved down to kMinChunk.
+constexpr int kChunkSizes = 3;
+static_assert(csr_plan::kChunk == csr_plan::kMinChunk << (kChunkSizes - 1));
+
+/// The slots of the statistics pass: csr_plan::RowStats, and the sizes of the lists for each
+/// way plan_from_stats may go (binned or not; each chunk size).
+enum Stat : int {
+  kMaxLen = 0, kMoved, kLongNnzBinned, kLongNnzUnbinned,
+  kMedium,                                   // binned_short_max < len <= kWarpRowMax
+  kLongBinned, kLongUnbinned,                // len > kWarpRowMax, len > long_row_threshold
+  kChunksBinned,                             // + i: chunks of kChunk >> i, long rows binned
+  kChunksUnbinned = kChunksBinned + kChunkSizes,
+  kStats = kChunksUnbinned + kChunkSizes
+};
+
+/// Every Stat over the rows of row_ptr (out zeroed beforehand): per warp by shuffles, per block
+/// in shared memory, then one atomic per block and slot.
 template <class Index>
 __global__ void __launch_bounds__(kMaxLenBlock)
-    max_row_length_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
-                          unsigned long long* __restrict__ out) {
-  unsigned long long m = 0;
-  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
-    m = max(m, static_cast<unsigned long long>(row_ptr[r + 1] - row_ptr[r]));
-  for (int o = 16; o > 0; o /= 2) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
-  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(out, m);
+    row_stats_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                     std::int64_t short_max_binned, std::int64_t unbinned_long,
+                     unsigned long long* __restrict__ out) {
+  __shared__ unsigned long long block[kStats];
+  for (int k = threadIdx.x; k < kStats; k += blockDim.x) block[k] = 0;
+  __syncthreads();
+  unsigned long long v[kStats] = {};
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t l = static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]);
+    const auto u = static_cast<unsigned long long>(l);
+    v[kMaxLen] = max(v[kMaxLen], u);
+    if (l > short_max_binned && l <= unbinned_long) v[kMoved] += u;
+    if (l > short_max_binned && l <= csr_plan::kWarpRowMax) ++v[kMedium];
+    if (l > csr_plan::kWarpRowMax) {
+      v[kLongNnzBinned] += u;
+      ++v[kLongBinned];
+#pragma unroll
+      for (int i = 0; i < kChunkSizes; ++i) {
+        const std::int64_t c = csr_plan::kChunk >> i;
+        v[kChunksBinned + i] += static_cast<unsigned long long>((l + c - 1) / c);
+      }
+    }
+    if (l > unbinned_long) {
+      v[kLongNnzUnbinned] += u;
+      ++v[kLongUnbinned];
+#pragma unroll
+      for (int i = 0; i < kChunkSizes; ++i) {
+        const std::int64_t c = csr_plan::kChunk >> i;
+        v[kChunksUnbinned + i] += static_cast<unsigned long long>((l + c - 1) / c);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kStats; ++k) {
+    for (int o = 16; o > 0; o /= 2) {
+      const unsigned long long w = __shfl_down_sync(0xffffffffu, v[k], o);
+      v[k] = k == kMaxLen ? max(v[k], w) : v[k] + w;
+    }
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(&block[kMaxLen], v[kMaxLen]);
+#pragma unroll
+    for (int k = 1; k < kStats; ++k)
+      if (v[k]) atomicAdd(&block[k], v[k]);
+  }
+  __syncthreads();
+  if (threadIdx.x == kMaxLen && block[kMaxLen]) atomicMax(&out[kMaxLen], block[kMaxLen]);
+  else if (threadIdx.x > kMaxLen && threadIdx.x < kStats && block[threadIdx.x])
+    atomicAdd(&out[threadIdx.x], block[threadIdx.x]);
 }
 
-/// The longest row of a device CSR (rows > 0) in one pass over row_ptr, without the row-length
-/// array and reduction workspace whose allocations would cost more than the pass itself.
+/// Whether row r's length is in (lo, hi]: the select predicate of the row lists.
 template <class Index>
-std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
-  cuda::DeviceBuffer<unsigned long long> out(1, "csr build: longest row");
+struct LengthIn {
+  const Index* row_ptr;
+  std::int64_t lo, hi;
+  __device__ bool operator()(std::int64_t r) const {
+    const std::int64_t l = static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]);
+    return l > lo && l <= hi;
+  }
+};
+
+/// The chunks of row r: ceil(length / chunk).
+template <class Index>
+struct ChunksOf {
+  const Index* row_ptr;
+  std::int64_t chunk;
+  __device__ std::int64_t operator()(std::int64_t r) const {
+    return (static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]) + chunk - 1) / chunk;
+  }
+};
+
+/// One thread per chunk c: its long row (the last l with long_chunk_ptr[l] <= c), the row and
+/// the first nonzero, as plan_rows lists them.
+template <class Index>
+__global__ void chunk_lists_kernel(const Index* __restrict__ row_ptr,
+                                   const std::int64_t* __restrict__ long_rows,
+                                   const std::int64_t* __restrict__ long_chunk_ptr,
+                                   std::int64_t n_long, std::int64_t n_chunks, std::int64_t chunk,
+                                   std::int64_t* __restrict__ chunk_row,
+                                   std::int64_t* __restrict__ chunk_begin,
+                                   std::int64_t* __restrict__ chunk_long) {
+  for (std::int64_t c = cuda::global_thread_id(); c < n_chunks; c += cuda::grid_thread_count()) {
+    const std::int64_t l = cuda::segment_of(long_chunk_ptr, n_long, c), r = long_rows[l];
+    chunk_row[c] = r;
+    chunk_begin[c] = static_cast<std::int64_t>(row_ptr[r]) + (c - long_chunk_ptr[l]) * chunk;
+    chunk_long[c] = l;
+  }
+}
+
+/// out[0..n) = the rows r < rows, ascending, whose length is in (lo, hi] (n of them: counted
+/// by the statistics pass). A stable CUB select over the row ids.
+template <class Index>
+void select_rows(const Index* row_ptr, std::int64_t rows, std::int64_t lo, std::int64_t hi,
+                 std::int64_t* out) {
+  cuda::ScratchBuffer<std::int64_t> selected(1, "csr build: selected rows");
+  const thrust::counting_iterator<std::int64_t> ids(0);
+  const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+      "csr build: select workspace", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceSelect::If(temp, bytes, ids, out, selected.data(), rows,
+                                     LengthIn<Index>{row_ptr, lo, hi}, cuda::stream());
+      });
+}
+
+/// The statistics of the rows of row_ptr (rows > 0), one pass and one download.
+template <class Index>
+std::vector<unsigned long long> row_stats(const Index* row_ptr, std::int64_t rows,
+                                          std::int64_t short_max_binned,
+                                          std::int64_t unbinned_long) {
+  cuda::ScratchBuffer<unsigned long long> out(kStats, "csr build: row statistics");
   out.fill_bytes(0);
-  max_row_length_kernel<<<cuda::grid_for(rows, kMaxLenBlock), kMaxLenBlock, 0, cuda::stream()>>>(
-      row_ptr, rows, out.data());
-  SPMAT_CUDA_CHECK_LAUNCH("max_row_length_kernel");
-  return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
+  cuda::launch_grid_for("row_stats_kernel", row_stats_kernel<Index>, rows, kMaxLenBlock, row_ptr,
+                        rows, short_max_binned, unbinned_long, out.data());
+  return out.download();  // waits for the stream
 }
 
 /// out[k] = in[k] narrowed to 32 bits, k < n (every column < 2^31: csr_narrow_columns).
@@ -55,6 +173,66 @@ __global__ void __launch_bounds__(kMaxLenBlock)
                           std::int32_t* __restrict__ out) {
   for (std::int64_t k = cuda::global_thread_id(); k < n; k += cuda::grid_thread_count())
     out[k] = static_cast<std::int32_t>(in[k]);
+}
+
+/// CsrDevice::set_plan's row plan (csr_plan::plan_rows through apply_row_plan: every kernel
+/// but merge's tiles) for `d`, whose row offsets on the device are `dev_row_ptr`, made on the
+/// device: the same plan, the same arrays.
+template <class Value, class Index>
+void plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
+                    const CsrStorage<Value, Index>& options) {
+  const int tpr = options.threads_per_row > 0 ? options.threads_per_row
+                                               : csr_plan::threads_per_row(d.rows, d.nnz);
+  std::vector<unsigned long long> st(kStats, 0);
+  if (d.rows > 0)
+    st = row_stats(dev_row_ptr, d.rows, csr_plan::binned_short_max(tpr),
+                   csr_plan::long_row_threshold(d.rows, d.nnz));
+  const auto stat = [&](int k) { return static_cast<std::int64_t>(st[static_cast<std::size_t>(k)]); };
+  const csr_plan::RowPlan p = csr_plan::plan_from_stats(
+      d.rows, d.nnz,
+      csr_plan::RowStats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)},
+      options.kernel, options.threads_per_row, options.bins);
+  // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
+  d.apply_row_plan(p, options);
+  if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return;  // no lists
+
+  // The list sizes for the way the plan went, from the same pass.
+  int chunk_size = 0;
+  while ((csr_plan::kChunk >> chunk_size) != p.chunk) ++chunk_size;
+  d.n_medium = p.binned ? stat(kMedium) : 0;
+  d.n_long = stat(p.binned ? kLongBinned : kLongUnbinned);
+  d.n_chunks = stat((p.binned ? kChunksBinned : kChunksUnbinned) + chunk_size);
+  if (d.n_medium > 0) {
+    d.medium_rows = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(d.n_medium), "csr medium rows");
+    select_rows(dev_row_ptr, d.rows, p.short_max, p.long_threshold, d.medium_rows.data());
+  }
+  if (d.n_long > 0) {
+    const auto n_long = static_cast<std::size_t>(d.n_long), n_chunks = static_cast<std::size_t>(d.n_chunks);
+    d.long_rows = cuda::DeviceBuffer<std::int64_t>(n_long, "csr long rows");
+    d.long_chunk_ptr = cuda::DeviceBuffer<std::int64_t>(n_long + 1, "csr long-row chunk ptr");
+    d.chunk_row = cuda::DeviceBuffer<std::int64_t>(n_chunks, "csr chunk rows");
+    d.chunk_begin = cuda::DeviceBuffer<std::int64_t>(n_chunks, "csr chunk begins");
+    d.chunk_partial = cuda::DeviceBuffer<Value>(n_chunks, "csr chunk partials");
+    d.chunk_long = cuda::DeviceBuffer<std::int64_t>(n_chunks, "csr chunk long-row index");
+    d.long_done = cuda::DeviceBuffer<unsigned>(n_long, "csr long-row counters");
+    d.long_done.fill_bytes(0);
+    select_rows(dev_row_ptr, d.rows, p.long_threshold, std::numeric_limits<std::int64_t>::max(),
+                d.long_rows.data());
+    cuda::fill_bytes_async(d.long_chunk_ptr.data(), 0, sizeof(std::int64_t));
+    const auto chunks = thrust::make_transform_iterator(d.long_rows.data(),
+                                                        ChunksOf<Index>{dev_row_ptr, p.chunk});
+    {
+      const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+          "csr build: chunk scan workspace", [&](void* temp, std::size_t& bytes) {
+            return cub::DeviceScan::InclusiveSum(temp, bytes, chunks, d.long_chunk_ptr.data() + 1,
+                                                 d.n_long, cuda::stream());
+          });
+    }
+    cuda::launch_grid_for("chunk_lists_kernel", chunk_lists_kernel<Index>, d.n_chunks,
+                          kMaxLenBlock, dev_row_ptr, d.long_rows.data(), d.long_chunk_ptr.data(),
+                          d.n_long, d.n_chunks, p.chunk, d.chunk_row.data(), d.chunk_begin.data(),
+                          d.chunk_long.data());
+  }
 }
 
 }  // namespace
@@ -71,8 +249,8 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
                                                a.owner(), false);
   if constexpr (sizeof(Index) > sizeof(std::int32_t)) {
     if (d.narrow) {
-      // A copy of the columns, 32-bit, queued on the stream; the plan below waits for it
-      // (download of the longest row or of row_ptr) whenever there are nonzeros.
+      // A copy of the columns, 32-bit, queued on the stream (Matrix::build waits for the
+      // stream before it returns the matrix).
       d.col_idx32 = cuda::DeviceBuffer<std::int32_t>(n, "csr col_idx (32-bit)");
       if (n > 0)
         cuda::launch_grid_for("narrow_columns_kernel", narrow_columns_kernel<Index>, v.nnz,
@@ -81,18 +259,12 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
   }
   if (!d.narrow) d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
   d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
-  if (options.kernel != CsrKernel::merge && v.rows > 0) {
-    // Most matrices need no row lists (no rows to bin or chunk): then the longest row decides
-    // the plan, found by one reduction on the device, and row_ptr stays where it is.
-    const std::int64_t max_len = max_row_length(v.row_ptr, v.rows);
-    if (const auto p = csr_plan::plan_rows_without_lists(v.rows, v.nnz, max_len, options.kernel,
-                                                         options.threads_per_row, options.bins)) {
-      d.apply_row_plan(*p, options);
-      return d;
-    }
+  if (options.kernel == CsrKernel::merge) {  // the tiles are planned on the host
+    const std::vector<Index> host_row_ptr = d.row_ptr.download();
+    d.set_plan(host_row_ptr.data(), options);
+    return d;
   }
-  const std::vector<Index> host_row_ptr = d.row_ptr.download();
-  d.set_plan(host_row_ptr.data(), options);
+  plan_on_device(d, v.row_ptr, options);
   return d;
 }
 

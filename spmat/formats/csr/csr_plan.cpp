@@ -64,23 +64,18 @@ std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t n
   return p;
 }
 
-template <class Index>
-RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
-                  CsrBins bins) {
+std::int64_t binned_short_max(int tpr) {
+  return tpr < 32 ? 2 * static_cast<std::int64_t>(tpr) : kWarpRowMax;
+}
+
+RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& stats,
+                        CsrKernel kernel, int forced_tpr, CsrBins bins) {
+  if (auto without = plan_rows_without_lists(rows, nnz, stats.max_len, kernel, forced_tpr, bins))
+    return *without;
   RowPlan p;
   p.kernel = kernel;
-  const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows] - row_ptr[0]) : 0;
   p.tpr = forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz);
-  if (rows == 0) return p;
-  auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
-  // Passes over every row (tens of milliseconds serially at tens of millions of rows) run in
-  // parallel; the lists come out in ascending row order as a serial loop would make them.
-  std::int64_t max_len = 0;
-#pragma omp parallel for schedule(static) reduction(max : max_len)
-  for (std::int64_t r = 0; r < rows; ++r) max_len = std::max(max_len, len(r));
-  p.max_len = max_len;
-  if (auto without = plan_rows_without_lists(rows, nnz, p.max_len, kernel, forced_tpr, bins))
-    return *without;
+  p.max_len = stats.max_len;
 
   // Short, even rows: one thread per row beats sub-warps. Measured on an H200, fp64
   // (bench/results/2026-11-22-h200/spmv/spmv_fp64.json): lap2d:2000 (mean 5, max 5) scalar 0.087 ms
@@ -91,33 +86,59 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
       nnz < 8 * rows && p.max_len <= 32)
     p.kernel = CsrKernel::scalar;
 
-  // Bins: rows up to 2·tpr stay in the sub-warp kernel (mean-length rows take 1–2 strided
-  // steps there, tpr <= mean < 2·tpr), longer ones up to kWarpRowMax get a warp each, the rest
-  // chunks. With tpr = 32 the sub-warp kernel already is a warp per row: it keeps every row up
-  // to kWarpRowMax and the bins only lower the long-row threshold.
+  // Bins: rows up to binned_short_max stay in the sub-warp kernel, longer ones up to
+  // kWarpRowMax get a warp each, the rest chunks (with tpr = 32 the bins only lower the
+  // long-row threshold).
   const std::int64_t unbinned_long = long_row_threshold(rows, nnz);
   if (p.kernel == CsrKernel::automatic && bins != CsrBins::off) {
-    const std::int64_t short_max = p.tpr < 32 ? 2 * static_cast<std::int64_t>(p.tpr) : kWarpRowMax;
     if (bins == CsrBins::on) {
       p.binned = true;
     } else if (static_cast<double>(p.max_len) >
                kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows)) {
-      // The rows that binning takes away from the sub-warp kernel, where they serialize.
-      std::int64_t moved = 0;
-#pragma omp parallel for schedule(static) reduction(+ : moved)
-      for (std::int64_t r = 0; r < rows; ++r)
-        if (len(r) > short_max && len(r) <= unbinned_long) moved += len(r);
-      p.binned = moved * kMovedShareDen >= nnz;
+      // stats.moved: the rows that binning takes away from the sub-warp kernel, where they
+      // serialize.
+      p.binned = stats.moved * kMovedShareDen >= nnz;
     }
-    if (p.binned) p.short_max = short_max;
+    if (p.binned) p.short_max = binned_short_max(p.tpr);
   }
 
   const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;
-  std::int64_t long_nnz = 0;
-#pragma omp parallel for schedule(static) reduction(+ : long_nnz)
-  for (std::int64_t r = 0; r < rows; ++r)
-    if (len(r) > thr) long_nnz += len(r);
+  const std::int64_t long_nnz = p.binned ? stats.long_nnz_binned : stats.long_nnz_unbinned;
   while (p.chunk > kMinChunk && long_nnz < kTargetChunks * p.chunk) p.chunk /= 2;
+  if (p.binned)
+    p.long_threshold = thr;
+  else if (long_nnz > 0)  // some row is longer than thr
+    p.long_threshold = p.short_max = thr;
+  return p;
+}
+
+template <class Index>
+RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
+                  CsrBins bins) {
+  const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows] - row_ptr[0]) : 0;
+  if (rows == 0) return plan_from_stats(rows, nnz, RowStats{}, kernel, forced_tpr, bins);
+  auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
+  // Passes over every row (tens of milliseconds serially at tens of millions of rows) run in
+  // parallel; the lists come out in ascending row order as a serial loop would make them.
+  // First every statistic, in one pass.
+  const std::int64_t short_max_binned =
+      binned_short_max(forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz));
+  const std::int64_t unbinned_long = long_row_threshold(rows, nnz);
+  std::int64_t max_len = 0, moved = 0, long_binned = 0, long_unbinned = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_len) \
+    reduction(+ : moved, long_binned, long_unbinned)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t l = len(r);
+    max_len = std::max(max_len, l);
+    if (l > short_max_binned && l <= unbinned_long) moved += l;
+    if (l > kWarpRowMax) long_binned += l;
+    if (l > unbinned_long) long_unbinned += l;
+  }
+  RowPlan p = plan_from_stats(rows, nnz, RowStats{max_len, moved, long_binned, long_unbinned},
+                              kernel, forced_tpr, bins);
+  if (!p.binned && p.long_threshold == kNoLongRows) return p;  // no lists
+
+  const std::int64_t thr = p.long_threshold;
   const std::int64_t chunk = p.chunk;
   const bool binned = p.binned;
   const std::int64_t short_max = p.short_max;
@@ -170,10 +191,6 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
       p.long_chunk_ptr[static_cast<std::size_t>(++o.lng)] = o.chunks;
     }
   }
-  if (p.binned)
-    p.long_threshold = thr;
-  else if (!p.long_rows.empty())
-    p.long_threshold = p.short_max = thr;
   return p;
 }
 

@@ -103,6 +103,31 @@ std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t n
                                                std::int64_t max_len, CsrKernel kernel,
                                                int forced_tpr, CsrBins bins);
 
+/// The longest row the sub-warp kernel keeps when the rows are binned, for `tpr` lanes per row:
+/// rows up to 2·tpr (mean-length rows take 1–2 strided steps there, tpr <= mean < 2·tpr); with
+/// tpr = 32 the sub-warp kernel already is a warp per row and keeps every row up to kWarpRowMax.
+std::int64_t binned_short_max(int tpr);
+
+/// The row-length statistics that plan_rows decides from, besides rows and nnz: each over the
+/// lengths len of the rows, against thresholds fixed by rows, nnz and the lanes per row
+/// (`tpr`: binned_short_max, long_row_threshold). plan_rows sums them on the host in one
+/// pass; a build from device arrays sums them on the device (csr_device_build.cu).
+struct RowStats {
+  std::int64_t max_len = 0;
+  std::int64_t moved = 0;              ///< Σ len, binned_short_max(tpr) < len <= long_row_threshold
+  std::int64_t long_nnz_binned = 0;    ///< Σ len, len > kWarpRowMax
+  std::int64_t long_nnz_unbinned = 0;  ///< Σ len, len > long_row_threshold
+};
+
+/// plan_rows' plan from the statistics, without its row lists (medium_rows, long_rows and the
+/// chunks empty): kernel, tpr, binned, max_len, short_max, long_threshold and chunk. The lists
+/// plan_rows adds hold, ascending, the medium rows (binned only: short_max < len <=
+/// long_threshold) and the long rows (len > long_threshold), each cut into ceil(len / chunk)
+/// chunks; where neither exists, the plan is complete (plan_rows_without_lists' case among
+/// others).
+RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& stats,
+                        CsrKernel kernel, int forced_tpr, CsrBins bins);
+
 /// Merge-path search on the host, with the rule of cuda::merge_path_search (row end i is
 /// consumed before nonzero j iff row_end[i] <= j): the kernel searches inside a tile with the
 /// device version, and the two must cut the path at the same points.

@@ -2,8 +2,8 @@
 // value updates.
 // SPDX-License-Identifier: MIT
 //
-// Width = the longest row (a CUB reduction over the row lengths, one scalar downloaded), the
-// padding limit checked as Ell::build does, then one thread per slot writes entries and padding:
+// Width = the longest row (one pass over row_ptr, one scalar downloaded), the padding limit
+// checked as Ell::build does, then one thread per slot writes entries and padding:
 // the arrays equal upload(Ell::build(csr)) byte for byte.
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
@@ -17,12 +17,7 @@ namespace spmat {
 template <class Value, class Index>
 static EllDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
                                                 const FormatOptions& o) {
-  std::int64_t width = 0;
-  {
-    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "ell build: row lengths");
-    ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
-    width = ell_build::checked_width(a, len.data(), "ell", o);
-  }
+  const std::int64_t width = ell_build::checked_width(a, "ell", o);
   EllDevice<Value, Index> d;
   d.take_csr_shape(a);
   d.width = width;
@@ -33,7 +28,7 @@ static EllDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
 template <class Value, class Index>
 void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where) {
   cuda::update_mapped_values(d, values, where, [&d] {
-    cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell value map: row lengths");
+    cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell value map: row lengths");
     ell_build::stored_lengths(d.col_idx.data(), d.rows, d.width, d.pitch, len.data());
     return ell_build::value_map(len.data(), d.rows, d.width, d.pitch, d.nnz, "ell value map",
                                 "ell value map: offsets");

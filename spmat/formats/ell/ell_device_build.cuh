@@ -28,6 +28,37 @@ __global__ void csr_row_lengths_kernel(const Index* __restrict__ row_ptr, std::i
     len[r] = row_ptr[r + 1] - row_ptr[r];
 }
 
+/// out[0] = max(out[0], the longest of rows [0, rows)): a warp shuffle maximum, then one
+/// atomicMax per warp. out[0] starts at 0.
+template <class Index>
+__global__ void __launch_bounds__(kBlock)
+    max_row_length_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                          unsigned long long* __restrict__ out) {
+  unsigned long long m = 0;
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
+    m = max(m, static_cast<unsigned long long>(row_ptr[r + 1] - row_ptr[r]));
+  for (int o = 16; o > 0; o /= 2) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(out, m);
+}
+
+/// The segment of item base + threadIdx.x (-1 past item n-1), for blocks that each take the
+/// blockDim.x consecutive items from `base`: cuda::segment_of (the last s with start[s] <= i),
+/// with two full searches per block, for its first and last item, and then a search per thread
+/// among the segments between those, short and in cache, instead of a full search per item.
+/// Every thread of the block calls it (it synchronizes the block); `span` is two entries of
+/// shared memory.
+__device__ __forceinline__ std::int64_t block_segment_of(const std::int64_t* start,
+                                                         std::int64_t segments, std::int64_t base,
+                                                         std::int64_t n, std::int64_t* span) {
+  const std::int64_t last = base + blockDim.x - 1 < n ? base + blockDim.x - 1 : n - 1;
+  if (threadIdx.x < 2) span[threadIdx.x] = cuda::segment_of(start, segments, threadIdx.x ? last : base);
+  __syncthreads();
+  const std::int64_t lo = span[0], hi = span[1];
+  __syncthreads();  // the caller's next round rewrites span
+  const std::int64_t i = base + threadIdx.x;
+  return i < n ? lo + cuda::segment_of(start + lo, hi - lo + 1, i) : -1;
+}
+
 /// Writes one slot of an ELL-like array (ell, sell): entry j of CSR row r when the row has one,
 /// else padding (kEllPadding and 0); r < 0 names no row (a padding lane past the last row).
 template <class Value, class Index>
@@ -95,35 +126,51 @@ void csr_row_lengths(const Index* row_ptr, std::int64_t rows, Index* len) {
                         row_ptr, rows, len);
 }
 
-/// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded.
+/// The longest row of a validated device CSR (0 when rows == 0) in one pass over row_ptr, the
+/// result slot from the scratch pool: no row-length array, no reduction workspace, no
+/// cudaMalloc or cudaFree; the one download is the one wait.
+template <class Index>
+std::int64_t max_row_length(const Index* row_ptr, std::int64_t rows) {
+  if (rows <= 0) return 0;
+  cuda::ScratchBuffer<unsigned long long> out(1, "longest row");
+  out.fill_bytes(0);
+  cuda::launch_grid_for("max_row_length_kernel", max_row_length_kernel<Index>, rows, kBlock,
+                        row_ptr, rows, out.data());
+  return static_cast<std::int64_t>(out.download()[0]);  // waits for the stream
+}
+
+/// The largest of n values (0 when n == 0), by a CUB reduction; one scalar downloaded. (The
+/// longest row of a CSR: max_row_length, which needs no length array.)
 template <class Index>
 std::int64_t max_of(const Index* v, std::int64_t n) {
   if (n <= 0) return 0;
-  cuda::DeviceBuffer<Index> out(1, "ell build: maximum");
-  const auto tmp = cuda::run_cub("ell build: reduction workspace",
-                                 [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
-  });
+  cuda::ScratchBuffer<Index> out(1, "ell build: maximum");
+  const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+      "ell build: reduction workspace", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceReduce::Max(temp, bytes, v, out.data(), n, cuda::stream());
+      });
   return static_cast<std::int64_t>(out.download()[0]);  // synchronizes
 }
 
-/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan.
+/// ptr[0] = 0, ptr[r+1] = len[0] + ... + len[r] (rows+1 entries), by a CUB scan; complete on
+/// return (its workspace is scratch, so the wait is the scan's own, with no cudaFree).
 template <class Index>
 void offsets(const Index* len, std::int64_t rows, std::int64_t* ptr) {
   cuda::fill_bytes_async(ptr, 0, sizeof(std::int64_t));
   if (rows <= 0) return;
-  const auto tmp = cuda::run_cub("ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
-  });
-  cuda::synchronize_stream();  // before the workspace is freed
+  const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+      "ell build: scan workspace", [&](void* temp, std::size_t& bytes) {
+        return cub::DeviceScan::InclusiveSum(temp, bytes, len, ptr + 1, rows, cuda::stream());
+      });
+  cuda::synchronize_stream();  // complete on return: callers read the offsets on the host
 }
 
-/// The width of the ELL arrays of `a` whose row lengths `len` holds: its longest row, refused
-/// as Ell::build refuses it when the padding passes the `max_fill` option of format `fmt`.
+/// The width of the ELL arrays of `a`: its longest row, refused as Ell::build refuses it when
+/// the padding passes the `max_fill` option of format `fmt`.
 template <class Value, class Index>
-std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const Index* len, const char* fmt,
+std::int64_t checked_width(const DeviceCsrView<Value, Index>& a, const char* fmt,
                            const FormatOptions& o) {
-  const std::int64_t width = max_of(len, a.rows);
+  const std::int64_t width = max_row_length(a.row_ptr, a.rows);
   check_padding(fmt, static_cast<double>(a.rows) * static_cast<double>(width), a.nnz, a.rows,
                 row_limit_option(fmt, o, "max_fill", kDefaultMaxFill), "hyb or csr");
   return width;
@@ -178,11 +225,11 @@ template <class Index>
 cuda::DeviceBuffer<std::int64_t> value_map(const Index* len, std::int64_t rows, std::int64_t width,
                                            std::int64_t pitch, std::int64_t nnz, const char* what,
                                            const char* what_offsets) {
-  cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
+  cuda::ScratchBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
   cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), what);
   offsets(len, rows, ptr.data());
   ell_map(len, ptr.data(), rows, width, pitch, map.data());
-  cuda::synchronize_stream();  // before `ptr` is freed
+  cuda::synchronize_stream();  // complete on return
   return map;
 }
 

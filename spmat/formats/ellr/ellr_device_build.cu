@@ -14,9 +14,9 @@ static EllrDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index
                                                  const FormatOptions& o) {
   EllrDevice<Value, Index> d;
   d.take_csr_shape(a);
+  d.width = ell_build::checked_width(a, "ellr", o);  // refused before anything is allocated
   d.row_len = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.rows), "ellr row_len");
   ell_build::csr_row_lengths(a.row_ptr, a.rows, d.row_len.data());
-  d.width = ell_build::checked_width(a, d.row_len.data(), "ellr", o);
   ell_build::allocate_and_fill(a, d);
   return d;
 }

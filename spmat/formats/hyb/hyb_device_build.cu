@@ -2,15 +2,21 @@
 // updates.
 // SPDX-License-Identifier: MIT
 //
-// The width K is the host's choice (hyb_width: a histogram of the row lengths and the K /
-// breakeven / max_fill options) on a downloaded copy of the row lengths (rows indices; no
-// column index or value leaves the device). Then the ELL part is filled like ell's device
-// builder, and the COO tail (each row's entries past K, in CSR order) is written one thread per
-// tail entry, its row found by a binary search of the tail offsets (a CUB scan). The arrays
-// equal upload(Hyb::build(csr)) byte for byte.
+// The width K is the host's choice (hyb_width: CUSP's rule on the row lengths, or the forced K
+// option, with the breakeven / max_fill options), which depends on the lengths only through
+// their histogram. So the device counts the rows of each length (one pass over row_ptr; the
+// lengths from some bound B up share the last bin, B chosen so that the rule never reads past
+// it, see length_bins) and the host runs the rule on the downloaded histogram, B+1 counts,
+// typically a few dozen. Where B+1 would exceed the rows (few rows holding many entries), the
+// row lengths themselves are downloaded and hyb_width runs on them. Then the ELL part is filled
+// like ell's device builder, and the COO tail (each row's entries past K, in CSR order) is
+// written one thread per tail entry, its row found by a binary search of the tail offsets (a CUB
+// scan) narrowed to the rows of its block (ell_build::block_segment_of). No column index or value leaves the device; the
+// arrays equal upload(Hyb::build(csr)) byte for byte.
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/core/typed_options.hpp"
 #include "spmat/formats/hyb/hyb_device.hpp"
 
 namespace spmat {
@@ -19,21 +25,56 @@ namespace {
 
 constexpr int kBlock = 256;
 
+/// hist[min(len(r), bound)] += 1 for every row r: the rows of each length below `bound`, and
+/// those of `bound` or longer. Per-block counts in shared memory when the bins fit
+/// (kSharedBins), else global atomics (many bins: the lengths spread over them).
+constexpr std::int64_t kSharedBins = 2048;
 template <class Index>
-__global__ void overflow_lengths_kernel(const Index* __restrict__ len, std::int64_t rows,
-                                        std::int64_t width, Index* __restrict__ over) {
-  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count())
-    over[r] = static_cast<Index>(len[r] > width ? len[r] - width : 0);
+__global__ void __launch_bounds__(kBlock)
+    length_histogram_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                            std::int64_t bound, unsigned long long* __restrict__ hist) {
+  __shared__ unsigned long long local[kSharedBins];
+  const bool shared = bound < kSharedBins;
+  if (shared)
+    for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x) local[b] = 0;
+  __syncthreads();
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]);
+    const std::int64_t b = len < bound ? len : bound;
+    if (shared) atomicAdd(&local[b], 1ull);
+    else atomicAdd(&hist[b], 1ull);
+  }
+  if (!shared) return;
+  __syncthreads();
+  for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x)
+    if (local[b]) atomicAdd(&hist[b], local[b]);
 }
 
+/// over[r] = the entries of row r past `width`.
+template <class Index>
+__global__ void tail_lengths_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
+                                    std::int64_t width, Index* __restrict__ over) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t len = static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]);
+    over[r] = static_cast<Index>(len > width ? len - width : 0);
+  }
+}
+
+/// One thread per tail entry i, its row the last r with over_ptr[r] <= i
+/// (ell_build::block_segment_of: a short search per entry).
 template <class Value, class Index>
-__global__ void coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
-                                const Value* __restrict__ values, std::int64_t rows,
-                                std::int64_t width, const std::int64_t* __restrict__ over_ptr,
-                                std::int64_t n, Index* __restrict__ coo_row,
-                                Index* __restrict__ coo_col, Value* __restrict__ coo_val) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
-    const std::int64_t r = cuda::segment_of(over_ptr, rows, i);  // the row of tail entry i
+__global__ void __launch_bounds__(kBlock)
+    coo_tail_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                    const Value* __restrict__ values, std::int64_t rows, std::int64_t width,
+                    const std::int64_t* __restrict__ over_ptr, std::int64_t n,
+                    Index* __restrict__ coo_row, Index* __restrict__ coo_col,
+                    Value* __restrict__ coo_val) {
+  __shared__ std::int64_t span[2];
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = ell_build::block_segment_of(over_ptr, rows, base, n, span);
+    if (r < 0) continue;
+    const std::int64_t i = base + threadIdx.x;
     const std::int64_t k = static_cast<std::int64_t>(row_ptr[r]) + width + (i - over_ptr[r]);
     coo_row[i] = static_cast<Index>(r);
     coo_col[i] = col_idx[k];
@@ -91,6 +132,65 @@ __global__ void hyb_scatter_kernel(std::int64_t n, const std::int64_t* __restric
   }
 }
 
+/// The width K and the ELL part's entries, as Hyb::build chooses them, for the matrix `a`.
+struct HybSplit {
+  std::int64_t width = 0, ell_nnz = 0;
+};
+
+/// The split from the downloaded row lengths (hyb_width itself): where the histogram would be
+/// larger than the row lengths.
+template <class Value, class Index>
+HybSplit split_from_lengths(const DeviceCsrView<Value, Index>& a, const FormatOptions& o) {
+  cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(a.rows), "hyb build: row lengths");
+  ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
+  const std::vector<Index> host_len = len.download();
+  HybSplit s;
+  s.width = hyb_width(host_len, a.nnz, o);
+  for (const Index l : host_len) s.ell_nnz += std::min<std::int64_t>(l, s.width);
+  return s;
+}
+
+/// The split from the histogram of the row lengths. hyb_width's rule (hyb_ell_width, CUSP's
+/// relative speed 3) takes the smallest i < max_len with 3·R(i) < rows or R(i) < breakeven,
+/// R(i) = rows longer than i, else max_len; a forced K is clamped to max_len and its padding
+/// checked. Both read the counts of lengths 0..B-1 only, and every length from B up counts the
+/// same min(length, K) = K ELL entries, for B = the clamped forced K, or for the rule
+/// min(max_len, floor(3·nnz/rows) + 1): R(i)·(i+1) <= nnz, so at i = B-1 >= 3·nnz/rows - 1 the
+/// rule has 3·R(i) < rows and stops there at the latest.
+template <class Value, class Index>
+HybSplit split_from_histogram(const DeviceCsrView<Value, Index>& a, const HybOptions& opt,
+                              std::int64_t max_len, std::int64_t bound) {
+  cuda::ScratchBuffer<unsigned long long> hist(static_cast<std::size_t>(bound) + 1,
+                                               "hyb build: row-length histogram");
+  hist.fill_bytes(0);
+  cuda::launch_grid_for("length_histogram_kernel", length_histogram_kernel<Index>, a.rows, kBlock,
+                        a.row_ptr, a.rows, bound, hist.data());
+  const std::vector<unsigned long long> h = hist.download();  // waits for the stream
+  const std::int64_t rows = a.rows;
+  HybSplit s;
+  if (opt.K) {
+    s.width = std::min(*opt.K, max_len);  // wider would only add padding columns
+    check_padding("hyb (forced K)", static_cast<double>(rows) * static_cast<double>(s.width),
+                  a.nnz, rows, opt.max_fill, "hyb with K=auto or csr");
+  } else {
+    constexpr std::int64_t kRelativeSpeed = 3;  // hyb_ell_width's default, as hyb_width uses it
+    s.width = max_len;
+    std::int64_t longer = rows;  // R(i)
+    for (std::int64_t i = 0; i < max_len; ++i) {
+      if (i >= bound)
+        throw Error("hyb device build: the width rule read past its histogram (a bug)");
+      longer -= static_cast<std::int64_t>(h[static_cast<std::size_t>(i)]);
+      if (kRelativeSpeed * longer < rows || longer < opt.breakeven) {
+        s.width = i;
+        break;
+      }
+    }
+  }
+  for (std::size_t l = 0; l < h.size(); ++l)
+    s.ell_nnz += static_cast<std::int64_t>(h[l]) * std::min<std::int64_t>(static_cast<std::int64_t>(l), s.width);
+  return s;
+}
+
 /// The arrays of upload built on the GPU from a validated device CSR.
 template <class Value, class Index>
 HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
@@ -99,11 +199,20 @@ HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   d.rows = a.rows;
   d.cols = a.cols;
   d.pitch = ell_pitch(a.rows);
-  cuda::DeviceBuffer<Index> len(static_cast<std::size_t>(a.rows), "hyb build: row lengths");
-  ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
-  const std::vector<Index> host_len = len.download();
-  d.width = hyb_width(host_len, a.nnz, o);
-  for (const Index l : host_len) d.ell_nnz += std::min<std::int64_t>(l, d.width);
+  const auto opt = parse_options<HybOptions>(o);
+  HybSplit split;
+  if (a.rows > 0) {
+    const std::int64_t max_len = ell_build::max_row_length(a.row_ptr, a.rows);
+    const std::int64_t bound =
+        opt.K ? std::clamp<std::int64_t>(*opt.K, 0, max_len)
+              : std::min<std::int64_t>(max_len, 3 * a.nnz / a.rows + 1);
+    split = bound + 1 <= a.rows ? split_from_histogram(a, opt, max_len, bound)
+                                : split_from_lengths(a, o);
+  } else {
+    split.width = hyb_width(std::vector<Index>{}, a.nnz, o);
+  }
+  d.width = split.width;
+  d.ell_nnz = split.ell_nnz;
   d.coo_nnz = a.nnz - d.ell_nnz;
 
   ell_build::allocate_and_fill(a, d.width, d.pitch, d.ell_col, d.ell_val, "hyb ell col_idx",
@@ -114,15 +223,17 @@ HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   d.coo_col = cuda::DeviceBuffer<Index>(n, "hyb coo col");
   d.coo_val = cuda::DeviceBuffer<Value>(n, "hyb coo values");
   if (d.coo_nnz > 0) {
-    cuda::DeviceBuffer<Index> over(static_cast<std::size_t>(a.rows), "hyb build: tail lengths");
-    cuda::DeviceBuffer<std::int64_t> over_ptr(static_cast<std::size_t>(a.rows) + 1, "hyb build: tail offsets");
-    cuda::launch_grid_for("overflow_lengths_kernel", overflow_lengths_kernel<Index>, a.rows, kBlock,
-                          len.data(), a.rows, d.width, over.data());
+    // Scratch: freed in stream order after the kernels that read them, no wait here.
+    cuda::ScratchBuffer<Index> over(static_cast<std::size_t>(a.rows), "hyb build: tail lengths");
+    cuda::ScratchBuffer<std::int64_t> over_ptr(static_cast<std::size_t>(a.rows) + 1,
+                                               "hyb build: tail offsets");
+    cuda::launch_grid_for("tail_lengths_kernel", tail_lengths_kernel<Index>, a.rows, kBlock,
+                          a.row_ptr, a.rows, d.width, over.data());
     ell_build::offsets(over.data(), a.rows, over_ptr.data());
-    cuda::launch_grid_for("coo_tail_kernel", coo_tail_kernel<Value, Index>, d.coo_nnz, kBlock,
-                          a.row_ptr, a.col_idx, a.values, a.rows, d.width, over_ptr.data(),
-                          d.coo_nnz, d.coo_row.data(), d.coo_col.data(), d.coo_val.data());
-    cuda::synchronize_stream();  // before the temporaries are freed
+    cuda::launch("coo_tail_kernel", coo_tail_kernel<Value, Index>,
+                 cuda::grid_cover(d.coo_nnz, kBlock), kBlock, a.row_ptr, a.col_idx, a.values,
+                 a.rows, d.width, over_ptr.data(), d.coo_nnz, d.coo_row.data(), d.coo_col.data(),
+                 d.coo_val.data());
   }
   return d;
 }

@@ -3,13 +3,14 @@
 // SPDX-License-Identifier: MIT
 //
 // The host builder's steps, each a device pass:
-//   1. row lengths; the longest (a CUB reduction, one scalar downloaded);
+//   1. the longest row (one pass over row_ptr, one scalar downloaded), then the row lengths;
 //   2. perm: the rows stably sorted by (window of σ rows, decreasing length) — one stable CUB
 //      radix sort on the key window·(max+1) + (max − length), which orders the rows exactly as
 //      the host's std::stable_sort of each window by decreasing length;
 //   3. chunk_len (the longest row of each chunk of C positions) and chunk_ptr (a CUB scan of
 //      C·chunk_len; its last entry, the slot count, downloaded);
-//   4. one thread per slot (its chunk by a binary search of chunk_ptr) writes entry or padding.
+//   4. one thread per slot (its chunk by a binary search of chunk_ptr, narrowed to the chunks
+//      of its block) writes entry or padding.
 // The arrays equal upload(Sell::build(csr)) byte for byte.
 #include <cub/device/device_radix_sort.cuh>
 
@@ -58,19 +59,34 @@ __global__ void chunk_len_kernel(const Index* __restrict__ len, const Index* __r
   }
 }
 
+/// One thread per slot s, its chunk the last c with chunk_ptr[c] <= s
+/// (ell_build::block_segment_of: a short search per slot).
 template <class Value, class Index>
-__global__ void sell_fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
-                                 const Value* __restrict__ values, std::int64_t rows,
-                                 std::int64_t C, std::int64_t n_chunks,
-                                 const std::int64_t* __restrict__ chunk_ptr,
-                                 const Index* __restrict__ perm, std::int64_t slots,
-                                 Index* __restrict__ out_col, Value* __restrict__ out_val) {
-  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
-    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
+__global__ void __launch_bounds__(kBlock)
+    sell_fill_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                     const Value* __restrict__ values, std::int64_t rows, std::int64_t C,
+                     std::int64_t n_chunks, const std::int64_t* __restrict__ chunk_ptr,
+                     const Index* __restrict__ perm, std::int64_t slots,
+                     Index* __restrict__ out_col, Value* __restrict__ out_val) {
+  __shared__ std::int64_t span[2];
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < slots;
+       base += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t c = ell_build::block_segment_of(chunk_ptr, n_chunks, base, slots, span);
+    if (c < 0) continue;
+    const std::int64_t s = base + threadIdx.x, off = s - chunk_ptr[c];
     const std::int64_t p = c * C + off % C, j = off / C;
     ell_build::fill_slot(row_ptr, col_idx, values, p < rows ? std::int64_t{perm[p]} : -1, j,
                          &out_col[s], &out_val[s]);
   }
+}
+
+/// out[0] = chunk_ptr[n_chunks] (the slots), out[1] = chunk_len[n_chunks - 1]: one thread.
+template <class Index>
+__global__ void sell_totals_kernel(const std::int64_t* __restrict__ chunk_ptr,
+                                   const Index* __restrict__ chunk_len, std::int64_t n_chunks,
+                                   std::int64_t* __restrict__ out) {
+  out[0] = chunk_ptr[n_chunks];
+  out[1] = static_cast<std::int64_t>(chunk_len[n_chunks - 1]);
 }
 
 /// Stored entries of the row at each position (its slots before the first padding), by row.
@@ -111,17 +127,18 @@ SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   d.sigma = opts.sigma;
   const std::int64_t rows = a.rows, C = d.chunk, n_chunks = (rows + C - 1) / C;
   const auto nr = static_cast<std::size_t>(rows);
-  cuda::DeviceBuffer<Index> len(nr, "sell build: row lengths");
-  ell_build::csr_row_lengths(a.row_ptr, rows, len.data());
-  // The host builder's limits, checked before the slots are allocated: one thread walks each
+  // The host builder's limits, checked before anything is allocated: one thread walks each
   // row, so a row far longer than the mean stalls every call.
-  const std::int64_t max_len = rows > 0 ? ell_build::max_of(len.data(), rows) : 0;
+  const std::int64_t max_len = ell_build::max_row_length(a.row_ptr, rows);
   check_row_skew("sell", max_len, a.nnz, rows, 1,
                  row_limit_option("sell", o, "max_skew", kDefaultMaxSkew), "hyb or csr");
+  // Temporaries are scratch (spmat/cuda/buffer.hpp): released in stream order, no waits.
+  cuda::ScratchBuffer<Index> len(nr, "sell build: row lengths");
+  ell_build::csr_row_lengths(a.row_ptr, rows, len.data());
   d.perm = cuda::DeviceBuffer<Index>(nr, "sell perm");
   if (rows > 0 && d.sigma > 1) {
-    cuda::DeviceBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
-    cuda::DeviceBuffer<Index> iota(nr, "sell build: row ids");
+    cuda::ScratchBuffer<std::uint64_t> key(nr, "sell build: sort keys"), key_sorted(nr, "sell build: sorted keys");
+    cuda::ScratchBuffer<Index> iota(nr, "sell build: row ids");
     cuda::launch_grid_for("sort_keys_kernel", sort_keys_kernel<Index>, rows, kBlock, len.data(),
                           rows, d.sigma, max_len, key.data(), iota.data());
     const auto windows = static_cast<std::uint64_t>((rows - 1) / d.sigma + 1);
@@ -132,13 +149,12 @@ SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
     const std::uint64_t key_bound = windows * static_cast<std::uint64_t>(max_len + 1);
     int end_bit = 1;  // only the bits the keys use: fewer radix passes
     while (end_bit < 64 && (std::uint64_t{1} << end_bit) < key_bound) ++end_bit;
-    const auto tmp = cuda::run_cub("sell build: radix sort workspace",
-                                   [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, key.data(), key_sorted.data(),
-                                             iota.data(), d.perm.data(), rows, 0, end_bit,
-                                             cuda::stream());
-    });
-    cuda::synchronize_stream();  // before the temporaries are freed
+    const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+        "sell build: radix sort workspace", [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceRadixSort::SortPairs(temp, bytes, key.data(), key_sorted.data(),
+                                                 iota.data(), d.perm.data(), rows, 0, end_bit,
+                                                 cuda::stream());
+        });
   } else if (rows > 0) {
     cuda::launch_grid_for("identity_kernel", identity_kernel<Index>, rows, kBlock, rows,
                           d.perm.data());
@@ -147,16 +163,20 @@ SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   d.chunk_ptr = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n_chunks) + 1, "sell chunk_ptr");
   std::int64_t slots = 0;
   if (n_chunks > 0) {
-    cuda::DeviceBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
+    cuda::ScratchBuffer<std::int64_t> chunk_slots(static_cast<std::size_t>(n_chunks), "sell build: chunk slots");
     cuda::launch_grid_for("chunk_len_kernel", chunk_len_kernel<Index>, n_chunks, kBlock, len.data(),
                           d.perm.data(), rows, C, n_chunks, d.chunk_len.data(), chunk_slots.data());
     ell_build::offsets(chunk_slots.data(), n_chunks, d.chunk_ptr.data());
-    cuda::copy_to_host(&slots, d.chunk_ptr.data() + n_chunks, 1);
-    // The padding counts the slots of real rows only, as on the host: the last chunk's lanes
-    // past the last row are not charged.
-    Index last_len = 0;
-    cuda::copy_to_host(&last_len, d.chunk_len.data() + n_chunks - 1, 1);
-    const std::int64_t row_slots = slots - (n_chunks * C - rows) * static_cast<std::int64_t>(last_len);
+    // The slot count and the last chunk's width in one download (one wait): the padding
+    // counts the slots of real rows only, as on the host, so the last chunk's lanes past the
+    // last row are not charged.
+    cuda::ScratchBuffer<std::int64_t> totals(2, "sell build: slot count");
+    cuda::launch("sell_totals_kernel", sell_totals_kernel<Index>, 1, 1, d.chunk_ptr.data(),
+                 d.chunk_len.data(), n_chunks, totals.data());
+    const std::vector<std::int64_t> t = totals.download();
+    slots = t[0];
+    const std::int64_t last_len = t[1];
+    const std::int64_t row_slots = slots - (n_chunks * C - rows) * last_len;
     check_padding("sell", static_cast<double>(row_slots), a.nnz, rows,
                   row_limit_option("sell", o, "max_fill", kDefaultMaxFill), "hyb or csr");
   } else {
@@ -165,11 +185,11 @@ SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   d.col_idx = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(slots), "sell col_idx");
   d.values = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(slots), "sell values");
   if (slots > 0) {
-    cuda::launch_grid_for("sell_fill_kernel", sell_fill_kernel<Value, Index>, slots, kBlock,
-                          a.row_ptr, a.col_idx, a.values, rows, C, n_chunks, d.chunk_ptr.data(),
-                          d.perm.data(), slots, d.col_idx.data(), d.values.data());
+    cuda::launch("sell_fill_kernel", sell_fill_kernel<Value, Index>,
+                 cuda::grid_cover(slots, kBlock), kBlock, a.row_ptr, a.col_idx, a.values, rows,
+                 C, n_chunks, d.chunk_ptr.data(), d.perm.data(), slots, d.col_idx.data(),
+                 d.values.data());
   }
-  cuda::synchronize_stream();  // before `len` is freed
   return d;
 }
 
@@ -181,8 +201,8 @@ void update_values(SellDevice<Value, Index>& d, const Value* values, Memory wher
     const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
     const auto slots = static_cast<std::int64_t>(d.col_idx.size());
     const auto rows = static_cast<std::size_t>(d.rows);
-    cuda::DeviceBuffer<Index> len(rows, "sell value map: row lengths");
-    cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
+    cuda::ScratchBuffer<Index> len(rows, "sell value map: row lengths");
+    cuda::ScratchBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
     cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
     cuda::launch_grid_for("sell_lengths_kernel", sell_lengths_kernel<Index>, d.rows, kBlock,
                           d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(),

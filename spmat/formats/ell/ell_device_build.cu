@@ -27,12 +27,16 @@ static EllDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
 
 template <class Value, class Index>
 void update_values(EllDevice<Value, Index>& d, const Value* values, Memory where) {
-  cuda::update_mapped_values(d, values, where, [&d] {
-    cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell value map: row lengths");
-    ell_build::stored_lengths(d.col_idx.data(), d.rows, d.width, d.pitch, len.data());
-    return ell_build::value_map(len.data(), d.rows, d.width, d.pitch, d.nnz, "ell value map",
-                                "ell value map: offsets");
-  });
+  ell_build::update_values_by_rows(
+      d.row_offsets, d.nnz, values, where,
+      [&d] {
+        cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(d.rows), "ell update: row lengths");
+        ell_build::stored_lengths(d.col_idx.data(), d.rows, d.width, d.pitch, len.data());
+        d.row_offsets = ell_build::row_offsets(len.data(), d.rows, "ell update: row offsets");
+      },
+      [&d](const Value* src) {
+        ell_build::update_rows(d.row_offsets.data(), d.rows, d.width, d.pitch, src, d.values.data());
+      });
 }
 
 SPMAT_DEFINE_DEVICE_BUILDER(Ell, EllDevice)

@@ -1,5 +1,5 @@
 // spmat/formats/ell/ell_device_build.cuh — the pieces that build ELLPACK arrays on the GPU from
-// a device CSR, and the value maps of their updates; shared by ell, ellr and hyb.
+// a device CSR, and the row walk of their value updates; shared by ell, ellr, sell and hyb.
 // SPDX-License-Identifier: MIT
 //
 // Layout (ell.hpp): slot j of row r is j*pitch + r (column-major, pitch = rows rounded up to 32);
@@ -105,16 +105,17 @@ __global__ void stored_lengths_kernel(const Index* __restrict__ ell_col, std::in
   }
 }
 
-/// map[ptr[r] + j] = j*pitch + r for the stored slots j < min(len[r], width): the slot of each
-/// CSR entry held in the ELL array (ptr: CSR row offsets).
-template <class Index>
-__global__ void ell_map_kernel(const Index* __restrict__ len, const std::int64_t* __restrict__ ptr,
-                               std::int64_t rows, std::int64_t width, std::int64_t pitch,
-                               std::int64_t* __restrict__ map) {
-  const std::int64_t slots = width * pitch;
-  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
-    const std::int64_t j = s / pitch, r = s % pitch;
-    if (r < rows && j < static_cast<std::int64_t>(len[r])) map[ptr[r] + j] = s;
+/// The value update of an ELL array: row r's stored entries, the first min(ptr[r+1] - ptr[r],
+/// width) of its CSR row (ptr: CSR row offsets), copied from src[ptr[r] + j] to slot
+/// j*pitch + r, one thread per row. Consecutive threads write consecutive slots (coalesced
+/// stores); a thread per CSR entry would write slots a pitch apart, a sector each.
+template <class Value>
+__global__ void row_values_kernel(const std::int64_t* __restrict__ ptr, std::int64_t rows,
+                                  std::int64_t width, std::int64_t pitch,
+                                  const Value* __restrict__ src, Value* __restrict__ dst) {
+  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
+    const std::int64_t b = ptr[r], len = ptr[r + 1] - b, n = len < width ? len : width;
+    for (std::int64_t j = 0; j < n; ++j) dst[j * pitch + r] = src[b + j];
   }
 }
 
@@ -208,29 +209,42 @@ void allocate_and_fill(const DeviceCsrView<Value, Index>& a, Dev& d) {
                     (format + " values").c_str());
 }
 
-/// The value map of an ELL array whose rows hold `len` entries (all of their CSR row, or its
-/// first `width`), with `ptr` their CSR row offsets: map[k] = the slot of CSR entry k.
+/// The CSR row offsets (rows+1 entries, complete on return) of rows that hold `len` entries:
+/// what the value updates of ell, ellr, sell and hyb keep, 8·(rows+1) bytes, instead of a slot
+/// per nonzero. `what` names the array.
 template <class Index>
-void ell_map(const Index* len, const std::int64_t* ptr, std::int64_t rows, std::int64_t width,
-             std::int64_t pitch, std::int64_t* map) {
-  const std::int64_t slots = width * pitch;
-  if (slots <= 0) return;
-  cuda::launch_grid_for("ell_map_kernel", ell_map_kernel<Index>, slots, kBlock, len, ptr, rows,
-                        width, pitch, map);
+cuda::DeviceBuffer<std::int64_t> row_offsets(const Index* len, std::int64_t rows,
+                                             const char* what) {
+  cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what);
+  offsets(len, rows, ptr.data());  // complete on return
+  return ptr;
 }
 
-/// The value map (nnz entries, complete on return) of an ELL array whose rows hold `len`
-/// entries: ell_map over the CSR row offsets of `len`. `what`: the map's name, and its offsets'.
-template <class Index>
-cuda::DeviceBuffer<std::int64_t> value_map(const Index* len, std::int64_t rows, std::int64_t width,
-                                           std::int64_t pitch, std::int64_t nnz, const char* what,
-                                           const char* what_offsets) {
-  cuda::ScratchBuffer<std::int64_t> ptr(static_cast<std::size_t>(rows) + 1, what_offsets);
-  cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), what);
-  offsets(len, rows, ptr.data());
-  ell_map(len, ptr.data(), rows, width, pitch, map.data());
-  cuda::synchronize_stream();  // complete on return
-  return map;
+/// dst = the new values `src` (device) in an ELL array's slots, by the rows' CSR offsets `ptr`
+/// (row_values_kernel; rows longer than `width` give their first `width`).
+template <class Value>
+void update_rows(const std::int64_t* ptr, std::int64_t rows, std::int64_t width,
+                 std::int64_t pitch, const Value* src, Value* dst) {
+  if (rows <= 0 || width <= 0) return;
+  cuda::launch_grid_for("ell row_values_kernel", row_values_kernel<Value>, rows, kBlock, ptr, rows,
+                        width, pitch, src, dst);
+}
+
+/// update_values of a storage whose values array holds the `nnz` CSR values rearranged by rows
+/// (ell, ellr, sell, hyb): the new values in `where` (a host array uploaded first), then
+/// `make()` on the first update (it fills `ptr`, the CSR row offsets of the stored rows, and
+/// whatever else `write` reads; kept for the next updates), then `write(src)` writes them from
+/// `src` on the device. Returns with the writes queued on stream() when the values were on the
+/// device, complete when they came from the host.
+template <class Value, class Make, class Write>
+void update_values_by_rows(const cuda::DeviceBuffer<std::int64_t>& ptr, std::int64_t nnz,
+                           const Value* values, Memory where, Make&& make, Write&& write) {
+  if (nnz == 0) return;
+  cuda::DeviceBuffer<Value> staging;
+  const Value* src = cuda::device_values(values, static_cast<std::size_t>(nnz), where, staging);
+  if (ptr.size() == 0) make();
+  write(src);
+  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
 /// The stored lengths of an ELL array's rows.

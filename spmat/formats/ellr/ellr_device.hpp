@@ -22,9 +22,10 @@ struct EllrDevice : EllDeviceScalars,
   static constexpr const char* format = "ellr";  ///< names its arrays in allocation errors
   cuda::DeviceBuffer<Index> col_idx, row_len;
   cuda::DeviceBuffer<Value> values;
-  /// update_values: the slot of each CSR entry, made by the first update (from row_len) and
-  /// kept for the next ones. Not a stored array; storage_bytes counts it.
-  cuda::DeviceBuffer<std::int64_t> value_map;
+  /// update_values: the CSR row offsets (rows+1), made by the first update (a scan of row_len)
+  /// and kept for the next ones; a thread per row then copies its values. Not a stored array;
+  /// storage_bytes counts it.
+  cuda::DeviceBuffer<std::int64_t> row_offsets;
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {
@@ -32,10 +33,10 @@ struct EllrDevice : EllDeviceScalars,
                       cuda::Field{"row_len", d.row_len}};
   }
   static auto host_arrays(auto& s) { return std::tie(s.ell.col_idx, s.ell.values, s.row_len); }
-  /// Every device byte held: the arrays and the value map once made
+  /// Every device byte held: the arrays and the update's row offsets once made
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
-    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+    return cuda::storage_bytes(arrays(*this)) + row_offsets.bytes();
   }
   void upload_scalars(const Ellr<Value, Index>& s) { take_ell_scalars(s.ell); }
   void download_scalars(Ellr<Value, Index>& s) const { give_ell_scalars(s.ell); }

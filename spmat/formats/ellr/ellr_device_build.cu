@@ -23,10 +23,14 @@ static EllrDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index
 
 template <class Value, class Index>
 void update_values(EllrDevice<Value, Index>& d, const Value* values, Memory where) {
-  cuda::update_mapped_values(d, values, where, [&d] {
-    return ell_build::value_map(d.row_len.data(), d.rows, d.width, d.pitch, d.nnz,
-                                "ellr value map", "ellr value map: offsets");
-  });
+  ell_build::update_values_by_rows(
+      d.row_offsets, d.nnz, values, where,
+      [&d] {
+        d.row_offsets = ell_build::row_offsets(d.row_len.data(), d.rows, "ellr update: row offsets");
+      },
+      [&d](const Value* src) {
+        ell_build::update_rows(d.row_offsets.data(), d.rows, d.width, d.pitch, src, d.values.data());
+      });
 }
 
 SPMAT_DEFINE_DEVICE_BUILDER(Ellr, EllrDevice)

@@ -23,9 +23,11 @@ struct HybDevice : cuda::ListedStorage<HybDevice<Value, Index>, Hyb<Value, Index
   std::int64_t ell_nnz = 0;  ///< stored entries of the ELL part
   cuda::DeviceBuffer<Index> ell_col, coo_row, coo_col;
   cuda::DeviceBuffer<Value> ell_val, coo_val;
-  /// update_values: for each CSR entry its ELL slot, or width*pitch + its COO index; made by the
-  /// first update and kept for the next ones. Not a stored array; storage_bytes counts it.
-  cuda::DeviceBuffer<std::int64_t> value_map;
+  /// update_values: the CSR row offsets (rows+1), and where a COO tail exists the offsets of
+  /// the rows' ELL entries (rows+1: tail entry i of row r is CSR entry i + width +
+  /// ell_offsets[r]); made by the first update and kept for the next ones. Not stored arrays;
+  /// storage_bytes counts them.
+  cuda::DeviceBuffer<std::int64_t> row_offsets, ell_offsets;
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {
@@ -47,10 +49,10 @@ struct HybDevice : cuda::ListedStorage<HybDevice<Value, Index>, Hyb<Value, Index
   }
 
   Shape shape() const { return {rows, cols, ell_nnz + coo_nnz}; }
-  /// Every device byte held: the arrays and the value map once made
+  /// Every device byte held: the arrays and the update's offsets once made
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
-    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+    return cuda::storage_bytes(arrays(*this)) + row_offsets.bytes() + ell_offsets.bytes();
   }
 };
 

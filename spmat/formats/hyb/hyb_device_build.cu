@@ -82,56 +82,6 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-/// First tail entry of each row and their count (coo_row sorted): two binary searches per row.
-template <class Index>
-__global__ void tail_counts_kernel(const Index* __restrict__ coo_row, std::int64_t n,
-                                   std::int64_t rows, const Index* __restrict__ ell_len,
-                                   Index* __restrict__ total) {
-  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
-    std::int64_t lo = 0, hi = n;
-    while (lo < hi) {  // first entry with row >= r
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (static_cast<std::int64_t>(coo_row[mid]) < r) lo = mid + 1;
-      else hi = mid;
-    }
-    std::int64_t end = lo, top = n;
-    while (end < top) {  // first entry with row > r
-      const std::int64_t mid = end + (top - end) / 2;
-      if (static_cast<std::int64_t>(coo_row[mid]) <= r) end = mid + 1;
-      else top = mid;
-    }
-    total[r] = static_cast<Index>(static_cast<std::int64_t>(ell_len[r]) + (end - lo));
-  }
-}
-
-/// map[ptr[r] + width + (i - first tail entry of r)] = width*pitch + i for tail entry i.
-template <class Index>
-__global__ void tail_map_kernel(const Index* __restrict__ coo_row, std::int64_t n,
-                                const std::int64_t* __restrict__ ptr, std::int64_t width,
-                                std::int64_t ell_slots, std::int64_t* __restrict__ map) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
-    const Index r = coo_row[i];
-    std::int64_t lo = 0, hi = i;  // first entry of row r
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (coo_row[mid] < r) lo = mid + 1;
-      else hi = mid;
-    }
-    map[ptr[r] + width + (i - lo)] = ell_slots + i;
-  }
-}
-
-template <class Value>
-__global__ void hyb_scatter_kernel(std::int64_t n, const std::int64_t* __restrict__ map,
-                                   const Value* __restrict__ src, std::int64_t ell_slots,
-                                   Value* __restrict__ ell_val, Value* __restrict__ coo_val) {
-  for (std::int64_t k = cuda::global_thread_id(); k < n; k += cuda::grid_thread_count()) {
-    const std::int64_t m = map[k];
-    if (m < ell_slots) ell_val[m] = src[k];
-    else coo_val[m - ell_slots] = src[k];
-  }
-}
-
 /// The width K and the ELL part's entries, as Hyb::build chooses them, for the matrix `a`.
 struct HybSplit {
   std::int64_t width = 0, ell_nnz = 0;
@@ -238,37 +188,66 @@ HybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   return d;
 }
 
+/// ptr[r] = ell_ptr[r] + the tail entries of the rows before r (the first COO entry of a row
+/// >= r, by a binary search of the sorted coo_row), for r = 0..rows: the CSR row offsets.
+template <class Index>
+__global__ void csr_offsets_kernel(const Index* __restrict__ coo_row, std::int64_t n,
+                                   std::int64_t rows, const std::int64_t* __restrict__ ell_ptr,
+                                   std::int64_t* __restrict__ ptr) {
+  for (std::int64_t r = cuda::global_thread_id(); r <= rows; r += cuda::grid_thread_count()) {
+    std::int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (static_cast<std::int64_t>(coo_row[mid]) < r) lo = mid + 1;
+      else hi = mid;
+    }
+    ptr[r] = ell_ptr[r] + lo;
+  }
+}
+
+/// coo_val[i] = src[i + width + ell_ptr[coo_row[i]]], one thread per tail entry: tail entry i
+/// of row r is CSR entry ptr[r] + width + (i - t), t the row's first tail entry, and
+/// ptr[r] - t = ell_ptr[r] (the rows before r hold ell_ptr[r] entries in the ELL part and t in
+/// the tail). Coalesced loads and stores within a row's tail, however long.
+template <class Value, class Index>
+__global__ void tail_values_kernel(const Index* __restrict__ coo_row, std::int64_t n,
+                                   const std::int64_t* __restrict__ ell_ptr, std::int64_t width,
+                                   const Value* __restrict__ src, Value* __restrict__ coo_val) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
+    coo_val[i] = src[i + width + ell_ptr[coo_row[i]]];
+}
+
 }  // namespace
 
 template <class Value, class Index>
 void update_values(HybDevice<Value, Index>& d, const Value* values, Memory where) {
-  const std::int64_t nnz = d.ell_nnz + d.coo_nnz;
-  if (nnz == 0) return;
-  const std::int64_t ell_slots = d.width * d.pitch;
-  if (d.value_map.size() == 0) {
-    const auto rows = static_cast<std::size_t>(d.rows);
-    cuda::DeviceBuffer<Index> ell_len(rows, "hyb value map: ELL row lengths");
-    cuda::DeviceBuffer<Index> total(rows, "hyb value map: row lengths");
-    cuda::DeviceBuffer<std::int64_t> ptr(rows + 1, "hyb value map: offsets");
-    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(nnz), "hyb value map");
-    ell_build::stored_lengths(d.ell_col.data(), d.rows, d.width, d.pitch, ell_len.data());
-    cuda::launch_grid_for("tail_counts_kernel", tail_counts_kernel<Index>, d.rows, kBlock,
-                          d.coo_row.data(), d.coo_nnz, d.rows, ell_len.data(), total.data());
-    ell_build::offsets(total.data(), d.rows, ptr.data());
-    ell_build::ell_map(ell_len.data(), ptr.data(), d.rows, d.width, d.pitch, map.data());
-    if (d.coo_nnz > 0) {
-      cuda::launch_grid_for("tail_map_kernel", tail_map_kernel<Index>, d.coo_nnz, kBlock,
-                            d.coo_row.data(), d.coo_nnz, ptr.data(), d.width, ell_slots,
-                            map.data());
-    }
-    cuda::synchronize_stream();
-    d.value_map = std::move(map);
-  }
-  cuda::DeviceBuffer<Value> staging;
-  const Value* src = cuda::device_values(values, static_cast<std::size_t>(nnz), where, staging);
-  cuda::launch_grid_for("hyb_scatter_kernel", hyb_scatter_kernel<Value>, nnz, kBlock, nnz,
-                        d.value_map.data(), src, ell_slots, d.ell_val.data(), d.coo_val.data());
-  if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
+  ell_build::update_values_by_rows(
+      d.row_offsets, d.ell_nnz + d.coo_nnz, values, where,
+      [&d] {
+        cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(d.rows), "hyb update: ELL row lengths");
+        ell_build::stored_lengths(d.ell_col.data(), d.rows, d.width, d.pitch, len.data());
+        auto ell_ptr = ell_build::row_offsets(len.data(), d.rows, "hyb update: ELL row offsets");
+        if (d.coo_nnz == 0) {  // every entry in the ELL part: its offsets are the CSR ones
+          d.row_offsets = std::move(ell_ptr);
+          return;
+        }
+        cuda::DeviceBuffer<std::int64_t> ptr(static_cast<std::size_t>(d.rows) + 1,
+                                             "hyb update: row offsets");
+        cuda::launch_grid_for("csr_offsets_kernel", csr_offsets_kernel<Index>, d.rows + 1, kBlock,
+                              d.coo_row.data(), d.coo_nnz, d.rows, ell_ptr.data(), ptr.data());
+        cuda::synchronize_stream();  // complete before either is kept
+        d.ell_offsets = std::move(ell_ptr);
+        d.row_offsets = std::move(ptr);
+      },
+      [&d](const Value* src) {
+        ell_build::update_rows(d.row_offsets.data(), d.rows, d.width, d.pitch, src,
+                               d.ell_val.data());
+        if (d.coo_nnz > 0) {
+          cuda::launch_grid_for("tail_values_kernel", tail_values_kernel<Value, Index>, d.coo_nnz,
+                                kBlock, d.coo_row.data(), d.coo_nnz, d.ell_offsets.data(), d.width,
+                                src, d.coo_val.data());
+        }
+      });
 }
 
 SPMAT_DEFINE_DEVICE_BUILDER(Hyb, HybDevice)

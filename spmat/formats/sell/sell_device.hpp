@@ -23,9 +23,10 @@ struct SellDevice : cuda::ListedStorage<SellDevice<Value, Index>, Sell<Value, In
   cuda::DeviceBuffer<Index> perm, chunk_len, col_idx;
   cuda::DeviceBuffer<std::int64_t> chunk_ptr;
   cuda::DeviceBuffer<Value> values;
-  /// update_values: the slot of each CSR entry, made by the first update (from the stored row
-  /// lengths) and kept for the next ones. Not a stored array; storage_bytes counts it.
-  cuda::DeviceBuffer<std::int64_t> value_map;
+  /// update_values: the CSR row offsets (rows+1), made by the first update (from the stored
+  /// row lengths) and kept for the next ones; a thread per stored row then copies its values.
+  /// Not a stored array; storage_bytes counts it.
+  cuda::DeviceBuffer<std::int64_t> row_offsets;
 
   // The stored arrays and the host vectors they mirror (spmat/cuda/array_list.hpp).
   static auto arrays(auto& d) {
@@ -38,10 +39,10 @@ struct SellDevice : cuda::ListedStorage<SellDevice<Value, Index>, Sell<Value, In
   }
   static constexpr const char* scalar_names = "rows, cols, chunk, sigma, nnz";
   std::vector<std::int64_t> scalars() const { return {rows, cols, chunk, sigma, nnz}; }
-  /// Every device byte held: the arrays and the value map once made
+  /// Every device byte held: the arrays and the update's row offsets once made
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
-    return cuda::storage_bytes(arrays(*this)) + value_map.bytes();
+    return cuda::storage_bytes(arrays(*this)) + row_offsets.bytes();
   }
   // The shape, C and σ (the host storage holds its shape in Index).
   void upload_scalars(const Sell<Value, Index>& s) {

@@ -102,17 +102,19 @@ __global__ void sell_lengths_kernel(const Index* __restrict__ col, const std::in
   }
 }
 
-/// map[ptr[perm[p]] + j] = slot (p, j) for every stored slot.
-template <class Index>
-__global__ void sell_map_kernel(const Index* __restrict__ col, const std::int64_t* __restrict__ chunk_ptr,
-                                std::int64_t n_chunks, const Index* __restrict__ perm,
-                                const std::int64_t* __restrict__ ptr, std::int64_t rows,
-                                std::int64_t C, std::int64_t slots, std::int64_t* __restrict__ map) {
-  for (std::int64_t s = cuda::global_thread_id(); s < slots; s += cuda::grid_thread_count()) {
-    if (col[s] == static_cast<Index>(kEllPadding)) continue;
-    const std::int64_t c = cuda::segment_of(chunk_ptr, n_chunks, s), off = s - chunk_ptr[c];
-    const std::int64_t p = c * C + off % C;
-    if (p < rows) map[ptr[perm[p]] + off / C] = s;
+/// The value update: the row at position p (row perm[p], lane p % C of chunk p / C) copies its
+/// values src[ptr[r] + j] (ptr: CSR row offsets) to slot chunk_ptr + j*C + lane, one thread per
+/// position. Consecutive threads are consecutive lanes, so their stores are coalesced.
+template <class Value, class Index>
+__global__ void sell_row_values_kernel(const Index* __restrict__ perm,
+                                       const std::int64_t* __restrict__ chunk_ptr,
+                                       const std::int64_t* __restrict__ ptr, std::int64_t rows,
+                                       std::int64_t C, const Value* __restrict__ src,
+                                       Value* __restrict__ dst) {
+  for (std::int64_t p = cuda::global_thread_id(); p < rows; p += cuda::grid_thread_count()) {
+    const std::int64_t r = static_cast<std::int64_t>(perm[p]);
+    const std::int64_t base = chunk_ptr[p / C] + p % C, b = ptr[r], n = ptr[r + 1] - b;
+    for (std::int64_t j = 0; j < n; ++j) dst[base + j * C] = src[b + j];
   }
 }
 
@@ -197,23 +199,20 @@ SellDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
 
 template <class Value, class Index>
 void update_values(SellDevice<Value, Index>& d, const Value* values, Memory where) {
-  cuda::update_mapped_values(d, values, where, [&d] {
-    const std::int64_t n_chunks = static_cast<std::int64_t>(d.chunk_len.size());
-    const auto slots = static_cast<std::int64_t>(d.col_idx.size());
-    const auto rows = static_cast<std::size_t>(d.rows);
-    cuda::ScratchBuffer<Index> len(rows, "sell value map: row lengths");
-    cuda::ScratchBuffer<std::int64_t> ptr(rows + 1, "sell value map: offsets");
-    cuda::DeviceBuffer<std::int64_t> map(static_cast<std::size_t>(d.nnz), "sell value map");
-    cuda::launch_grid_for("sell_lengths_kernel", sell_lengths_kernel<Index>, d.rows, kBlock,
-                          d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(), d.perm.data(),
-                          d.rows, d.chunk, len.data());
-    ell_build::offsets(len.data(), d.rows, ptr.data());
-    cuda::launch_grid_for("sell_map_kernel", sell_map_kernel<Index>, slots, kBlock,
-                          d.col_idx.data(), d.chunk_ptr.data(), n_chunks, d.perm.data(), ptr.data(),
-                          d.rows, d.chunk, slots, map.data());
-    cuda::synchronize_stream();  // before `len` and `ptr` are freed
-    return map;
-  });
+  ell_build::update_values_by_rows(
+      d.row_offsets, d.nnz, values, where,
+      [&d] {
+        cuda::ScratchBuffer<Index> len(static_cast<std::size_t>(d.rows), "sell update: row lengths");
+        cuda::launch_grid_for("sell_lengths_kernel", sell_lengths_kernel<Index>, d.rows, kBlock,
+                              d.col_idx.data(), d.chunk_ptr.data(), d.chunk_len.data(),
+                              d.perm.data(), d.rows, d.chunk, len.data());
+        d.row_offsets = ell_build::row_offsets(len.data(), d.rows, "sell update: row offsets");
+      },
+      [&d](const Value* src) {
+        cuda::launch_grid_for("sell_row_values_kernel", sell_row_values_kernel<Value, Index>,
+                              d.rows, kBlock, d.perm.data(), d.chunk_ptr.data(),
+                              d.row_offsets.data(), d.rows, d.chunk, src, d.values.data());
+      });
 }
 
 SPMAT_DEFINE_DEVICE_BUILDER(Sell, SellDevice)

@@ -13,7 +13,7 @@
 //   5. derives GB/s (format's traffic model and the CSR floor), GFLOP/s and bw_fraction;
 //   6. with build_from_device (CUDA): builds the format once more from the CSR uploaded to the
 //      device beforehand (untimed), timed as device_build_first_ms (wall clock with a
-//      synchronize) and again up to 5 times (device_build_ms: their median, a rebuild's cost),
+//      synchronize) and again up to 9 times (device_build_ms: their median, a rebuild's cost),
 //      then times update_values on that matrix with the same values from device memory
 //      (update_values_ms, CUDA events; the first, untimed, call builds any value map).
 // An error in one measurement (a format lacking an operation, out of memory, ...) becomes a

@@ -146,8 +146,8 @@ void copy_values(Value* dst, const Value* values, std::size_t n, Memory where) {
 }
 
 /// row_of[k] = the row of nonzero k (rows+1 offsets `row_ptr`, nnz nonzeros; on stream()):
-/// CSR's row_ptr expanded to COO row indices, by a binary search per nonzero so that no row,
-/// however long, serializes a thread.
+/// CSR's row_ptr expanded to COO row indices along the merge path (one search per 16 items), so
+/// that no row, however long, serializes a thread.
 template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of);
 

@@ -693,6 +693,7 @@ void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
   d.built_bins = s.bins;
   d.built_narrow_cols = s.narrow_cols;
   d.kernel = p.kernel;
+  d.merge_spmv = p.merge_spmv;
   d.tpr = p.tpr;
   d.short_max = p.short_max;
   d.n_medium = static_cast<std::int64_t>(p.medium_rows.size());
@@ -720,9 +721,14 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStora
   // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
   // auto spmv and by the spmv_t of every kernel but merge.
   apply_row_plan(csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins), s);
+  if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr);
+}
+
+template <class Value, class Index>
+void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr) {
   CsrDevice& d = *this;
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
-  if (s.kernel == CsrKernel::merge && d.rows > 0) {
+  if (d.rows > 0) {
     const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr);
     d.n_tiles = m.n_tiles;
     d.tile_row = cuda::DeviceBuffer<std::int64_t>(m.tile_row, "csr merge-path tiles");
@@ -781,7 +787,10 @@ void spmv(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alph
       launch_merge(d, x, y, alpha, beta);
       return;
     case CsrKernel::automatic:
-      launch_auto(d, x, y, alpha, beta);
+      if (d.merge_spmv)
+        launch_merge(d, x, y, alpha, beta);
+      else
+        launch_auto(d, x, y, alpha, beta);
       return;
   }
 }
@@ -854,6 +863,7 @@ SPMAT_DEFINE_DEVICE_ONLY_IMPL(CsrStorage, CsrDevice)
   template CsrDevice<V, I> CsrDevice<V, I>::upload(const Csr<V, I>&, const CsrStorage<V, I>&);   \
   template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
   template void CsrDevice<V, I>::apply_row_plan(const csr_plan::RowPlan&, const CsrStorage<V, I>&); \
+  template void CsrDevice<V, I>::set_merge_tiles(const I*);                                       \
   template CsrStorage<V, I> CsrDevice<V, I>::download() const;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE

@@ -311,6 +311,35 @@ TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
   }
 }
 
+/// Row lengths of a large skewed matrix (row offsets only): 2^20 rows of 6 entries, every 64th
+/// row of 200 (medium rows the bins move off the sub-warp kernel), `scale` times fewer rows.
+std::vector<std::int64_t> large_skewed_row_ptr(std::int64_t scale) {
+  const std::int64_t rows = (std::int64_t(1) << 20) / scale;
+  std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    row_ptr[static_cast<std::size_t>(r) + 1] = row_ptr[static_cast<std::size_t>(r)] + (r % 64 == 0 ? 200 : 6);
+  return row_ptr;
+}
+
+TEST(CsrCudaPlan, LargeSkewedMatricesRunTheirSpmvOnTheMergePath) {
+  const auto big = large_skewed_row_ptr(1);
+  const std::int64_t rows = static_cast<std::int64_t>(big.size()) - 1;
+  ASSERT_GE(big.back(), csr_plan::kMergeSpmvMinNnz);
+  const auto p = csr_plan::plan_rows(rows, big.data(), CsrKernel::automatic, 0, CsrBins::automatic);
+  EXPECT_TRUE(p.binned);
+  EXPECT_TRUE(p.merge_spmv);
+  EXPECT_FALSE(p.medium_rows.empty());  // spmv_t keeps the binned lists
+  // Forced bins, another kernel, or fewer nonzeros: the binned spmv stays.
+  EXPECT_FALSE(csr_plan::plan_rows(rows, big.data(), CsrKernel::automatic, 0, CsrBins::on).merge_spmv);
+  EXPECT_FALSE(csr_plan::plan_rows(rows, big.data(), CsrKernel::vector, 0, CsrBins::automatic).merge_spmv);
+  const auto small = large_skewed_row_ptr(4);
+  ASSERT_LT(small.back(), csr_plan::kMergeSpmvMinNnz);
+  const auto q = csr_plan::plan_rows(static_cast<std::int64_t>(small.size()) - 1, small.data(),
+                                     CsrKernel::automatic, 0, CsrBins::automatic);
+  EXPECT_TRUE(q.binned);
+  EXPECT_FALSE(q.merge_spmv);
+}
+
 TEST(CsrCudaPlan, RowListsDoNotDependOnTheThreadCount) {
   // plan_rows fills its lists from per-thread row ranges: any thread count gives the lists a
   // serial pass makes (ascending rows), so device and host builds plan the same bytes.
@@ -824,6 +853,40 @@ TEST(CsrCuda, BinnedAndMergeKernelsHandleDegenerateShapes) {
       SCOPED_TRACE(v.label);
       check_spmv_all<double, std::int32_t>(v.format, sc, v.options);
     }
+}
+
+TEST(CsrCuda, LargeSkewedMatricesMatchTheReferenceOnTheMergePath) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const auto row_ptr = large_skewed_row_ptr(1);
+  const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
+  Scenario sc{"large_skewed", random_csr(rows, rows, row_lengths(rows, [&](std::int64_t r) {
+                return row_ptr[static_cast<std::size_t>(r) + 1] - row_ptr[static_cast<std::size_t>(r)];
+              }), 31)};
+  check_spmv_all<double, std::int32_t>("csr", sc);
+  check_spmv_all<float, std::int64_t>("csr", sc);
+  // The plan took the merge path, the same way from host and from device arrays, and the
+  // product is deterministic (the merge fix-up sums in a fixed order).
+  auto a = convert<double, std::int32_t>(sc.a);
+  a.values = testing::random_vector<double>(a.nnz(), 52);
+  const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
+  const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
+  const auto hs = detail::impl_of(host).stored_arrays();
+  const auto ds = detail::impl_of(dev).stored_arrays();
+  ASSERT_EQ(hs.size(), ds.size());
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+    if (hs[i].name == "plan") {  // kernel, merge_spmv, ...
+      std::int64_t merge_spmv = 0;
+      std::memcpy(&merge_spmv, hs[i].bytes.data() + sizeof(std::int64_t), sizeof merge_spmv);
+      EXPECT_EQ(merge_spmv, 1);
+    }
+  }
+  const auto x = testing::random_vector<double>(a.cols, 53);
+  const auto y = testing::apply_spmv(host, Op::spmv, x);
+  for (int run = 0; run < 5; ++run) {
+    const auto y2 = testing::apply_spmv(dev, Op::spmv, x);
+    ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
+  }
 }
 
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {

@@ -37,6 +37,7 @@ template <class Value, class Index>
 struct CsrDevice {
   std::int64_t rows = 0, cols = 0, nnz = 0;
   CsrKernel kernel = CsrKernel::automatic;  ///< as planned (automatic may have become scalar)
+  bool merge_spmv = false;  ///< automatic: spmv by the merge-path tiles (RowPlan::merge_spmv)
   int tpr = 2;  ///< lanes per row (adaptive spmv, and every spmv_t but merge's)
   // The options it was built with, for download().
   CsrKernel built_kernel = CsrKernel::automatic;
@@ -64,7 +65,7 @@ struct CsrDevice {
   mutable cuda::DeviceBuffer<Value> chunk_partial;  // n_chunks: per-chunk sums (workspace)
   mutable cuda::DeviceBuffer<unsigned> long_done;   // n_long: chunks finished (zero between products)
 
-  // Merge path (kernel == merge only): tiles of kMergeTile items, one block each.
+  // Merge path (kernel == merge, or merge_spmv): tiles of kMergeTile items, one block each.
   std::int64_t n_tiles = 0;
   cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
   mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
@@ -85,6 +86,9 @@ struct CsrDevice {
   /// The row part of set_plan from a plan already made (csr_plan::plan_rows or
   /// plan_rows_without_lists): kernel, lanes, bins and long-row chunks.
   void apply_row_plan(const csr_plan::RowPlan& p, const CsrStorage<Value, Index>& s);
+  /// The merge-path tiles from the host copy `host_row_ptr` of row_ptr (set_plan does this for
+  /// kernel=merge and merge_spmv).
+  void set_merge_tiles(const Index* host_row_ptr);
 
   // The CSR arrays held (spmat/cuda/array_list.hpp; one of the two column arrays is empty):
   // what a product reads, so storage_bytes and the traffic model count the column width

@@ -265,6 +265,10 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
     return d;
   }
   plan_on_device(d, v.row_ptr, options);
+  if (d.merge_spmv) {  // a large skewed matrix: its spmv tiles are planned on the host too
+    const std::vector<Index> host_row_ptr = d.row_ptr.download();
+    d.set_merge_tiles(host_row_ptr.data());
+  }
   return d;
 }
 
@@ -306,7 +310,7 @@ std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   });
   v.push_back(cuda::stored("values", d.values.data(), d.values.size()));
   v.push_back(cuda::stored_scalars(
-      "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.tpr, d.short_max,
+      "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.merge_spmv, d.tpr, d.short_max,
                                         d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
                                         d.n_long_fix}));
   cuda::append_stored(v, CsrDevice<Value, Index>::plan_arrays(d));

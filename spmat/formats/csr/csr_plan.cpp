@@ -100,6 +100,7 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
       p.binned = stats.moved * kMovedShareDen >= nnz;
     }
     if (p.binned) p.short_max = binned_short_max(p.tpr);
+    p.merge_spmv = p.binned && bins == CsrBins::automatic && nnz >= kMergeSpmvMinNnz;
   }
 
   const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;

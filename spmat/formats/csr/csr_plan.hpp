@@ -45,6 +45,15 @@ constexpr std::int64_t kWarpRowMax = 32 * (kChunk / kBlock);
 constexpr double kSkewMaxOverMean = 4.0;
 constexpr std::int64_t kMovedShareDen = 16;
 
+/// Large skewed matrices (bins=auto engaged, at least this many nonzeros) run their spmv on the
+/// merge-path tiles instead of the binned kernel. Measured on an H200
+/// (bench/results/2026-11-26-h200/ab-refactor/ab_new.json), against the fastest cuSPARSE:
+/// powerlaw:2000000:16 (36 M nnz) merge 0.94–0.95×, binned 0.83–0.86×; rmat:21:16 (33 M) both
+/// 0.87–0.89×. Below a few million nonzeros the merge path's two or three launches cost more
+/// than the binned kernel's one (the skewed real graphs of 0.3–1 M nonzeros: 9 µs against
+/// 5–7 µs), so the binned kernel stays there.
+constexpr std::int64_t kMergeSpmvMinNnz = std::int64_t(1) << 23;
+
 /// Merge-path tiles: kMergeBlock threads × kMergeIpt items (row ends + nonzeros) per block.
 /// An odd item count keeps the per-thread offsets into the staged tile on distinct shared-memory
 /// banks when rows are long (stride 7 words in fp32, 14 words per half-warp in fp64).
@@ -85,6 +94,9 @@ struct RowPlan {
   std::vector<std::int64_t> chunk_row;          ///< row of each chunk
   std::vector<std::int64_t> chunk_begin;        ///< first nonzero of each chunk
   std::int64_t chunk = kChunk;                  ///< nonzeros per chunk (the last of a row: fewer)
+  /// automatic kernel, binned by bins=auto, nnz >= kMergeSpmvMinNnz: spmv by the merge-path
+  /// tiles (which set_plan then plans too); spmv_t keeps the binned lists
+  bool merge_spmv = false;
 };
 
 /// The plan for `kernel` (as built: automatic, scalar, vector or merge) on the matrix with

@@ -21,16 +21,19 @@
 // The arrays and the plan equal upload(BccooGpu::build(csr)) byte for byte. Every option
 // (chunk, kernel, blocks, prefetch) is built on the device: no host fallback.
 // Cost: two radix sorts of nnz patterns (the second over the distinct ones only, on the bits a
-// count needs) dominate when the values are mostly distinct; the rest is about three passes
-// over the CSR arrays and one over the data. Chunks are scanned one warp each: a very large
-// `chunk` option (far above the default 1,024) leaves few warps for step 2.
+// count needs, with 32-bit counts below 2^32 entries) dominate when the values are mostly
+// distinct; the rest is about three passes over the CSR arrays and one over the data. Every
+// temporary is scratch memory freed in stream order. Chunks are scanned one warp each: a very
+// large `chunk` option (far above the default 1,024) leaves few warps for step 2.
 // No update_values: the value encoding of a chunk depends on its values (bccoo.hpp).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/constant_iterator.h>
 
 #include <bit>
+#include <climits>
 #include <cstdint>
+#include <vector>
 #include <cuda/std/functional>
 
 #include "spmat/cuda/device_builder.hpp"
@@ -254,58 +257,61 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-/// The lookup form of the value table: its patterns sorted, with their table indices.
+/// The lookup form of the value table: its patterns sorted, with their table indices (build
+/// temporaries: scratch, freed in stream order after the kernels that read them).
 template <class B>
 struct ValueTable {
-  cuda::DeviceBuffer<B> bits;
-  cuda::DeviceBuffer<std::uint8_t> index;
+  cuda::ScratchBuffer<B> bits;
+  cuda::ScratchBuffer<std::uint8_t> index;
   int used = 0;  ///< min(256, distinct patterns)
 };
 
 /// The value table of the nnz values (step 1 of the file comment) written into `lut` (256
-/// values), and its lookup form. Complete on return.
-template <class Value>
+/// values), and its lookup form, queued on stream(). `Count`: the per-pattern counts, 32 bits
+/// where nnz fits them (the rank sort then moves 12 bytes per distinct pattern, not 16). One
+/// wait: the number of distinct patterns, which sizes the rank sort.
+template <class Count, class Value>
 ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz, Value* lut) {
   using B = bccoo::Bits<Value>;
   ValueTable<B> t;
-  t.bits = cuda::DeviceBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table patterns");
-  t.index = cuda::DeviceBuffer<std::uint8_t>(bccoo::kLutSize, "bccoo-gpu build: table indices");
+  t.bits = cuda::ScratchBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table patterns");
+  t.index = cuda::ScratchBuffer<std::uint8_t>(bccoo::kLutSize, "bccoo-gpu build: table indices");
   if (nnz == 0) {
     cuda::fill_bytes_async(lut, 0, bccoo::kLutSize * sizeof(Value));
-    cuda::synchronize_stream();
     return t;
   }
+  using Workspace = cuda::ScratchBuffer<std::byte>;
   const auto n = static_cast<std::size_t>(nnz);
   // Distinct patterns and their counts, in ascending pattern order.
-  cuda::DeviceBuffer<B> unique(n, "bccoo-gpu build: distinct values");
-  cuda::DeviceBuffer<std::uint64_t> counts(n, "bccoo-gpu build: value counts");
+  cuda::ScratchBuffer<B> unique(n, "bccoo-gpu build: distinct values");
+  cuda::ScratchBuffer<Count> counts(n, "bccoo-gpu build: value counts");
   std::int64_t runs = 0;
   {
-    cuda::DeviceBuffer<B> sorted(n, "bccoo-gpu build: sorted values");
-    cuda::DeviceBuffer<std::int64_t> d_runs(1, "bccoo-gpu build: distinct value count");
-    const auto sort_tmp = cuda::run_cub("bccoo-gpu build: value sort workspace",
-                                        [&](void* temp, std::size_t& bytes) {
+    cuda::ScratchBuffer<B> sorted(n, "bccoo-gpu build: sorted values");
+    cuda::ScratchBuffer<std::int64_t> d_runs(1, "bccoo-gpu build: distinct value count");
+    const auto sort_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value sort workspace",
+                                                   [&](void* temp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortKeys(temp, bytes, reinterpret_cast<const B*>(values),
                                             sorted.data(), nnz, 0,
                                             static_cast<int>(8 * sizeof(B)), cuda::stream());
     });
-    const auto count_tmp = cuda::run_cub("bccoo-gpu build: value count workspace",
-                                         [&](void* temp, std::size_t& bytes) {
+    const auto count_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value count workspace",
+                                                    [&](void* temp, std::size_t& bytes) {
       return cub::DeviceReduce::ReduceByKey(temp, bytes, sorted.data(), unique.data(),
-                                            thrust::constant_iterator<std::uint64_t>(1),
-                                            counts.data(), d_runs.data(), ::cuda::std::plus<>{},
-                                            nnz, cuda::stream());
+                                            thrust::constant_iterator<Count>(1), counts.data(),
+                                            d_runs.data(), ::cuda::std::plus<>{}, nnz,
+                                            cuda::stream());
     });
-    cuda::copy_to_host(&runs, d_runs.data(), 1);  // synchronizes: the workspaces may go
+    cuda::copy_to_host(&runs, d_runs.data(), 1);  // the one wait: runs sizes the rank sort
   }
   t.used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
   // By decreasing count; the sort is stable, so equal counts stay in ascending pattern order.
   const auto nr = static_cast<std::size_t>(runs);
-  cuda::DeviceBuffer<std::uint64_t> counts_sorted(nr, "bccoo-gpu build: sorted value counts");
-  cuda::DeviceBuffer<B> by_count(nr, "bccoo-gpu build: values by count");
+  cuda::ScratchBuffer<Count> counts_sorted(nr, "bccoo-gpu build: sorted value counts");
+  cuda::ScratchBuffer<B> by_count(nr, "bccoo-gpu build: values by count");
   const int count_bits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(nnz)));
-  const auto rank_tmp = cuda::run_cub("bccoo-gpu build: value rank workspace",
-                                      [&](void* temp, std::size_t& bytes) {
+  const auto rank_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value rank workspace",
+                                                 [&](void* temp, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, counts.data(),
                                                      counts_sorted.data(), unique.data(),
                                                      by_count.data(), runs, 0, count_bits,
@@ -313,7 +319,6 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
   });
   cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, by_count.data(), t.used,
                reinterpret_cast<B*>(lut), t.bits.data(), t.index.data());
-  cuda::synchronize_stream();  // before the temporaries are freed
   return t;
 }
 
@@ -337,24 +342,31 @@ BccooGpuDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& 
   d.column = cuda::DeviceBuffer<Index>(nb, "bccoo-gpu chunk columns");
   d.formats = cuda::DeviceBuffer<std::uint8_t>(nb, "bccoo-gpu chunk formats");
   d.offset = cuda::DeviceBuffer<std::int64_t>(nb + 1, "bccoo-gpu chunk offsets");
-  const ValueTable<B> table = value_table(a.values, nnz, d.lut.data());
+  const ValueTable<B> table =
+      nnz <= static_cast<std::int64_t>(UINT32_MAX)
+          ? value_table<std::uint32_t>(a.values, nnz, d.lut.data())
+          : value_table<std::uint64_t>(a.values, nnz, d.lut.data());
   d.lut_used = table.used;
   std::uint64_t wide_raw = 0;
   std::int64_t total = 0;
   const B* vals = reinterpret_cast<const B*>(a.values);
   if (d.nb > 0) {
-    cuda::DeviceBuffer<std::int64_t> bytes(nb, "bccoo-gpu build: chunk bytes");
-    cuda::DeviceBuffer<unsigned long long> wide(1, "bccoo-gpu build: wide raw chunks");
-    wide.fill_bytes(0);
+    cuda::ScratchBuffer<std::int64_t> bytes(nb, "bccoo-gpu build: chunk bytes");
+    // stats[0]: the wide raw chunks (counted by the kernel); stats[1]: the data bytes (the last
+    // offset, copied after the scan): both in one download.
+    cuda::ScratchBuffer<unsigned long long> stats(2, "bccoo-gpu build: chunk totals");
+    stats.fill_bytes(0);
     cuda::launch_grid_for("chunk_stats_kernel", chunk_stats_kernel<Value, Index>,
                           d.nb * cuda::kWarpSize, kBlock, a.row_ptr, a.col_idx, vals, a.rows, nnz,
                           b, d.nb, table.bits.data(), table.used, d.row.data(), d.column.data(),
-                          d.formats.data(), bytes.data(), wide.data());
-    ell_build::offsets(bytes.data(), d.nb, d.offset.data());  // synchronizes
-    cuda::copy_to_host(&total, d.offset.data() + d.nb, 1);
-    unsigned long long w = 0;
-    cuda::copy_to_host(&w, wide.data(), 1);
-    wide_raw = w;
+                          d.formats.data(), bytes.data(), stats.data());
+    ell_build::offsets(bytes.data(), d.nb, d.offset.data());
+    static_assert(sizeof(std::int64_t) == sizeof(unsigned long long));
+    cuda::copy_device(stats.data() + 1,
+                      reinterpret_cast<const unsigned long long*>(d.offset.data() + d.nb), 1);
+    const std::vector<unsigned long long> h = stats.download();
+    wide_raw = h[0];
+    total = static_cast<std::int64_t>(h[1]);
   } else {
     cuda::fill_bytes_async(d.offset.data(), 0, sizeof(std::int64_t));
   }
@@ -368,8 +380,7 @@ BccooGpuDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& 
                           table.index.data(), table.used, d.row.data(), d.column.data(),
                           d.formats.data(), d.offset.data(), d.data.data());
   }
-  d.finish();
-  cuda::synchronize_stream();  // before the table is freed (finish may not wait: atomic kernel)
+  d.finish();  // the table is scratch: freed after the encoding kernel, no wait here
   return d;
 }
 

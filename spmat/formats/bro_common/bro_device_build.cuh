@@ -72,9 +72,9 @@ __device__ __forceinline__ std::int64_t warp_sum64(std::int64_t v) {
 
 /// Non-negative counters a pass adds up with integer atomics (exact and order-free), read by the
 /// host in one small download: sums (atomicAdd) and maxima (atomicMax) of per-slice or
-/// per-interval quantities.
+/// per-interval quantities. Scratch memory: a temporary of one build on stream().
 struct DeviceCounters {
-  cuda::DeviceBuffer<unsigned long long> c;
+  cuda::ScratchBuffer<unsigned long long> c;
   DeviceCounters(std::size_t n, const char* what) : c(n, what) { c.fill_bytes(0); }
   unsigned long long* data() { return c.data(); }
   /// The counters as int64 (synchronizes).

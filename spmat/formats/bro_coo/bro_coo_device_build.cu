@@ -89,6 +89,8 @@ __global__ void interval_pack_kernel(const Index* __restrict__ row_idx, std::int
 
 }  // namespace
 
+// row_idx is read by the pack kernel, still queued on return: the caller frees it in stream
+// order (a ScratchBuffer) or after the stream is done.
 template <class Value, class Index>
 BroCooDevice<Value, Index> bro_coo_encode_on_device(std::int64_t rows, std::int64_t cols,
                                                     const Index* row_idx,
@@ -112,14 +114,14 @@ BroCooDevice<Value, Index> bro_coo_encode_on_device(std::int64_t rows, std::int6
   d.base_row = cuda::DeviceBuffer<Index>(ni, "bro-coo base rows");
   d.widths = cuda::DeviceBuffer<std::uint8_t>(ni, "bro-coo bit widths");
   d.sym_off = cuda::DeviceBuffer<std::int64_t>(ni + 1, "bro-coo symbol offsets");
-  cuda::DeviceBuffer<std::int64_t> interval_syms(ni, "bro-coo build: interval symbols");
+  cuda::ScratchBuffer<std::int64_t> interval_syms(ni, "bro-coo build: interval symbols");
   if (nint > 0)
     cuda::launch("bro interval_plan_kernel", interval_plan_kernel<Index>,
                  cuda::grid_cover(nint, 1), kPlanBlock, row_idx, n, interval, nint, sym_len,
                  d.base_row.data(), d.widths.data(), interval_syms.data());
   ell_build::offsets(interval_syms.data(), nint, d.sym_off.data());
   std::int64_t nsym = 0;
-  cuda::copy_to_host(&nsym, d.sym_off.data() + nint, 1);  // synchronizes
+  cuda::copy_to_host(&nsym, d.sym_off.data() + nint, 1);  // the symbol array's size
   if (sym_len == 32)
     d.sym32 = cuda::DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(nsym), "bro-coo symbols");
   else
@@ -137,7 +139,6 @@ BroCooDevice<Value, Index> bro_coo_encode_on_device(std::int64_t rows, std::int6
   }
   d.col_idx = std::move(col_idx);
   d.values = std::move(values);
-  cuda::synchronize_stream();  // the caller may free row_idx on return
   return d;
 }
 
@@ -149,7 +150,8 @@ BroCooDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
                                            const FormatOptions& o) {
   const auto opt = parse_options<BroCooOptions>(o);
   const auto n = static_cast<std::size_t>(a.nnz);
-  cuda::DeviceBuffer<Index> row_idx(n, "bro-coo build: entry rows");
+  // Scratch: freed in stream order after the encoder's kernels that read it.
+  cuda::ScratchBuffer<Index> row_idx(n, "bro-coo build: entry rows");
   cuda::DeviceBuffer<Index> col_idx(n, "bro-coo columns");
   cuda::DeviceBuffer<Value> values(n, "bro-coo values");
   cuda::expand_rows(a.row_ptr, a.rows, a.nnz, row_idx.data());

@@ -201,7 +201,8 @@ BroEllDevice<Value, Index> bro_ell_encode_on_device(
 
   // Pass 1: slice lengths, bases, and the plan.
   bro::DeviceCounters counters(kCounters, "bro-ell build: counters");
-  cuda::DeviceBuffer<std::int64_t> slice_len(ns, "bro-ell build: slice lengths");
+  // Temporaries are scratch: freed in stream order after the kernels that read them, no wait.
+  cuda::ScratchBuffer<std::int64_t> slice_len(ns, "bro-ell build: slice lengths");
   if (shape.first_slice) d.col_base = cuda::DeviceBuffer<Index>(ns, "bro-ell first-column bases");
   if (slices > 0)
     cuda::launch_grid_for("bro slice_plan_kernel", slice_plan_kernel<Index>, slices * 32,
@@ -225,7 +226,7 @@ BroEllDevice<Value, Index> bro_ell_encode_on_device(
   ell_build::offsets(slice_len.data(), slices, d.width_off.data());
   d.widths = cuda::DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(plan.positions),
                                               "bro-ell bit widths");
-  cuda::DeviceBuffer<std::int64_t> slice_syms(ns, "bro-ell build: slice symbols");
+  cuda::ScratchBuffer<std::int64_t> slice_syms(ns, "bro-ell build: slice symbols");
   if (slices > 0)
     cuda::launch("bro slice_widths_kernel", slice_widths_kernel<Index>,
                  cuda::grid_cover(slices, 1), static_cast<unsigned>(h), a.row_ptr, a.col_idx,
@@ -234,8 +235,8 @@ BroEllDevice<Value, Index> bro_ell_encode_on_device(
 
   // Pass 3: symbol offsets.
   d.sym_off = cuda::DeviceBuffer<std::int64_t>(ns + 1, "bro-ell symbol offsets");
-  ell_build::offsets(slice_syms.data(), slices, d.sym_off.data());  // synchronizes
-  c = counters.read();
+  ell_build::offsets(slice_syms.data(), slices, d.sym_off.data());
+  c = counters.read();  // waits for pass 2
   d.fit_words = bro_ell_fit_choice(
       bro_ell_fit_words_of(sym_len, h, plan.longest, c[kMaxSliceSymbols]), d.fit_max_words);
 
@@ -258,7 +259,6 @@ BroEllDevice<Value, Index> bro_ell_encode_on_device(
     else
       pack(d.sym64.data());
   }
-  cuda::synchronize_stream();  // before the temporaries are freed
   return d;
 }
 

@@ -3,12 +3,15 @@
 #include "spmat/formats/bro_hyb/bro_hyb.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <limits>
 #include <string>
 
 #include "spmat/core/typed_options.hpp"
 #include "spmat/formats/bar/bar.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
+#include "spmat/formats/hyb/hyb.hpp"
 #include "spmat/model/traffic.hpp"
 
 namespace spmat {
@@ -28,17 +31,7 @@ std::int64_t longest_row(std::span<const Index> row_ptr) {
 
 std::int64_t bro_hyb_ell_width_hist(std::span<const std::int64_t> hist, double relative_speed,
                                     std::int64_t breakeven) {
-  std::int64_t rows = 0;
-  for (const std::int64_t n : hist) rows += n;
-  if (rows <= 0) return 0;
-  const std::int64_t maxlen = static_cast<std::int64_t>(hist.size()) - 1;
-  std::int64_t longer = rows;  // R(i) = rows longer than i
-  for (std::int64_t i = 0; i < maxlen; ++i) {
-    longer -= hist[static_cast<std::size_t>(i)];
-    if (relative_speed * static_cast<double>(longer) < static_cast<double>(rows) || longer < breakeven)
-      return i;
-  }
-  return maxlen;
+  return cusp_ell_width(hist, static_cast<std::int64_t>(hist.size()) - 1, relative_speed, breakeven);
 }
 
 template <class Index>
@@ -51,6 +44,44 @@ std::int64_t bro_hyb_ell_width(std::span<const Index> row_ptr, double relative_s
   return bro_hyb_ell_width_hist(hist, relative_speed, breakeven);
 }
 
+namespace {
+
+/// The byte-cost rule's walk over K = 0..upto: the best K (ties to the larger) and its cost, and
+/// the cost at upto, costs relative to K = 0. Going from K = i to i + 1 adds h slots to every
+/// slice with L_s > i and removes one COO entry from every row with len > i. Reads row_hist[i]
+/// and slice_hist[i] for i < upto only (and the totals of both).
+struct BytesWalk {
+  std::int64_t best = 0;
+  double best_cost = 0, cost = 0;
+};
+BytesWalk bytes_walk(std::span<const std::int64_t> row_hist,
+                     std::span<const std::int64_t> slice_hist, std::int64_t upto, int h,
+                     double ell_slot, double coo_entry) {
+  auto slices_of = [&](std::int64_t i) {
+    return i < static_cast<std::int64_t>(slice_hist.size()) ? slice_hist[static_cast<std::size_t>(i)]
+                                                             : std::int64_t{0};
+  };
+  std::int64_t slices_longer = 0, rows_longer = 0;
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(row_hist.size()); ++i) {
+    slices_longer += slices_of(i);
+    rows_longer += row_hist[static_cast<std::size_t>(i)];
+  }
+  BytesWalk w;
+  for (std::int64_t i = 0; i < upto; ++i) {
+    slices_longer -= slices_of(i);                              // now: L_s > i
+    rows_longer -= row_hist[static_cast<std::size_t>(i)];      // now: len > i
+    w.cost += static_cast<double>(h) * static_cast<double>(slices_longer) * ell_slot -
+              static_cast<double>(rows_longer) * coo_entry;
+    if (w.cost <= w.best_cost) {
+      w.best_cost = w.cost;
+      w.best = i + 1;
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
 std::int64_t bro_hyb_ell_width_bytes_hist(std::span<const std::int64_t> row_hist,
                                           std::span<const std::int64_t> slice_hist, int h,
                                           int value_bytes, int index_bytes, double coo_penalty) {
@@ -58,32 +89,42 @@ std::int64_t bro_hyb_ell_width_bytes_hist(std::span<const std::int64_t> row_hist
   for (const std::int64_t n : row_hist) rows += n;
   if (rows <= 0 || h <= 0) return 0;
   const std::int64_t maxlen = static_cast<std::int64_t>(row_hist.size()) - 1;
+  return bytes_walk(row_hist, slice_hist, maxlen, h, static_cast<double>(value_bytes + 1),
+                    coo_penalty * static_cast<double>(value_bytes + index_bytes + 1))
+      .best;
+}
+
+std::optional<std::int64_t> bro_hyb_ell_width_bytes_bounded(
+    std::span<const std::int64_t> row_hist, std::span<const std::int64_t> slice_hist,
+    std::int64_t max_len, std::int64_t nnz, std::int64_t row_excess, int h, int value_bytes,
+    int index_bytes, double coo_penalty) {
+  std::int64_t rows = 0, slices = 0;
+  for (const std::int64_t n : row_hist) rows += n;
+  for (const std::int64_t n : slice_hist) slices += n;
+  if (rows <= 0 || h <= 0) return 0;
+  const auto bound = static_cast<std::int64_t>(row_hist.size()) - 1;
   const double ell_slot = static_cast<double>(value_bytes + 1);
   const double coo_entry = coo_penalty * static_cast<double>(value_bytes + index_bytes + 1);
-  auto slices_of = [&](std::int64_t i) {
-    return i < static_cast<std::int64_t>(slice_hist.size()) ? slice_hist[static_cast<std::size_t>(i)]
-                                                             : std::int64_t{0};
-  };
-  // Going from K = i to i + 1 adds h slots to every slice with L_s > i and removes one COO
-  // entry from every row with len > i.
-  std::int64_t slices_longer = 0, rows_longer = 0;
-  for (std::int64_t i = 0; i <= maxlen; ++i) {
-    slices_longer += slices_of(i);
-    rows_longer += row_hist[static_cast<std::size_t>(i)];
-  }
-  double cost = 0, best_cost = 0;
-  std::int64_t best = 0;
-  for (std::int64_t i = 0; i < maxlen; ++i) {
-    slices_longer -= slices_of(i);                              // now: L_s > i
-    rows_longer -= row_hist[static_cast<std::size_t>(i)];      // now: len > i
-    cost += static_cast<double>(h) * static_cast<double>(slices_longer) * ell_slot -
-            static_cast<double>(rows_longer) * coo_entry;
-    if (cost <= best_cost) {
-      best_cost = cost;
-      best = i + 1;
-    }
-  }
-  return best;
+  // Up to the bound the walk is the full rule's, step for step (its bins below B are exact).
+  const BytesWalk w = bytes_walk(row_hist, slice_hist, std::min(max_len, bound), h, ell_slot,
+                                 coo_entry);
+  if (max_len <= bound) return w.best;  // the full rule stops at max_len <= B as well
+  // Past B, with A(K) = Σ_s min(L_s, K) and N(K) = Σ_r min(len_r, K), cost(K) = h·e·A(K) −
+  // c·N(K) (e = ell_slot, c = coo_entry). For K > B: each slice's min(L_s, K) − min(L_s, B) is
+  // the largest of its (at most h) rows' min(len, K) − min(len, B), so h·(A(K) − A(B)) >=
+  // N(K) − N(B), and N(K) − N(B) <= Σ_r max(0, len_r − B) = row_excess. Hence
+  //   cost(K) − cost(B) >= (e − c)·(N(K) − N(B)) >= −max(0, c − e)·row_excess,
+  // and when cost(B) − max(0, c − e)·row_excess > best cost over K <= B, no K > B reaches or ties
+  // the best: the full rule's answer is w.best. The host's doubles are these integers exactly
+  // while every partial sum stays below 2^53 (e and c integers: the default coo_penalty); else,
+  // or when the bound does not decide, the caller runs the full rule.
+  const double magnitude = static_cast<double>(h) * ell_slot * static_cast<double>(slices) *
+                               static_cast<double>(max_len) +
+                           coo_entry * static_cast<double>(nnz);
+  if (coo_entry != std::floor(coo_entry) || magnitude >= 0x1p52) return std::nullopt;
+  const double lowest_past = w.cost - std::max(0.0, coo_entry - ell_slot) * static_cast<double>(row_excess);
+  if (lowest_past > w.best_cost) return w.best;
+  return std::nullopt;
 }
 
 template <class Index>

@@ -16,6 +16,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,14 @@ std::int64_t bro_hyb_ell_width_bytes_hist(std::span<const std::int64_t> row_hist
                                           std::span<const std::int64_t> slice_hist, int h,
                                           int value_bytes, int index_bytes,
                                           double coo_penalty = 3.0);
+/// bro_hyb_ell_width_bytes_hist's answer from bounded histograms, when they decide it: row_hist
+/// and slice_hist hold B+1 bins each, bin B counting the lengths of B or more; max_len is the
+/// longest row, nnz the entries, row_excess = Σ_rows max(0, len − B). Empty when the rows past B
+/// might hold a K at least as good (the caller then runs the rule on the whole histogram).
+std::optional<std::int64_t> bro_hyb_ell_width_bytes_bounded(
+    std::span<const std::int64_t> row_hist, std::span<const std::int64_t> slice_hist,
+    std::int64_t max_len, std::int64_t nnz, std::int64_t row_excess, int h, int value_bytes,
+    int index_bytes, double coo_penalty = 3.0);
 
 template <class Value, class Index>
 struct BroHyb : MatrixDims<Value, Index> {

@@ -3,10 +3,10 @@
 //
 // BroHyb::build's steps; the arrays equal upload(BroHyb::build(csr)) byte for byte:
 //   1. the ELL width K: the option ell_width when given, else the split rule, which reads only
-//      histograms. The row lengths, their maximum (a CUB reduction, one scalar downloaded) and
-//      the histogram of the row lengths (CUB; longest+1 counters downloaded) and, for
-//      split=bytes, of the slices' longest rows, go through the host's own rule
-//      (bro_hyb_ell_width_hist / bro_hyb_ell_width_bytes_hist): the same K by construction. No
+//      histograms: bounded histograms of the row lengths and, for split=bytes, of the slices'
+//      longest rows (length_histogram: the lengths from a bound B up share one bin, B chosen so
+//      that the rule's answer is the full histogram's, see split_width), downloaded together,
+//      go through the host's own rule (cusp_ell_width / the bytes rule's walk): the same K. No
 //      column index or value leaves the device;
 //   2. the BRO-ELL part: bro_ell_encode_on_device with rows cut to K (bro_ell_device_build.cu),
 //      a forced width checked against max_fill on its first pass, as on the host;
@@ -15,9 +15,6 @@
 //      bro_coo_encode_on_device (bro_coo_device_build.cu).
 // bro-hyb-bar (the option bar=1) is not reordered on the device: it downloads the CSR and runs
 // the host builder, then uploads. Value updates stay refused (UnsupportedError).
-#include <cub/device/device_histogram.cuh>
-
-#include <climits>
 #include <string>
 #include <vector>
 
@@ -27,6 +24,8 @@
 #include "spmat/formats/bro_common/bro_device_build.cuh"
 #include "spmat/formats/bro_hyb/bro_hyb_device.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/formats/ell/row_length_histogram.cuh"
+#include "spmat/formats/hyb/hyb.hpp"
 
 namespace spmat {
 
@@ -72,47 +71,56 @@ __global__ void tail_gather_kernel(const Index* __restrict__ row_ptr,
   }
 }
 
-/// hist[i] = how many of the n values v are i, for i = 0..top (every value in 0..top), by a CUB
-/// histogram; downloaded.
-template <class Index>
-std::vector<std::int64_t> histogram(const Index* v, std::int64_t n, std::int64_t top) {
-  cuda::DeviceBuffer<unsigned long long> hist(static_cast<std::size_t>(top) + 1,
-                                              "bro-hyb build: length histogram");
-  const auto tmp = cuda::run_cub("bro-hyb build: histogram workspace",
-                                 [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceHistogram::HistogramEven(temp, bytes, v, hist.data(),
-                                               static_cast<int>(top + 2), Index(0),
-                                               static_cast<Index>(top + 1), n, cuda::stream());
-  });
-  const std::vector<unsigned long long> h = hist.download();  // synchronizes
-  return std::vector<std::int64_t>(h.begin(), h.end());
-}
-
 /// K by the split rule of `opt` (split=cusp or bytes), as BroHyb::build computes it from row_ptr,
-/// here from histograms of the row lengths `len`.
+/// here from bounded histograms (length_histogram) of the row lengths `len` and, for bytes, of
+/// the slices' longest rows, downloaded together (the one wait). The bounds:
+///   cusp: B = floor(3·nnz/rows) + 1. R(i) = rows longer than i has R(i)·(i+1) <= nnz, so at
+///     i = B−1 (> 3·nnz/rows − 1) 3·R(i) < rows: the rule stops at i <= B−1 (or earlier at
+///     max_len) and reads the counts below B only, which the bounded histogram holds exactly;
+///   bytes: the bins of shared memory (B = 2045); the rule up to B is the full rule's walk, and
+///     past B the bound of bro_hyb_ell_width_bytes_bounded (from Σ max(0, len − B), the one
+///     extra number downloaded) shows that no longer K reaches the best one; where it does not
+///     show it, the host rule runs on a downloaded row_ptr.
+/// Histograms longer than row_ptr (few rows) are not made: row_ptr is downloaded instead.
 template <class Value, class Index>
 std::int64_t split_width(const DeviceCsrView<Value, Index>& a, const Index* len,
                          const BroHybOptions& opt) {
   if (a.rows <= 0) return 0;
-  const std::int64_t longest = ell_build::max_of(len, a.rows);
-  if (longest > INT_MAX - 2) {  // more bins than CUB's histogram takes: the rule on row_ptr
+  const bool cusp = opt.split == "cusp";
+  const int vb = static_cast<int>(sizeof(Value)), ib = static_cast<int>(sizeof(Index));
+  const auto host_rule = [&] {
     std::vector<Index> row_ptr(static_cast<std::size_t>(a.rows) + 1);
     cuda::copy_to_host(row_ptr.data(), a.row_ptr, row_ptr.size());
-    return opt.split == "cusp"
-               ? bro_hyb_ell_width<Index>(row_ptr)
-               : bro_hyb_ell_width_bytes<Index>(row_ptr, opt.h, static_cast<int>(sizeof(Value)),
-                                                static_cast<int>(sizeof(Index)));
+    return cusp ? bro_hyb_ell_width<Index>(row_ptr)
+                : bro_hyb_ell_width_bytes<Index>(row_ptr, opt.h, vb, ib);
+  };
+  const std::int64_t bound =
+      cusp ? 3 * a.nnz / a.rows + 1 : length_histogram::kSharedBins - 3;
+  const std::int64_t bins = bound + 3;  // the counts, the excess, the longest
+  if (bins > a.rows + 1) return host_rule();
+  const std::int64_t slices = cusp ? 0 : (a.rows + opt.h - 1) / opt.h;
+  cuda::ScratchBuffer<unsigned long long> hist(static_cast<std::size_t>(cusp ? bins : 2 * bins),
+                                               "bro-hyb build: length histograms");
+  cuda::ScratchBuffer<Index> slice_longest(static_cast<std::size_t>(slices),
+                                           "bro-hyb build: slice lengths");
+  length_histogram::queue_histogram(length_histogram::StoredLengths<Index>{len}, a.rows, bound,
+                                    hist.data());
+  if (!cusp) {
+    cuda::launch_grid_for("bro slice_longest_kernel", slice_longest_kernel<Index>, slices * 32,
+                          kBlock, len, a.rows, opt.h, slices, slice_longest.data());
+    length_histogram::queue_histogram(length_histogram::StoredLengths<Index>{slice_longest.data()},
+                                      slices, bound, hist.data() + bins);
   }
-  const std::vector<std::int64_t> row_hist = histogram(len, a.rows, longest);
-  if (opt.split == "cusp") return bro_hyb_ell_width_hist(row_hist);
-  const std::int64_t slices = (a.rows + opt.h - 1) / opt.h;
-  cuda::DeviceBuffer<Index> slice_longest(static_cast<std::size_t>(slices),
-                                          "bro-hyb build: slice lengths");
-  cuda::launch_grid_for("bro slice_longest_kernel", slice_longest_kernel<Index>, slices * 32,
-                        kBlock, len, a.rows, opt.h, slices, slice_longest.data());
-  const std::vector<std::int64_t> slice_hist = histogram(slice_longest.data(), slices, longest);
-  return bro_hyb_ell_width_bytes_hist(row_hist, slice_hist, opt.h, static_cast<int>(sizeof(Value)),
-                                      static_cast<int>(sizeof(Index)));
+  const std::vector<unsigned long long> h = hist.download();  // waits for the stream
+  const length_histogram::Histogram row_hist = length_histogram::read_histogram(h.data(), bound);
+  if (cusp) return cusp_ell_width(row_hist.count, row_hist.longest);
+  const length_histogram::Histogram slice_hist =
+      length_histogram::read_histogram(h.data() + bins, bound);
+  if (const auto k = bro_hyb_ell_width_bytes_bounded(row_hist.count, slice_hist.count,
+                                                     row_hist.longest, a.nnz, row_hist.excess,
+                                                     opt.h, vb, ib))
+    return *k;
+  return host_rule();
 }
 
 /// The arrays of upload(BroHyb::build(csr, o)) built on the GPU from a validated device CSR;
@@ -124,7 +132,8 @@ BroHybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
   if (opt.bar)
     return BroHybDevice<Value, Index>::upload(BroHyb<Value, Index>::build(cuda::download(a), o));
   const auto rows = static_cast<std::size_t>(a.rows);
-  cuda::DeviceBuffer<Index> len(rows, "bro-hyb build: row lengths");
+  // Temporaries are scratch: freed in stream order after the kernels that read them, no wait.
+  cuda::ScratchBuffer<Index> len(rows, "bro-hyb build: row lengths");
   ell_build::csr_row_lengths(a.row_ptr, a.rows, len.data());
   const bool forced = opt.ell_width >= 0;
   const std::int64_t k = forced ? opt.ell_width : split_width(a, len.data(), opt);
@@ -142,13 +151,12 @@ BroHybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
 
   const std::int64_t n = a.nnz - d.ell.nnz;  // the entries past K
   const auto nn = static_cast<std::size_t>(n);
-  cuda::DeviceBuffer<Index> tail_row(nn, "bro-hyb build: tail rows");
+  cuda::ScratchBuffer<Index> tail_row(nn, "bro-hyb build: tail rows");
   cuda::DeviceBuffer<Index> tail_col(nn, "bro-coo columns");
   cuda::DeviceBuffer<Value> tail_val(nn, "bro-coo values");
-  // Read by the gather kernel: kept until the COO encoder's synchronization.
-  cuda::DeviceBuffer<Index> over(n > 0 ? rows : 0, "bro-hyb build: tail lengths");
-  cuda::DeviceBuffer<std::int64_t> tail_ptr(n > 0 ? rows + 1 : 0, "bro-hyb build: tail offsets");
   if (n > 0) {
+    cuda::ScratchBuffer<Index> over(rows, "bro-hyb build: tail lengths");
+    cuda::ScratchBuffer<std::int64_t> tail_ptr(rows + 1, "bro-hyb build: tail offsets");
     cuda::launch_grid_for("bro tail_lengths_kernel", tail_lengths_kernel<Index>, a.rows, kBlock,
                           len.data(), a.rows, k, over.data());
     ell_build::offsets(over.data(), a.rows, tail_ptr.data());
@@ -156,9 +164,10 @@ BroHybDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a,
                           a.row_ptr, a.col_idx, a.values, a.rows, k, tail_ptr.data(), n,
                           tail_row.data(), tail_col.data(), tail_val.data());
   }
+  // tail_row is read by the encoder's queued kernels; scratch, it is freed after them.
   d.coo = bro_coo_encode_on_device<Value, Index>(a.rows, a.cols, tail_row.data(),
                                                  std::move(tail_col), std::move(tail_val),
-                                                 opt.sym_len, opt.interval);  // synchronizes
+                                                 opt.sym_len, opt.interval);
   return d;
 }
 

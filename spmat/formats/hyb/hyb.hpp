@@ -21,9 +21,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
+#include "spmat/core/error.hpp"
 #include "spmat/formats/ell/ell.hpp"
 #include "spmat/formats/format_common.hpp"
 #include "spmat/model/traffic.hpp"
@@ -31,24 +33,40 @@
 
 namespace spmat {
 
-/// CUSP's HYB width (cusp compute_optimal_entries_per_row): with R(i) = number of rows longer
-/// than i, K = the smallest i < maxlen with relative_speed·R(i) < rows or R(i) < breakeven;
-/// maxlen if there is none. Defaults 3 and 4096 are CUSP's.
+/// CUSP's HYB width (cusp compute_optimal_entries_per_row) from a histogram of the row lengths,
+/// the one form of the rule that hyb, its device builder and bro-hyb's split=cusp share: with
+/// R(i) = rows longer than i, K = the smallest i < max_len with relative_speed·R(i) < rows or
+/// R(i) < breakeven; max_len if there is none; 0 without rows. hist[l] = rows of length l for
+/// l < B = hist.size() − 1, hist[B] = rows of length B or more (B = max_len: the whole
+/// histogram), rows = their sum. The rule reads hist[i] for i < K only; a bounded histogram whose
+/// B the rule passes is a caller's error (Error).
+inline std::int64_t cusp_ell_width(std::span<const std::int64_t> hist, std::int64_t max_len,
+                                   double relative_speed = 3.0, std::int64_t breakeven = 4096) {
+  std::int64_t rows = 0;
+  for (const std::int64_t n : hist) rows += n;
+  if (rows <= 0) return 0;
+  const auto bound = static_cast<std::int64_t>(hist.size()) - 1;
+  std::int64_t longer = rows;  // R(i)
+  for (std::int64_t i = 0; i < max_len; ++i) {
+    if (i >= bound) throw Error("cusp_ell_width: the rule read past its bounded histogram");
+    longer -= hist[static_cast<std::size_t>(i)];
+    if (relative_speed * static_cast<double>(longer) < static_cast<double>(rows) ||
+        longer < breakeven)
+      return i;
+  }
+  return max_len;
+}
+
+/// cusp_ell_width of the row lengths `row_len`. Defaults 3 and 4096 are CUSP's.
 /// Example: lengths {2,5,3,2}: breakeven 4096 → 0 (R(0) = 4 < 4096); breakeven 0 → 3.
 template <class Index>
 std::int64_t hyb_ell_width(const std::vector<Index>& row_len, std::int64_t breakeven = 4096,
                            std::int64_t relative_speed = 3) {
-  const std::int64_t m = static_cast<std::int64_t>(row_len.size());
   std::int64_t maxlen = 0;
   for (Index l : row_len) maxlen = std::max<std::int64_t>(maxlen, l);
   std::vector<std::int64_t> histogram(static_cast<std::size_t>(maxlen) + 1, 0);
   for (Index l : row_len) ++histogram[static_cast<std::size_t>(l)];
-  std::int64_t longer = m;  // R(i)
-  for (std::int64_t i = 0; i < maxlen; ++i) {
-    longer -= histogram[static_cast<std::size_t>(i)];
-    if (relative_speed * longer < m || longer < breakeven) return i;
-  }
-  return maxlen;
+  return cusp_ell_width(histogram, maxlen, static_cast<double>(relative_speed), breakeven);
 }
 
 /// The ELL width K that Hyb::build chooses for rows of lengths `len` holding `nnz` entries

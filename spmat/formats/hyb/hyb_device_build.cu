@@ -16,6 +16,7 @@
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/ell/ell_device_build.cuh"
+#include "spmat/formats/ell/row_length_histogram.cuh"
 #include "spmat/core/typed_options.hpp"
 #include "spmat/formats/hyb/hyb_device.hpp"
 
@@ -24,31 +25,6 @@ namespace spmat {
 namespace {
 
 constexpr int kBlock = 256;
-
-/// hist[min(len(r), bound)] += 1 for every row r: the rows of each length below `bound`, and
-/// those of `bound` or longer. Per-block counts in shared memory when the bins fit
-/// (kSharedBins), else global atomics (many bins: the lengths spread over them).
-constexpr std::int64_t kSharedBins = 2048;
-template <class Index>
-__global__ void __launch_bounds__(kBlock)
-    length_histogram_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
-                            std::int64_t bound, unsigned long long* __restrict__ hist) {
-  __shared__ unsigned long long local[kSharedBins];
-  const bool shared = bound < kSharedBins;
-  if (shared)
-    for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x) local[b] = 0;
-  __syncthreads();
-  for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
-    const std::int64_t len = static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]);
-    const std::int64_t b = len < bound ? len : bound;
-    if (shared) atomicAdd(&local[b], 1ull);
-    else atomicAdd(&hist[b], 1ull);
-  }
-  if (!shared) return;
-  __syncthreads();
-  for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x)
-    if (local[b]) atomicAdd(&hist[b], local[b]);
-}
 
 /// over[r] = the entries of row r past `width`.
 template <class Index>
@@ -100,7 +76,7 @@ HybSplit split_from_lengths(const DeviceCsrView<Value, Index>& a, const FormatOp
   return s;
 }
 
-/// The split from the histogram of the row lengths. hyb_width's rule (hyb_ell_width, CUSP's
+/// The split from the histogram of the row lengths. hyb_width's rule (cusp_ell_width, CUSP's
 /// relative speed 3) takes the smallest i < max_len with 3·R(i) < rows or R(i) < breakeven,
 /// R(i) = rows longer than i, else max_len; a forced K is clamped to max_len and its padding
 /// checked. Both read the counts of lengths 0..B-1 only, and every length from B up counts the
@@ -110,34 +86,20 @@ HybSplit split_from_lengths(const DeviceCsrView<Value, Index>& a, const FormatOp
 template <class Value, class Index>
 HybSplit split_from_histogram(const DeviceCsrView<Value, Index>& a, const HybOptions& opt,
                               std::int64_t max_len, std::int64_t bound) {
-  cuda::ScratchBuffer<unsigned long long> hist(static_cast<std::size_t>(bound) + 1,
-                                               "hyb build: row-length histogram");
-  hist.fill_bytes(0);
-  cuda::launch_grid_for("length_histogram_kernel", length_histogram_kernel<Index>, a.rows, kBlock,
-                        a.row_ptr, a.rows, bound, hist.data());
-  const std::vector<unsigned long long> h = hist.download();  // waits for the stream
-  const std::int64_t rows = a.rows;
+  const std::vector<std::int64_t> h =
+      length_histogram::histogram(length_histogram::RowLengths<Index>{a.row_ptr}, a.rows, bound,
+                                  "hyb build: row-length histogram")
+          .count;  // waits for the stream
   HybSplit s;
   if (opt.K) {
     s.width = std::min(*opt.K, max_len);  // wider would only add padding columns
-    check_padding("hyb (forced K)", static_cast<double>(rows) * static_cast<double>(s.width),
-                  a.nnz, rows, opt.max_fill, "hyb with K=auto or csr");
+    check_padding("hyb (forced K)", static_cast<double>(a.rows) * static_cast<double>(s.width),
+                  a.nnz, a.rows, opt.max_fill, "hyb with K=auto or csr");
   } else {
-    constexpr std::int64_t kRelativeSpeed = 3;  // hyb_ell_width's default, as hyb_width uses it
-    s.width = max_len;
-    std::int64_t longer = rows;  // R(i)
-    for (std::int64_t i = 0; i < max_len; ++i) {
-      if (i >= bound)
-        throw Error("hyb device build: the width rule read past its histogram (a bug)");
-      longer -= static_cast<std::int64_t>(h[static_cast<std::size_t>(i)]);
-      if (kRelativeSpeed * longer < rows || longer < opt.breakeven) {
-        s.width = i;
-        break;
-      }
-    }
+    s.width = cusp_ell_width(h, max_len, 3.0, opt.breakeven);  // hyb_width's relative speed
   }
   for (std::size_t l = 0; l < h.size(); ++l)
-    s.ell_nnz += static_cast<std::int64_t>(h[l]) * std::min<std::int64_t>(static_cast<std::int64_t>(l), s.width);
+    s.ell_nnz += h[l] * std::min<std::int64_t>(static_cast<std::int64_t>(l), s.width);
   return s;
 }
 

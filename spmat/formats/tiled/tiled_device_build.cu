@@ -27,10 +27,13 @@
 //      column) heads counted by a CUB scan (the sum, one scalar, downloaded for the reuse test),
 //      one thread per entry writes pn_col, pn_mask (atomicOr of its row bit), pn_val and the
 //      panel offsets.
-// No nnz-sized array leaves the device. kernel=sell (the staged S-ELL plan and the paper
-// model's pattern statistics) is built on the host from a downloaded CSR and uploaded, as is a
-// matrix whose sort keys would not fit 64 bits or whose work rows would not fit Index (the host
-// builder then gives its own answer, an IndexOverflowError where it throws one).
+// No nnz-sized array leaves the device, and every temporary is scratch memory freed in stream
+// order: the host waits only for the scalars it reads (the work-row count per segment size, the
+// tied count per pattern round, the counters per profile, the order check, the panel columns).
+// kernel=sell (the staged S-ELL plan and the paper model's pattern statistics) is built on the
+// host from a downloaded CSR and uploaded, as is a matrix whose sort keys would not fit 64 bits
+// or whose work rows would not fit Index (the host builder then gives its own answer, an
+// IndexOverflowError where it throws one).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -77,23 +80,22 @@ struct MaxOp {
 
 /// cuda::run_cub with one temporary storage kept across calls (grown when a call needs more):
 /// the pattern sort runs four CUB algorithms per column position, and an allocation each would
-/// cost more than the small sorts of its last rounds.
+/// cost more than the small sorts of its last rounds. Scratch memory: a storage outgrown is freed
+/// in stream order, after the queued work that reads it, so growing needs no wait.
 class Workspace {
  public:
   template <class Call>
   void run(const char* what, Call&& call) {
     std::size_t bytes = 0;
     SPMAT_CUDA_CHECK(call(nullptr, bytes));
-    if (bytes > buf_.size() || buf_.size() == 0) {  // never null: that would only size again
-      cuda::synchronize_stream();  // queued work may still read the old storage
-      buf_ = cuda::DeviceBuffer<std::byte>(std::max<std::size_t>(bytes, 1), what);
-    }
+    if (bytes > buf_.size() || buf_.size() == 0)  // never null: that would only size again
+      buf_ = cuda::ScratchBuffer<std::byte>(std::max<std::size_t>(bytes, 1), what);
     bytes = buf_.size();
     SPMAT_CUDA_CHECK(call(buf_.data(), bytes));
   }
 
  private:
-  cuda::DeviceBuffer<std::byte> buf_;
+  cuda::ScratchBuffer<std::byte> buf_;
 };
 
 // ---- kernels -------------------------------------------------------------------------------
@@ -362,9 +364,16 @@ __global__ void value_map_kernel(std::int64_t n, const Index* __restrict__ qs, I
 
 // ---- host side ------------------------------------------------------------------------------
 
+/// An array the matrix keeps.
 template <class T>
 cuda::DeviceBuffer<T> buffer(std::int64_t n, const char* what) {
   return cuda::DeviceBuffer<T>(static_cast<std::size_t>(n), what);
+}
+/// A temporary of the build (or of a value map): freed in stream order, after the kernels queued
+/// before its release, so no wait precedes it.
+template <class T>
+cuda::ScratchBuffer<T> scratch(std::int64_t n, const char* what) {
+  return cuda::ScratchBuffer<T>(static_cast<std::size_t>(n), what);
 }
 
 /// The panel kernel's entry order: entries sorted by (panel of R work rows, column, row in the
@@ -372,23 +381,22 @@ cuda::DeviceBuffer<T> buffer(std::int64_t n, const char* what) {
 /// `key` and `qs`. False when the key would not fit 64 bits.
 template <class Index>
 bool panel_order(const Index* col, const Index* wpos, std::int64_t nnz, std::int64_t cols, std::int64_t np,
-                 std::int64_t R, Workspace& ws, cuda::DeviceBuffer<std::uint64_t>& key,
-                 cuda::DeviceBuffer<Index>& qs, int* cbits_out) {
+                 std::int64_t R, Workspace& ws, cuda::ScratchBuffer<std::uint64_t>& key,
+                 cuda::ScratchBuffer<Index>& qs, int* cbits_out) {
   const int cbits = bits_for(static_cast<std::uint64_t>(cols > 0 ? cols - 1 : 0));
   const int pbits = bits_for(static_cast<std::uint64_t>(np > 0 ? np - 1 : 0));
   if (cbits + pbits + 5 > 64) return false;
   *cbits_out = cbits;
-  auto k0 = buffer<std::uint64_t>(nnz, "tiled build: panel keys");
-  auto q0 = buffer<Index>(nnz, "tiled build: panel entries");
-  key = buffer<std::uint64_t>(nnz, "tiled build: sorted panel keys");
-  qs = buffer<Index>(nnz, "tiled build: sorted panel entries");
+  auto k0 = scratch<std::uint64_t>(nnz, "tiled build: panel keys");
+  auto q0 = scratch<Index>(nnz, "tiled build: panel entries");
+  key = scratch<std::uint64_t>(nnz, "tiled build: sorted panel keys");
+  qs = scratch<Index>(nnz, "tiled build: sorted panel entries");
   cuda::launch_grid_for("panel_keys_kernel", panel_keys_kernel<Index>, nnz, kBlock, nnz, col, wpos, R, cbits,
                         k0.data(), q0.data());
   ws.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
     return cub::DeviceRadixSort::SortPairs(t, b, k0.data(), key.data(), q0.data(), qs.data(), nnz, 0,
                                            cbits + pbits + 5, cuda::stream());
   });
-  cuda::synchronize_stream();  // before k0, q0 are freed
   return true;
 }
 
@@ -401,12 +409,12 @@ class Builder {
   /// Work rows cut at `seg` (0: whole rows), in row order.
   struct Ranges {
     std::int64_t count = 0;
-    cuda::DeviceBuffer<std::int64_t> wptr;
-    cuda::DeviceBuffer<Index> begin, end, row;
+    cuda::ScratchBuffer<std::int64_t> wptr;
+    cuda::ScratchBuffer<Index> begin, end, row;
   };
   /// The pattern order of the ranges of a segment size: perm (position → work row), inv.
   struct Order {
-    cuda::DeviceBuffer<Index> perm, inv;
+    cuda::ScratchBuffer<Index> perm, inv;
   };
 
   const Ranges& ranges(std::int64_t seg) {
@@ -414,23 +422,23 @@ class Builder {
     if (it != ranges_.end()) return it->second;
     Ranges g;
     const std::int64_t rows = a_.rows;
-    g.wptr = buffer<std::int64_t>(rows + 1, "tiled build: work-row offsets");
+    g.wptr = scratch<std::int64_t>(rows + 1, "tiled build: work-row offsets");
     cuda::fill_bytes_async(g.wptr.data(), 0, sizeof(std::int64_t));
     if (rows > 0) {
-      auto nseg = buffer<std::int64_t>(rows, "tiled build: work rows per row");
+      auto nseg = scratch<std::int64_t>(rows, "tiled build: work rows per row");
       cuda::launch_grid_for("work_count_kernel", work_count_kernel<Index>, rows, kBlock, a_.row_ptr, rows, seg,
                             nseg.data());
       ws_.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
         return cub::DeviceScan::InclusiveSum(t, b, nseg.data(), g.wptr.data() + 1, rows, cuda::stream());
       });
-      cuda::copy_to_host(&g.count, g.wptr.data() + rows, 1);  // waits: nseg may go
+      cuda::copy_to_host(&g.count, g.wptr.data() + rows, 1);  // the work rows: sizes below
     }
     // The host builder refuses more work rows than Index holds (and the predictions of a
     // variant would count them in 64 bits): its own path gives its own answer.
     if (g.count > index_max<Index>()) throw NeedsHost{};
-    g.begin = buffer<Index>(g.count, "tiled build: work-row begins");
-    g.end = buffer<Index>(g.count, "tiled build: work-row ends");
-    g.row = buffer<Index>(g.count, "tiled build: work-row rows");
+    g.begin = scratch<Index>(g.count, "tiled build: work-row begins");
+    g.end = scratch<Index>(g.count, "tiled build: work-row ends");
+    g.row = scratch<Index>(g.count, "tiled build: work-row rows");
     if (g.count > 0)
       cuda::launch_grid_for("work_fill_kernel", work_fill_kernel<Index>, g.count, kBlock, a_.row_ptr, rows, seg,
                             g.wptr.data(), g.count, g.begin.data(), g.end.data(), g.row.data());
@@ -448,21 +456,21 @@ class Builder {
     const Ranges& g = ranges(seg);
     const std::int64_t n0 = g.count;
     Order o;
-    o.perm = buffer<Index>(n0, "tiled build: work-row order");
-    o.inv = buffer<Index>(n0, "tiled build: work-row positions");
+    o.perm = scratch<Index>(n0, "tiled build: work-row order");
+    o.inv = scratch<Index>(n0, "tiled build: work-row positions");
     if (n0 > 0) {
       const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols));  // columns and the end mark
       const int gbits = bits_for(static_cast<std::uint64_t>(n0 - 1));
       if (cbits + gbits > 64) throw NeedsHost{};
       const std::uint64_t cmask = cbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - cbits));
-      auto pos = buffer<Index>(n0, "tiled build: tied positions"), pos2 = buffer<Index>(n0, "tiled build: tied positions");
-      auto gid = buffer<Index>(n0, "tiled build: tie groups"), gid2 = buffer<Index>(n0, "tiled build: tie groups");
-      auto key = buffer<std::uint64_t>(n0, "tiled build: pattern keys");
-      auto key2 = buffer<std::uint64_t>(n0, "tiled build: sorted pattern keys");
-      auto val = buffer<Index>(n0, "tiled build: pattern rows"), val2 = buffer<Index>(n0, "tiled build: sorted pattern rows");
-      auto head = buffer<Index>(n0, "tiled build: run heads");
-      auto tied = buffer<char>(n0, "tiled build: tied flags");
-      auto count = buffer<std::int64_t>(1, "tiled build: tied count");
+      auto pos = scratch<Index>(n0, "tiled build: tied positions"), pos2 = scratch<Index>(n0, "tiled build: tied positions");
+      auto gid = scratch<Index>(n0, "tiled build: tie groups"), gid2 = scratch<Index>(n0, "tiled build: tie groups");
+      auto key = scratch<std::uint64_t>(n0, "tiled build: pattern keys");
+      auto key2 = scratch<std::uint64_t>(n0, "tiled build: sorted pattern keys");
+      auto val = scratch<Index>(n0, "tiled build: pattern rows"), val2 = scratch<Index>(n0, "tiled build: sorted pattern rows");
+      auto head = scratch<Index>(n0, "tiled build: run heads");
+      auto tied = scratch<char>(n0, "tiled build: tied flags");
+      auto count = scratch<std::int64_t>(1, "tiled build: tied count");
       cuda::launch_grid_for("iota_kernel", iota_kernel<Index>, n0, kBlock, n0, pos.data(), o.perm.data(), gid.data());
       std::int64_t n = n0;
       for (std::int64_t t = 0; n > 1; ++t) {
@@ -490,16 +498,15 @@ class Builder {
         std::swap(pos, pos2);
       }
       cuda::launch_grid_for("inverse_kernel", inverse_kernel<Index>, n0, kBlock, n0, o.perm.data(), o.inv.data());
-      cuda::synchronize_stream();  // before the round buffers are freed
     }
     return orders_.emplace(seg, std::move(o)).first->second;
   }
 
   /// Each entry's work-row position in the order of (seg, reorder).
-  cuda::DeviceBuffer<Index> positions(std::int64_t seg, bool reorder) {
+  cuda::ScratchBuffer<Index> positions(std::int64_t seg, bool reorder) {
     const Ranges& g = ranges(seg);
     const Index* inv = reorder ? order(seg).inv.data() : nullptr;
-    auto wpos = buffer<Index>(a_.nnz, "tiled build: entry positions");
+    auto wpos = scratch<Index>(a_.nnz, "tiled build: entry positions");
     if (a_.nnz > 0)
       cuda::launch_grid_for("entry_position_kernel", entry_position_kernel<Index>, a_.nnz, kBlock, a_.nnz,
                             row_of(), a_.row_ptr, g.wptr.data(), seg, inv, wpos.data());
@@ -519,7 +526,7 @@ class Builder {
     p.work_rows = g.count;
     p.panel_rows = std::max<std::int64_t>(1, panel_rows);
     p.panels = (p.work_rows + p.panel_rows - 1) / p.panel_rows;
-    auto counters = buffer<Counter>(kCounters, "tiled build: profile counters");
+    auto counters = scratch<Counter>(kCounters, "tiled build: profile counters");
     counters.fill_bytes(0);
     if (a_.nnz > 0) {
       const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols - 1));
@@ -562,8 +569,8 @@ class Builder {
   /// The touch counters of model::reuse_profile from the (column, panel) keys of the entries.
   template <class Key>
   void count_touches(const Index* wpos, std::int64_t panel_rows, int cbits, int pbits, Counter* counters) {
-    auto key = buffer<Key>(a_.nnz, "tiled build: reuse keys");
-    auto key2 = buffer<Key>(a_.nnz, "tiled build: sorted reuse keys");
+    auto key = scratch<Key>(a_.nnz, "tiled build: reuse keys");
+    auto key2 = scratch<Key>(a_.nnz, "tiled build: sorted reuse keys");
     cuda::launch_grid_for("reuse_keys_kernel", reuse_keys_kernel<Key, Index>, a_.nnz, kBlock, a_.nnz, a_.col_idx,
                           wpos, panel_rows, pbits, key.data());
     ws_.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
@@ -572,12 +579,11 @@ class Builder {
     });
     cuda::launch_grid_for("reuse_count_kernel", reuse_count_kernel<Key>, a_.nnz, kBlock, a_.nnz, key2.data(), pbits,
                           counters);
-    cuda::synchronize_stream();  // before the keys are freed
   }
 
   const Index* row_of() {
     if (row_of_.size() == 0 && a_.nnz > 0) {
-      row_of_ = buffer<Index>(a_.nnz, "tiled build: entry rows");
+      row_of_ = scratch<Index>(a_.nnz, "tiled build: entry rows");
       cuda::expand_rows(a_.row_ptr, a_.rows, a_.nnz, row_of_.data());
     }
     return row_of_.data();
@@ -585,7 +591,7 @@ class Builder {
 
   const DeviceCsrView<Value, Index>& a_;
   Workspace ws_;
-  cuda::DeviceBuffer<Index> row_of_;
+  cuda::ScratchBuffer<Index> row_of_;
   std::map<std::int64_t, Ranges> ranges_;
   std::map<std::int64_t, Order> orders_;
   std::map<std::tuple<std::int64_t, bool, std::int64_t>, model::ReuseProfile> profiles_;
@@ -597,20 +603,20 @@ template <class Value, class Index>
 void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, const Index* wpos,
                   std::int64_t R, double min_reuse, Workspace& ws) {
   const std::int64_t nnz = a.nnz, np = (d.work_rows + R - 1) / R;
-  cuda::DeviceBuffer<std::uint64_t> key;
-  cuda::DeviceBuffer<Index> qs;
-  cuda::DeviceBuffer<std::int64_t> dinc;
+  cuda::ScratchBuffer<std::uint64_t> key;
+  cuda::ScratchBuffer<Index> qs;
+  cuda::ScratchBuffer<std::int64_t> dinc;
   int cbits = 0;
   std::int64_t total_d = 0;
   if (nnz > 0) {
     if (!panel_order(a.col_idx, wpos, nnz, a.cols, np, R, ws, key, qs, &cbits)) throw NeedsHost{};
-    auto head = buffer<std::int64_t>(nnz, "tiled build: panel column heads");
-    dinc = buffer<std::int64_t>(nnz, "tiled build: panel column ids");
+    auto head = scratch<std::int64_t>(nnz, "tiled build: panel column heads");
+    dinc = scratch<std::int64_t>(nnz, "tiled build: panel column ids");
     cuda::launch_grid_for("panel_heads_kernel", panel_heads_kernel, nnz, kBlock, nnz, key.data(), head.data());
     ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
       return cub::DeviceScan::InclusiveSum(t, b, head.data(), dinc.data(), nnz, cuda::stream());
     });
-    cuda::copy_to_host(&total_d, dinc.data() + nnz - 1, 1);  // waits: head may go
+    cuda::copy_to_host(&total_d, dinc.data() + nnz - 1, 1);  // the reuse test and the sizes
   }
   const double reuse = total_d > 0 ? static_cast<double>(nnz) / static_cast<double>(total_d) : 0.0;
   if (min_reuse > 0 && reuse < min_reuse) return;
@@ -636,7 +642,6 @@ void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index
   cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz + 1, kBlock, nnz, np, total_d,
                         key.data(), qs.data(), dinc.data(), cbits, a.values, d.pn_col_ptr.data(),
                         d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(), d.pn_val.data());
-  cuda::synchronize_stream();  // before key, qs, dinc are freed
 }
 
 /// The arrays of upload(TiledStorage::build(csr)) built on the GPU (kernel = auto, rows, panel);
@@ -674,7 +679,7 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
   d.wr_begin = buffer<Index>(W, "tiled wr_begin");
   d.wr_end = buffer<Index>(W, "tiled wr_end");
   // The identity order (whole rows, each at its own position) keeps no output map.
-  auto mismatch = buffer<Counter>(1, "tiled build: order check");
+  auto mismatch = scratch<Counter>(1, "tiled build: order check");
   mismatch.fill_bytes(0);
   if (W > 0)
     cuda::launch_grid_for("order_fill_kernel", order_fill_kernel<Index>, W, kBlock, W, perm, g.begin.data(),
@@ -708,10 +713,10 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
     d.long_ptr = buffer<std::int64_t>(d.long_rows + 1, "tiled long_ptr");
     d.long_ptr.fill_bytes(0);
     if (rows > 0) {
-      auto is_split = buffer<std::int64_t>(rows, "tiled build: split rows");
-      auto slots = buffer<std::int64_t>(rows, "tiled build: split slots");
-      auto split_before = buffer<std::int64_t>(rows, "tiled build: split rows before");
-      auto slots_before = buffer<std::int64_t>(rows, "tiled build: split slots before");
+      auto is_split = scratch<std::int64_t>(rows, "tiled build: split rows");
+      auto slots = scratch<std::int64_t>(rows, "tiled build: split slots");
+      auto split_before = scratch<std::int64_t>(rows, "tiled build: split rows before");
+      auto slots_before = scratch<std::int64_t>(rows, "tiled build: split slots before");
       cuda::launch_grid_for("split_count_kernel", split_count_kernel, rows, kBlock, rows, g.wptr.data(),
                             static_cast<Counter*>(nullptr), is_split.data(), slots.data());
       auto& ws = b.workspace();
@@ -724,7 +729,6 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
       cuda::launch_grid_for("dest_kernel", dest_kernel<Index>, rows, kBlock, rows, g.wptr.data(), inv,
                             split_before.data(), slots_before.data(), d.dest.data(), d.long_row.data(),
                             d.long_ptr.data());
-      cuda::synchronize_stream();  // before the scans' buffers are freed
     }
   }
   // kernel=panel: panel_rows is R; kernel=auto: R = 4 when the reuse passes panel_reuse.
@@ -735,8 +739,7 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
     build_panels(d, a, wpos.data(), R, min_reuse, b.workspace());
   }
   d.panel_forced = opt.kernel == "panel";
-  cuda::synchronize_stream();  // the builder's temporaries are freed on return
-  return d;
+  return d;  // the builder's temporaries (scratch) are freed after the queued kernels
 }
 
 }  // namespace
@@ -769,18 +772,18 @@ void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory whe
     if (d.value_map.size() == 0) {
       // The place of each entry in pn_val: the build's panel order again, from the stored rows.
       Workspace ws;
-      auto wpos = buffer<Index>(d.nnz, "tiled value map: entry positions");
+      auto wpos = scratch<Index>(d.nnz, "tiled value map: entry positions");
       if (d.work_rows > 0)
         cuda::launch_grid_for("entry_position_from_ranges_kernel", entry_position_from_ranges_kernel<Index>,
                               d.work_rows, kBlock, d.work_rows, d.wr_begin.data(), d.wr_end.data(), wpos.data());
-      cuda::DeviceBuffer<std::uint64_t> key;
-      cuda::DeviceBuffer<Index> qs;
+      cuda::ScratchBuffer<std::uint64_t> key;
+      cuda::ScratchBuffer<Index> qs;
       int cbits = 0;
       if (!panel_order(d.col_idx.data(), wpos.data(), d.nnz, d.cols, d.pn_panels, d.panel_r, ws, key, qs, &cbits))
         throw Error("tiled: internal error: the panel order of a device-built matrix no longer fits its key");
       auto map = buffer<Index>(d.nnz, "tiled value map");
       cuda::launch_grid_for("value_map_kernel", value_map_kernel<Index>, d.nnz, kBlock, d.nnz, qs.data(), map.data());
-      cuda::synchronize_stream();  // before wpos, key, qs are freed
+      cuda::synchronize_stream();  // the map complete on return, as the other value maps
       d.value_map = std::move(map);
     }
     cuda::scatter_values(d.pn_val.data(), d.value_map.data(), src, d.nnz);

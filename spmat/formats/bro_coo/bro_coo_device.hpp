@@ -56,8 +56,10 @@ struct BroCooDevice : cuda::ListedStorage<BroCooDevice<Value, Index>, BroCoo<Val
 
 /// BroCoo::encode(rows, cols, row_idx, col_idx, values, sym_len, interval) followed by the
 /// upload, on the GPU: `row_idx` (n entries, non-decreasing, read only) is the entries' rows;
-/// `col_idx` and `values` (n each) become the storage's arrays. Throws UnsupportedError for
-/// rows beyond the 32-bit delta limit, as encode does. Defined in bro_coo_device_build.cu.
+/// `col_idx` and `values` (n each) become the storage's arrays. Returns with work still queued
+/// on stream() that reads `row_idx`: free it in stream order (a ScratchBuffer does). Throws
+/// UnsupportedError for rows beyond the 32-bit delta limit, as encode does. Defined in
+/// bro_coo_device_build.cu.
 template <class Value, class Index>
 BroCooDevice<Value, Index> bro_coo_encode_on_device(std::int64_t rows, std::int64_t cols,
                                                     const Index* row_idx,

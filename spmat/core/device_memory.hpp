@@ -5,11 +5,11 @@
 // Every device allocation the library makes goes through spmat::cuda::device_alloc /
 // device_free (cuda/buffer.hpp: DeviceBuffer, the cuSPARSE baselines' matrices, buffers and
 // workspaces, the benchmark's and the tuner's operands), scratch_alloc / scratch_free (the
-// temporaries of one call, CUB workspaces among them, from a stream-ordered pool) or the
-// HiSparse work pool (formats/hisparse/hisparse_device_proto.cuh); all pass through
-// reserve/release here. Not counted, because spmat does not allocate it: the CUDA context, the
-// cuSPARSE handle's own memory, and the blocks the scratch and HiSparse pools keep cached after
-// they were freed (a pool keeps its peak; only the blocks handed out count).
+// temporaries of one call, CUB workspaces and the HiSparse work memory among them, from a
+// stream-ordered pool); both pass through reserve/release here. Not counted, because spmat
+// does not allocate it: the CUDA context, the cuSPARSE handle's own memory, and the blocks the
+// scratch pool keeps cached after they were freed (a pool keeps its peak; only the blocks
+// handed out count).
 //
 //   spmat::set_device_memory_limit(std::size_t(2) << 30);   // or SPMAT_DEVICE_MEMORY_LIMIT=2G
 //   auto A = spmat::Matrix<double>::build(csr, "csr", spmat::Backend::cuda);

@@ -59,8 +59,8 @@ inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
 /// naming the size, what for, spmat's usage and the device's free memory when the device is
 /// full, spmat's budget would be exceeded or a test injected the failure
 /// (spmat/core/device_memory.hpp: set_device_memory_limit, ScopedDeviceAllocationFailure).
-/// Every device allocation of the library goes through here, scratch_alloc below or the
-/// HiSparse work pool, so device_memory_usage() accounts for all of them. When the device
+/// Every device allocation of the library goes through here or scratch_alloc below, so
+/// device_memory_usage() accounts for all of them. When the device
 /// refuses, the memory cached by the scratch pool is given back to it and the allocation tried
 /// once more. 0 bytes: returns null, allocates nothing.
 void* device_alloc(std::size_t bytes, const char* what);

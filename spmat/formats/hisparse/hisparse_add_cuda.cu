@@ -44,8 +44,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,56 +55,6 @@
 #include "spmat/formats/hisparse/hisparse_device_util.cuh"
 
 namespace spmat::hisparse_gpu {
-
-cudaMemPool_t work_pool() {
-  static std::mutex mu;
-  static std::map<int, cudaMemPool_t> pools;
-  int dev = 0;
-  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::lock_guard<std::mutex> lock(mu);
-  auto it = pools.find(dev);
-  if (it != pools.end()) return it->second;
-  int supported = 0;
-  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev));
-  cudaMemPool_t pool = nullptr;
-  if (supported) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = dev;
-    SPMAT_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    std::uint64_t keep = UINT64_MAX;
-    SPMAT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  }
-  pools.emplace(dev, pool);
-  return pool;
-}
-
-void* pool_alloc(std::size_t bytes, const char* what, bool* pooled) {
-  // Counted against spmat's device budget like device_alloc (the bytes handed out, not what
-  // the pool keeps cached), and subject to injected failures.
-  const cudaMemPool_t pool = work_pool();
-  ::spmat::detail::reserve_device_memory(bytes, what, &cuda::device_free_bytes);
-  void* p = nullptr;
-  const cudaError_t err = pool ? cudaMallocFromPoolAsync(&p, bytes, pool, cuda::stream())
-                               : cudaMalloc(&p, bytes);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    ::spmat::detail::release_device_memory(bytes);
-    const std::string cause = std::string("hisparse work pool: ") + cudaGetErrorString(err);
-    ::spmat::detail::throw_device_out_of_memory(bytes, what, cause.c_str(),
-                                                &cuda::device_free_bytes);
-  }
-  *pooled = pool != nullptr;
-  return p;
-}
-
-void pool_free(void* p, std::size_t bytes, bool pooled) noexcept {
-  if (!p) return;
-  if (pooled) (void)cudaFreeAsync(p, cuda::stream());
-  else (void)cudaFree(p);
-  ::spmat::detail::release_device_memory(bytes);
-}
 
 namespace {
 

@@ -17,64 +17,15 @@
 
 namespace spmat::hisparse_gpu {
 
-/// The stream-ordered memory pool of the current device that the GPU add, the device
-/// serializer and the GPU build allocate from (hisparse_add_cuda.cu; release threshold = max,
-/// so freed memory stays cached for the next add). nullptr where memory pools are unsupported.
-cudaMemPool_t work_pool();
-/// Allocates `bytes` from work_pool() ordered on cuda::stream() (cudaMalloc where pools are
-/// unsupported); throws OutOfMemoryError naming `what`. *pooled says which. Counted in spmat's
-/// device-memory accounting like cuda::device_alloc (core/device_memory.hpp).
-void* pool_alloc(std::size_t bytes, const char* what, bool* pooled);
-/// Frees stream-ordered on cuda::stream() (or cudaFree) what pool_alloc(bytes, ...) returned.
-/// Never throws.
-void pool_free(void* p, std::size_t bytes, bool pooled) noexcept;
-
-/// Like cuda::DeviceBuffer (the subset the hisparse GPU code uses), but from work_pool(): the
+/// The work memory of the GPU add, the device serializer and the GPU build: spmat's scratch
+/// pool (cuda::ScratchBuffer, stream-ordered, freed memory kept cached for the next add). The
 /// proto and pool of an add result are allocated and freed every timed add, and cudaMalloc /
 /// cudaFree (which synchronizes the device) would dominate small adds. Every user of this memory
 /// works on cuda::stream() (kernels, copies, CUB), which orders it with the stream-ordered
 /// allocation; the add, the build and the serializer that fill it finish before they return,
-/// so a buffer freed later on another stream is no longer in use. Move-only, uninitialised.
+/// so a buffer freed later on another stream is no longer in use.
 template <class T>
-class PoolBuffer {
- public:
-  PoolBuffer() = default;
-  explicit PoolBuffer(std::size_t n, const char* what = "hisparse work memory") : n_(n) {
-    if (n) p_ = static_cast<T*>(pool_alloc(n * sizeof(T), what, &pooled_));
-  }
-  explicit PoolBuffer(const std::vector<T>& host, const char* what = "hisparse work memory")
-      : PoolBuffer(host.size(), what) {
-    cuda::copy_to_device(p_, host.data(), n_);
-  }
-  PoolBuffer(PoolBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), pooled_(o.pooled_) {}
-  PoolBuffer& operator=(PoolBuffer&& o) noexcept {
-    if (this != &o) {
-      pool_free(p_, bytes(), pooled_);
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-      pooled_ = o.pooled_;
-    }
-    return *this;
-  }
-  PoolBuffer(const PoolBuffer&) = delete;
-  PoolBuffer& operator=(const PoolBuffer&) = delete;
-  ~PoolBuffer() { pool_free(p_, bytes(), pooled_); }
-  T* data() { return p_; }
-  const T* data() const { return p_; }
-  std::size_t size() const { return n_; }
-  std::size_t bytes() const { return n_ * sizeof(T); }
-  std::vector<T> download() const {
-    std::vector<T> h(n_);
-    cuda::copy_to_host(h.data(), p_, n_);
-    return h;
-  }
-
- private:
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
-  bool pooled_ = false;
-};
+using PoolBuffer = cuda::ScratchBuffer<T>;
 
 struct DevLevel {
   std::int64_t nodes = 0, entries = 0;

@@ -27,7 +27,7 @@ T read_back(const T* p) {
 }
 
 /// out[0..n) = exclusive prefix sums of in[0..n), with CUB's temporary in a `Buffer` (a byte
-/// buffer type: cuda::DeviceBuffer, or the work pool's) named `what` in allocation errors.
+/// buffer type: cuda::DeviceBuffer or cuda::ScratchBuffer) named `what` in allocation errors.
 template <class Buffer, class T>
 void exclusive_scan(const T* in, T* out, std::int64_t n, const char* what) {
   const auto tmp = cuda::run_cub<Buffer>(what, [&](void* temp, std::size_t& bytes) {

@@ -37,6 +37,19 @@ std::vector<FormatEntry> format_entries() {
   const std::vector<ParamInfo> gcsb_params = option_params<GcsbOptions>();
   const std::vector<ParamInfo> gcsb_block_params(gcsb_params.begin(), gcsb_params.begin() + 4);
   const std::vector<ParamInfo> gcsb_plan_params(gcsb_params.begin(), gcsb_params.begin() + 8);
+  // bro-ell and bro-hyb stand again with BAR row reordering preset: the same options, products
+  // and promises, the name and summary of bar_twin.
+  const FormatEntry bro_ell{.name = "bro-ell",
+                            .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
+                            .params = option_params<BroEllOptions>()};
+  const FormatEntry bro_hyb{.name = "bro-hyb",
+                            .summary = "BRO-HYB: HYB split into BRO-ELL + BRO-COO (SC'13)",
+                            .params = option_params<BroHybOptions>()};
+  const auto bar_twin = [](FormatEntry e) {
+    e.summary = e.summary.substr(0, e.summary.find(':')) + " with BAR row reordering (y in original order)";
+    e.name += "-bar";
+    return e;
+  };
   return {
       // CUDA: spmv is a per-row reduction (deterministic); spmv_t scatters with atomics.
       make_entry<CsrStorage>({.name = "csr",
@@ -119,14 +132,8 @@ std::vector<FormatEntry> format_entries() {
                         .params = gcsb_block_params},
                        cuda_determinism(false, false), kernel("atomic")),
       // CUDA: spmv is one thread per row (deterministic); spmv_t scatters with atomicAdd.
-      make_entry<BroEll>({.name = "bro-ell",
-                          .summary = "BRO-ELL: sliced ELL, delta + bit-packed column indices (SC'13)",
-                          .params = option_params<BroEllOptions>()},
-                         cuda_determinism(true, false)),
-      make_entry<BroEll>({.name = "bro-ell-bar",
-                          .summary = "BRO-ELL with BAR row reordering (y in original order)",
-                          .params = option_params<BroEllOptions>()},
-                         cuda_determinism(true, false), bar),
+      make_entry<BroEll>(bro_ell, cuda_determinism(true, false)),
+      make_entry<BroEll>(bar_twin(bro_ell), cuda_determinism(true, false), bar),
       // CUDA: a warp per interval, segmented warp sums flushed with atomicAdd (rows span
       // intervals): neither product is deterministic.
       make_entry<BroCoo>(
@@ -135,14 +142,8 @@ std::vector<FormatEntry> format_entries() {
            .params = option_params<BroCooOptions>()},
           cuda_determinism(false, false)),
       // CUDA: the BRO-COO part adds into y with atomicAdd, so neither product is deterministic.
-      make_entry<BroHyb>({.name = "bro-hyb",
-                          .summary = "BRO-HYB: HYB split into BRO-ELL + BRO-COO (SC'13)",
-                          .params = option_params<BroHybOptions>()},
-                         cuda_determinism(false, false)),
-      make_entry<BroHyb>({.name = "bro-hyb-bar",
-                          .summary = "BRO-HYB with BAR row reordering (y in original order)",
-                          .params = option_params<BroHybOptions>()},
-                         cuda_determinism(false, false), bar),
+      make_entry<BroHyb>(bro_hyb, cuda_determinism(false, false)),
+      make_entry<BroHyb>(bar_twin(bro_hyb), cuda_determinism(false, false), bar),
       // CUDA: spmv is a sub-warp per row with a fixed shuffle tree (deterministic); spmv_t
       // scatters with atomicAdd.
       make_entry<BroCsr>(

@@ -5,8 +5,11 @@
 #include <string>
 
 #include "spmat/config.hpp"
+#include "spmat/core/device_memory.hpp"
 #if SPMAT_WITH_CUDA
 #include <cuda_runtime_api.h>
+
+#include "spmat/cuda/buffer.hpp"
 #endif
 
 namespace spmat {
@@ -60,6 +63,12 @@ bool cuda_available() {
   return available;
 #else
   return false;
+#endif
+}
+
+void release_cached_device_memory() {
+#if SPMAT_WITH_CUDA
+  if (cuda_available()) cuda::release_cached_memory();
 #endif
 }
 

@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -484,6 +485,29 @@ TEST_P(DeviceAllocationFailure, DeviceBuildTinyBudgetFailsCleanly) {
   }
   EXPECT_EQ(device_memory_usage().bytes, before.bytes) << "device bytes left allocated";
   EXPECT_EQ(device_memory_usage().allocations, before.allocations);
+}
+
+// A freed matrix leaves its arrays cached in spmat's pool, so that building it again maps no
+// new device memory; release_cached_device_memory gives the cache back to the device.
+TEST(GpuMemoryPool, RebuildReusesTheCacheAndReleaseGivesItBack) {
+  std::string why;
+  if (!testing::gpu_available(&why)) GTEST_SKIP() << "memory pool test skips: " << why;
+  const char* cache = std::getenv("SPMAT_DEVICE_MEMORY_CACHE");
+  if (cache && std::string(cache) != "1" && std::string(cache) != "on")
+    GTEST_SKIP() << "SPMAT_DEVICE_MEMORY_CACHE=" << cache << ": arrays bypass the pool";
+  // 3.2 M nonzeros: 51 MB of coo arrays, far above the pool's granularity.
+  const auto a = gen::generate<double, std::int32_t>("gen:random_k:200000:16:seed=3");
+  const std::size_t arrays = static_cast<std::size_t>(a.nnz()) * (8 + 4 + 4);
+  const DeviceMemoryUsage before = device_memory_usage();
+  { const auto A = Matrix<double>::build(a, "coo", Backend::cuda); }
+  EXPECT_EQ(device_memory_usage().bytes, before.bytes) << "device bytes left allocated";
+  const std::size_t cached = cuda::pool_reserved_bytes();
+  EXPECT_GE(cached, arrays) << "the freed arrays are not cached";
+  { const auto A = Matrix<double>::build(a, "coo", Backend::cuda); }
+  EXPECT_LE(cuda::pool_reserved_bytes(), cached) << "the rebuild took new memory from the device";
+  release_cached_device_memory();
+  // What stays reserved holds live allocations of other matrices only (none of this test's).
+  EXPECT_LT(cuda::pool_reserved_bytes() + arrays, cached + 1) << "the cache was not given back";
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DeviceAllocationFailure);

@@ -5,11 +5,12 @@
 // Every device allocation the library makes goes through spmat::cuda::device_alloc /
 // device_free (cuda/buffer.hpp: DeviceBuffer, the cuSPARSE baselines' matrices, buffers and
 // workspaces, the benchmark's and the tuner's operands), scratch_alloc / scratch_free (the
-// temporaries of one call, CUB workspaces and the HiSparse work memory among them, from a
-// stream-ordered pool); both pass through reserve/release here. Not counted, because spmat
-// does not allocate it: the CUDA context, the cuSPARSE handle's own memory, and the blocks the
-// scratch pool keeps cached after they were freed (a pool keeps its peak; only the blocks
-// handed out count).
+// temporaries of one call, CUB workspaces and the HiSparse work memory among them); both take
+// their memory from one stream-ordered pool per device and pass through reserve/release here.
+// Not counted, because spmat does not hand it out: the CUDA context, the cuSPARSE handle's own
+// memory, and the blocks the pool keeps cached after they were freed (a pool keeps its peak, so
+// that rebuilding a matrix maps no new memory; release_cached_device_memory gives them back,
+// and SPMAT_DEVICE_MEMORY_CACHE=0 makes a matrix's arrays bypass the pool).
 //
 //   spmat::set_device_memory_limit(std::size_t(2) << 30);   // or SPMAT_DEVICE_MEMORY_LIMIT=2G
 //   auto A = spmat::Matrix<double>::build(csr, "csr", spmat::Backend::cuda);
@@ -45,6 +46,10 @@ struct DeviceMemoryUsage {
 DeviceMemoryUsage device_memory_usage();
 /// Starts a new peak from the bytes held now (DeviceMemoryUsage::peak_bytes).
 void reset_device_memory_peak();
+/// Waits for the device, then gives the memory spmat's pool keeps cached (what freed matrices
+/// and finished calls gave back) to the device, for other libraries or processes. spmat does
+/// this by itself before it reports the device full. Does nothing without CUDA or a GPU.
+void release_cached_device_memory();
 
 /// The most bytes spmat may hold on the device at once; 0: no budget (the default). An
 /// allocation that would go beyond it throws OutOfMemoryError naming the bytes asked for, what

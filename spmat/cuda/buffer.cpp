@@ -3,14 +3,16 @@
 #include "spmat/cuda/buffer.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 namespace spmat::cuda {
 
 namespace {
 
-/// The scratch pool of the current device (null where memory pools are unsupported), made on
+/// spmat's memory pool of the current device (null where memory pools are unsupported), made on
 /// first use with no release threshold: what a call gives back stays cached for the next one
 /// instead of returning to the device at every synchronization. Not the device's default pool,
 /// whose threshold belongs to the application's own cudaMallocAsync. `lookup_only`: never
@@ -46,9 +48,22 @@ cudaMemPool_t scratch_pool(bool lookup_only = false) {
   return pool;
 }
 
-/// Gives the scratch pool's cached memory back to the device (after the frees queued on this
-/// thread's stream are done), so that a cudaMalloc refused for want of memory can be retried.
-/// False when there was nothing to give back.
+/// Whether a matrix's arrays (device_alloc) come from the pool too: on unless the environment
+/// variable SPMAT_DEVICE_MEMORY_CACHE is 0, off, false or no. Read once: an array is given back
+/// the way it was taken.
+bool pool_held_memory() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPMAT_DEVICE_MEMORY_CACHE");
+    if (!v) return true;
+    const std::string_view s(v);
+    return !(s == "0" || s == "off" || s == "false" || s == "no");
+  }();
+  return on;
+}
+
+/// Gives the pool's cached memory back to the device (after the frees queued on this thread's
+/// stream are done), so that an allocation refused for want of memory can be retried. False
+/// when there was nothing to give back.
 bool trim_scratch_pool() {
   const cudaMemPool_t pool = scratch_pool(true);
   if (!pool) return false;
@@ -83,28 +98,51 @@ bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes) {
 void* device_alloc(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;  // nothing to allocate, count or fail
   ::spmat::detail::reserve_device_memory(bytes, what, &device_free_bytes);
+  // From the pool, a rebuild of a matrix of the same size (a value change of a tuner's
+  // candidate, a time step) finds its arrays' memory mapped already; cudaMalloc would map it
+  // again, about 0.1-1 ms a large array, more than many builds take. The allocation is ordered
+  // on stream(), which the build or upload that fills it synchronizes before it returns.
+  const cudaMemPool_t pool = pool_held_memory() ? scratch_pool() : nullptr;
+  const char* call = pool ? "cudaMallocFromPoolAsync" : "cudaMalloc";
   void* p = nullptr;
-  cudaError_t st = cudaMalloc(&p, bytes);
+  const auto allocate = [&] {
+    return pool ? cudaMallocFromPoolAsync(&p, bytes, pool, stream()) : cudaMalloc(&p, bytes);
+  };
+  cudaError_t st = allocate();
   if (st == cudaErrorMemoryAllocation && trim_scratch_pool()) {
     (void)cudaGetLastError();
-    st = cudaMalloc(&p, bytes);
+    st = allocate();
   }
   if (st != cudaSuccess) {
     ::spmat::detail::release_device_memory(bytes);
     if (st == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // not sticky, but clear it so later checks do not see it
-      ::spmat::detail::throw_device_out_of_memory(
-          bytes, what, "cudaMalloc: cudaErrorMemoryAllocation", &device_free_bytes);
+      const std::string cause = std::string(call) + ": cudaErrorMemoryAllocation";
+      ::spmat::detail::throw_device_out_of_memory(bytes, what, cause.c_str(), &device_free_bytes);
     }
-    check(st, "cudaMalloc", __FILE__, __LINE__);
+    check(st, call, __FILE__, __LINE__);
   }
   return p;
 }
 
 void device_free(void* p, std::size_t bytes) noexcept {
   if (!p) return;
-  cudaFree(p);
+  if (pool_held_memory() && scratch_pool(true)) {
+    // Any stream may still read a matrix's arrays: wait for the device, as cudaFree does, then
+    // give the memory to the pool, not back to the device.
+    (void)cudaDeviceSynchronize();
+    (void)cudaFreeAsync(p, stream());
+  } else {
+    (void)cudaFree(p);
+  }
   ::spmat::detail::release_device_memory(bytes);
+}
+
+void release_cached_memory() {
+  const cudaMemPool_t pool = scratch_pool(true);
+  if (!pool) return;
+  SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
+  SPMAT_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
 }
 
 void* scratch_alloc(std::size_t bytes, const char* what) {
@@ -134,6 +172,13 @@ void scratch_free(void* p, std::size_t bytes) noexcept {
   if (scratch_pool(true)) (void)cudaFreeAsync(p, stream());
   else (void)cudaFree(p);
   ::spmat::detail::release_device_memory(bytes);
+}
+
+std::size_t pool_reserved_bytes() {
+  const cudaMemPool_t pool = scratch_pool(true);
+  std::uint64_t reserved = 0;
+  if (pool) SPMAT_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  return static_cast<std::size_t>(reserved);
 }
 
 Event::Event() { SPMAT_CUDA_CHECK(cudaEventCreate(&e_)); }

@@ -55,7 +55,9 @@ inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
   if (bytes) SPMAT_CUDA_CHECK(cudaMemsetAsync(p, byte, bytes, stream()));
 }
 
-/// Allocates `bytes` of device memory for `what` (named in errors); throws OutOfMemoryError
+/// Allocates `bytes` of device memory for `what` (named in errors), ordered on stream() and
+/// taken from spmat's memory pool (the one scratch_alloc uses) unless the environment variable
+/// SPMAT_DEVICE_MEMORY_CACHE is 0, off, false or no (then cudaMalloc); throws OutOfMemoryError
 /// naming the size, what for, spmat's usage and the device's free memory when the device is
 /// full, spmat's budget would be exceeded or a test injected the failure
 /// (spmat/core/device_memory.hpp: set_device_memory_limit, ScopedDeviceAllocationFailure).
@@ -65,8 +67,16 @@ inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
 /// once more. 0 bytes: returns null, allocates nothing.
 void* device_alloc(std::size_t bytes, const char* what);
 /// Frees what device_alloc(bytes, ...) returned; `bytes` must be the size asked for (the
-/// accounting keeps no table of sizes). Null is ignored.
+/// accounting keeps no table of sizes). Null is ignored. Waits for the device, as cudaFree
+/// does; the memory stays cached in spmat's pool for the next allocation (see
+/// release_cached_memory) unless SPMAT_DEVICE_MEMORY_CACHE=0.
 void device_free(void* p, std::size_t bytes) noexcept;
+/// Gives the memory that spmat's pool keeps cached (freed arrays and temporaries) back to the
+/// device, after waiting for it: for an application that needs it for something else. spmat
+/// does this itself before it reports the device full.
+void release_cached_memory();
+/// The bytes spmat's pool holds from the device now, handed out or cached (0 without a pool).
+std::size_t pool_reserved_bytes();
 /// The device's free and total bytes (cudaMemGetInfo); false when CUDA cannot say.
 bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes);
 

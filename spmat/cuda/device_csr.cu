@@ -163,6 +163,13 @@ __global__ void iota_kernel(std::int64_t n, Index* __restrict__ out) {
 }
 
 template <class Index>
+__global__ void invert_permutation_kernel(std::int64_t n, const Index* __restrict__ perm,
+                                          Index* __restrict__ inverse) {
+  for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count())
+    inverse[perm[k]] = static_cast<Index>(k);
+}
+
+template <class Index>
 __global__ void compress_rows_kernel(const Index* __restrict__ sorted_keys, std::int64_t n,
                                      std::int64_t segments, Index* __restrict__ ptr) {
   for (std::int64_t s = global_thread_id(); s <= segments; s += grid_thread_count()) {
@@ -177,6 +184,13 @@ __global__ void compress_rows_kernel(const Index* __restrict__ sorted_keys, std:
 }
 
 }  // namespace
+
+template <class Index>
+void invert_permutation(const Index* perm, std::int64_t n, Index* inverse) {
+  if (n <= 0) return;
+  launch_grid_for("invert_permutation_kernel", invert_permutation_kernel<Index>, n, 256, n, perm,
+                  inverse);
+}
 
 template <class Index>
 void sorted_positions(const Index* keys, std::int64_t n, std::int64_t key_bound,
@@ -309,7 +323,8 @@ SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
   template void gather_values(I*, const I*, const I*, std::int64_t);                         \
   template void expand_rows(const I*, std::int64_t, std::int64_t, I*);                       \
   template void compress_rows(const I*, std::int64_t, std::int64_t, I*);                     \
-  template void sorted_positions(const I*, std::int64_t, std::int64_t, I*, I*);
+  template void sorted_positions(const I*, std::int64_t, std::int64_t, I*, I*);            \
+  template void invert_permutation(const I*, std::int64_t, I*);
 SPMAT_INSTANTIATE(std::int32_t)
 SPMAT_INSTANTIATE(std::int64_t)
 #undef SPMAT_INSTANTIATE

@@ -169,27 +169,26 @@ void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n
 /// dst[k] = src[map[k]] for k < n, on stream() (the inverse direction).
 template <class Value, class Map>
 void gather_values(Value* dst, const Map* map, const Value* src, std::int64_t n);
+/// inverse[perm[k]] = k for k < n, on stream(): the inverse of a permutation of 0..n-1.
+template <class Index>
+void invert_permutation(const Index* perm, std::int64_t n, Index* inverse);
 
-/// dst[map[k]] = values[k] for the n new values in `where` (a host array is uploaded first):
-/// update_values of a storage with a value map, once the map is made. Returns with the values
-/// queued on stream() when they were on the device, complete when they came from the host.
-template <class Value, class Map>
-void scatter_new_values(Value* dst, const Map* map, const Value* values, std::int64_t n,
-                        Memory where) {
-  DeviceBuffer<Value> staging;
-  const Value* src = device_values(values, static_cast<std::size_t>(n), where, staging);
-  scatter_values(dst, map, src, n);
-  if (staging.size()) synchronize_stream();  // staging is freed on return
-}
-
-/// update_values of a storage `d` whose values array holds the CSR values permuted (with
-/// padding): the map from CSR positions to slots (d.value_map) is made by `make_map()` on the
-/// first update and kept for the next ones, then the d.nnz new values are scattered through it.
+/// update_values of a storage `d` whose values array holds the CSR values permuted: the map from
+/// its slots to CSR positions (d.value_map) is made by `make_map()` on the first update and
+/// kept for the next ones; each update gathers the d.nnz new values (from `where`; a host array
+/// is uploaded first) through it. A gather writes the slots in order and reads the CSR values
+/// in the storage's order, which follows the rows closely on most matrices; a scatter through
+/// the inverse map would write 8-byte pieces of scattered sectors, measured 2-4 times slower.
+/// Returns with the values queued on stream() when they were on the device, complete when
+/// they came from the host.
 template <class Dev, class Value, class MakeMap>
 void update_mapped_values(Dev& d, const Value* values, Memory where, MakeMap&& make_map) {
   if (d.nnz == 0) return;
   if (d.value_map.size() == 0) d.value_map = make_map();
-  scatter_new_values(d.values.data(), d.value_map.data(), values, d.nnz, where);
+  DeviceBuffer<Value> staging;
+  const Value* src = device_values(values, static_cast<std::size_t>(d.nnz), where, staging);
+  gather_values(d.values.data(), d.value_map.data(), src, d.nnz);
+  if (staging.size()) synchronize_stream();  // staging is freed on return
 }
 
 /// A device array's bytes as a StoredArray (for MatrixImpl::stored_arrays).

@@ -2,10 +2,12 @@
 // SPDX-License-Identifier: MIT
 //
 // The host builder's steps (BccooGpu::build, bccoo.cpp), each a device pass:
-//   1. the value table: the values' bit patterns sorted (CUB radix sort), counted per distinct
-//      pattern (CUB reduce-by-key; the number of distinct patterns downloaded), the patterns
-//      stably sorted by decreasing count (CUB radix sort: equal counts keep the ascending
-//      pattern order, the host's tie rule), the first min(256, distinct) of them make the table,
+//   1. the value table: the values' bit patterns sorted (CUB radix sort over the bits in which
+//      they differ, found by an AND/OR pass), counted per distinct pattern (CUB reduce-by-key;
+//      the number of distinct patterns and the largest count downloaded), the patterns stably
+//      sorted by decreasing count (CUB radix sort over the bits of the largest count: equal
+//      counts keep the ascending pattern order, the host's tie rule), the first
+//      min(256, distinct) of them make the table,
 //      unused slots +0; a 256-thread kernel also sorts them by pattern for the lookups;
 //   2. per chunk, one warp: first and last row (searches in row_ptr), smallest and largest
 //      column, whether every value is in the table → format byte (bccoo::chunk_format, the
@@ -20,9 +22,9 @@
 //      descriptors, scratch.
 // The arrays and the plan equal upload(BccooGpu::build(csr)) byte for byte. Every option
 // (chunk, kernel, blocks, prefetch) is built on the device: no host fallback.
-// Cost: two radix sorts of nnz patterns (the second over the distinct ones only, on the bits a
-// count needs, with 32-bit counts below 2^32 entries) dominate when the values are mostly
-// distinct; the rest is about three passes over the CSR arrays and one over the data. Every
+// Cost: two radix sorts of nnz patterns (the second over the distinct ones only, on the bits
+// the largest count needs, with 32-bit counts below 2^32 entries) dominate when the values are
+// mostly distinct; the rest is about three passes over the CSR arrays and one over the data. Every
 // temporary is scratch memory freed in stream order. Chunks are scanned one warp each: a very
 // large `chunk` option (far above the default 1,024) leaves few warps for step 2.
 // No update_values: the value encoding of a chunk depends on its values (bccoo.hpp).
@@ -30,6 +32,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/constant_iterator.h>
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 #include <cstdint>
@@ -257,6 +260,59 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+/// bits[0] &= every pattern, bits[1] |= every pattern (bits starts as {~0, 0}): the bits in
+/// which the patterns differ are bits[0] ^ bits[1], the only ones a sort of them must look at.
+template <class B>
+__global__ void __launch_bounds__(kBlock)
+    pattern_bits_kernel(const B* __restrict__ vals, std::int64_t n, unsigned long long* __restrict__ bits) {
+  unsigned long long all = ~0ull, any = 0;
+  for (std::int64_t q = cuda::global_thread_id(); q < n; q += cuda::grid_thread_count()) {
+    all &= vals[q];
+    any |= vals[q];
+  }
+  for (int o = cuda::kWarpSize / 2; o > 0; o /= 2) {
+    all &= __shfl_xor_sync(cuda::kFullMask, all, o);
+    any |= __shfl_xor_sync(cuda::kFullMask, any, o);
+  }
+  // Then over the block's warps: one atomic per block, not per warp, on the two words.
+  __shared__ unsigned long long part[2][kBlock / 32];
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (cuda::lane_id() == 0) {
+    part[0][warp] = all;
+    part[1][warp] = any;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < static_cast<int>(blockDim.x) / 32; ++w) {
+      all &= part[0][w];
+      any |= part[1][w];
+    }
+    if (all != ~0ull) atomicAnd(&bits[0], all);
+    if (any) atomicOr(&bits[1], any);
+  }
+}
+
+/// out[0] = *runs, out[1] = the largest of counts[0 .. *runs): sizes the rank sort (its key
+/// bits) in the same download as the number of distinct patterns. out starts at zero.
+template <class Count>
+__global__ void __launch_bounds__(kBlock)
+    count_range_kernel(const Count* __restrict__ counts, const std::int64_t* __restrict__ runs,
+                       unsigned long long* __restrict__ out) {
+  const std::int64_t n = *runs;
+  unsigned long long most = 0;
+  for (std::int64_t q = cuda::global_thread_id(); q < n; q += cuda::grid_thread_count())
+    most = max(most, static_cast<unsigned long long>(counts[q]));
+  for (int o = cuda::kWarpSize / 2; o > 0; o /= 2) most = max(most, __shfl_xor_sync(cuda::kFullMask, most, o));
+  __shared__ unsigned long long part[kBlock / 32];
+  if (cuda::lane_id() == 0) part[threadIdx.x / 32] = most;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < static_cast<int>(blockDim.x) / 32; ++w) most = max(most, part[w]);
+    if (most) atomicMax(&out[1], most);
+  }
+  if (cuda::global_thread_id() == 0) out[0] = static_cast<unsigned long long>(n);
+}
+
 /// The lookup form of the value table: its patterns sorted, with their table indices (build
 /// temporaries: scratch, freed in stream order after the kernels that read them).
 template <class B>
@@ -286,14 +342,26 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
   cuda::ScratchBuffer<B> unique(n, "bccoo-gpu build: distinct values");
   cuda::ScratchBuffer<Count> counts(n, "bccoo-gpu build: value counts");
   std::int64_t runs = 0;
+  unsigned long long most = 0;  // the largest count
   {
+    // The sort looks at the bits in which the patterns differ only: values of a few binades,
+    // or with short mantissas (integers, multiples of a power of two), need fewer radix passes.
+    const B* patterns = reinterpret_cast<const B*>(values);
+    cuda::ScratchBuffer<unsigned long long> range(2, "bccoo-gpu build: pattern bits");
+    const unsigned long long start[2] = {~0ull, 0ull};
+    cuda::copy_to_device(range.data(), start, 2);
+    cuda::launch_grid_for("pattern_bits_kernel", pattern_bits_kernel<B>, nnz, kBlock, patterns, nnz,
+                          range.data());
+    const std::vector<unsigned long long> r = range.download();
+    const auto differ = static_cast<B>(r[0] ^ r[1]);
+    const int begin_bit = differ ? std::countr_zero(differ) : 0;
+    const int end_bit = differ ? static_cast<int>(8 * sizeof(B)) - std::countl_zero(differ) : 1;
     cuda::ScratchBuffer<B> sorted(n, "bccoo-gpu build: sorted values");
     cuda::ScratchBuffer<std::int64_t> d_runs(1, "bccoo-gpu build: distinct value count");
     const auto sort_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value sort workspace",
                                                    [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceRadixSort::SortKeys(temp, bytes, reinterpret_cast<const B*>(values),
-                                            sorted.data(), nnz, 0,
-                                            static_cast<int>(8 * sizeof(B)), cuda::stream());
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, patterns, sorted.data(), nnz, begin_bit,
+                                            end_bit, cuda::stream());
     });
     const auto count_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value count workspace",
                                                     [&](void* temp, std::size_t& bytes) {
@@ -302,14 +370,20 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
                                             d_runs.data(), ::cuda::std::plus<>{}, nnz,
                                             cuda::stream());
     });
-    cuda::copy_to_host(&runs, d_runs.data(), 1);  // the one wait: runs sizes the rank sort
+    cuda::ScratchBuffer<unsigned long long> sizes(2, "bccoo-gpu build: distinct values and largest count");
+    sizes.fill_bytes(0);
+    cuda::launch_grid_for("count_range_kernel", count_range_kernel<Count>, nnz, kBlock, counts.data(),
+                          d_runs.data(), sizes.data());
+    const std::vector<unsigned long long> h = sizes.download();  // they size the rank sort
+    runs = static_cast<std::int64_t>(h[0]);
+    most = h[1];
   }
   t.used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
   // By decreasing count; the sort is stable, so equal counts stay in ascending pattern order.
   const auto nr = static_cast<std::size_t>(runs);
   cuda::ScratchBuffer<Count> counts_sorted(nr, "bccoo-gpu build: sorted value counts");
   cuda::ScratchBuffer<B> by_count(nr, "bccoo-gpu build: values by count");
-  const int count_bits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(nnz)));
+  const int count_bits = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(most))));
   const auto rank_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value rank workspace",
                                                  [&](void* temp, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, counts.data(),

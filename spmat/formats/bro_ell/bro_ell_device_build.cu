@@ -66,6 +66,10 @@ __global__ void slice_plan_kernel(const Index* __restrict__ row_ptr,
   const int lane = cuda::lane_id();
   const std::int64_t warp = cuda::global_thread_id() / 32, warps = cuda::grid_thread_count() / 32;
   constexpr std::int64_t kNone = INT64_MAX;
+  // The plan's four counters summed in lane 0 over the warp's slices, then over the block: one
+  // atomic per block and counter, where one per slice would queue every warp of the grid on
+  // the same four addresses.
+  std::int64_t longest = 0, slots = 0, positions = 0, nnz = 0;
   for (std::int64_t s = warp; s < slices; s += warps) {
     std::int64_t l = 0, lo = kNone, n = 0;
     for (int t = lane; t < h; t += 32) {
@@ -81,11 +85,32 @@ __global__ void slice_plan_kernel(const Index* __restrict__ row_ptr,
       const std::int64_t in_slice = min(rows, (s + 1) * h) - s * h;
       slice_len[s] = l;
       if (first_slice) col_base[s] = static_cast<Index>(lo == kNone ? 0 : lo);
-      bro::counter_max(counters + kLongest, l);
-      bro::counter_add(counters + kSlots, l * in_slice);
-      bro::counter_add(counters + kPositions, l);
-      bro::counter_add(counters + kNnz, n);
+      longest = max(longest, l);
+      slots += l * in_slice;
+      positions += l;
+      nnz += n;
     }
+  }
+  __shared__ std::int64_t part[kWarpsPerBlock][4];
+  const int w = static_cast<int>(threadIdx.x) / 32;
+  if (lane == 0) {
+    part[w][0] = longest;
+    part[w][1] = slots;
+    part[w][2] = positions;
+    part[w][3] = nnz;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int v = 1; v < static_cast<int>(blockDim.x) / 32; ++v) {
+      longest = max(longest, part[v][0]);
+      slots += part[v][1];
+      positions += part[v][2];
+      nnz += part[v][3];
+    }
+    bro::counter_max(counters + kLongest, longest);
+    bro::counter_add(counters + kSlots, slots);
+    bro::counter_add(counters + kPositions, positions);
+    bro::counter_add(counters + kNnz, nnz);
   }
 }
 
@@ -107,6 +132,7 @@ __global__ void __launch_bounds__(1024)
   __shared__ unsigned int w[kWidthChunk];
   __shared__ std::int64_t bits32[32];
   const int t = static_cast<int>(threadIdx.x), lane = t & 31;
+  std::int64_t block_syms = 0, block_max = 0;  // thread 0's, added once per block at the end
   for (std::int64_t s = blockIdx.x; s < slices; s += gridDim.x) {
     const std::int64_t p = s * h + t, len = stored_len(row_ptr, rows, p, max_len);
     const std::int64_t k0 = p < rows ? static_cast<std::int64_t>(row_ptr[p]) : 0;
@@ -137,9 +163,13 @@ __global__ void __launch_bounds__(1024)
     if (t == 0) {
       const std::int64_t syms = (bits + sym_len - 1) / sym_len * h;
       slice_syms[s] = syms;
-      bro::counter_add(counters + kSymbols, syms);
-      bro::counter_max(counters + kMaxSliceSymbols, syms);
+      block_syms += syms;
+      block_max = max(block_max, syms);
     }
+  }
+  if (t == 0) {
+    bro::counter_add(counters + kSymbols, block_syms);
+    bro::counter_max(counters + kMaxSliceSymbols, block_max);
   }
 }
 
@@ -229,7 +259,7 @@ BroEllDevice<Value, Index> bro_ell_encode_on_device(
   cuda::ScratchBuffer<std::int64_t> slice_syms(ns, "bro-ell build: slice symbols");
   if (slices > 0)
     cuda::launch("bro slice_widths_kernel", slice_widths_kernel<Index>,
-                 cuda::grid_cover(slices, 1), static_cast<unsigned>(h), a.row_ptr, a.col_idx,
+                 cuda::grid_for(slices * h, h), static_cast<unsigned>(h), a.row_ptr, a.col_idx,
                  a.rows, h, slices, max_len, sym_len, d.width_off.data(), d.col_base.data(),
                  d.widths.data(), slice_syms.data(), counters.data());
 

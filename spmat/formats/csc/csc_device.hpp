@@ -26,8 +26,9 @@ struct CscDevice : cuda::ListedStorage<CscDevice<Value, Index>, CscStorage<Value
   int lanes = 1;
   cuda::DeviceBuffer<Index> col_ptr, row_idx;
   cuda::DeviceBuffer<Value> values;
-  /// update_values: the CSC position of each CSR entry, made by the first update (a sort of
-  /// the entries by row) and kept for the next ones. Not a stored array; storage_bytes counts it.
+  /// update_values: the CSR position of each CSC entry, made by the first update (a sort of
+  /// the entries by row, inverted) and kept for the next ones. Not a stored array;
+  /// storage_bytes counts it.
   cuda::DeviceBuffer<Index> value_map;
 
   void set_lanes() {

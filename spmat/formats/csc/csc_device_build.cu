@@ -38,12 +38,15 @@ static CscDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
 
 template <class Value, class Index>
 void update_values(CscDevice<Value, Index>& d, const Value* values, Memory where) {
-  // Sorting the CSC positions by row (stably) lists them in CSR order: within a row they
-  // ascend by column, as CSR's entries do.
   cuda::update_mapped_values(d, values, where, [&d] {
-    cuda::DeviceBuffer<Index> map(static_cast<std::size_t>(d.nnz), "csc value map");
-    cuda::ScratchBuffer<Index> rows_sorted(static_cast<std::size_t>(d.nnz), "csc value map: sorted rows");
-    cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), map.data());
+    // Sorting the CSC positions by row (stably) lists them in CSR order, as within a row they
+    // ascend by column; the inverse of that order is the CSR position of each CSC entry.
+    const auto n = static_cast<std::size_t>(d.nnz);
+    cuda::DeviceBuffer<Index> map(n, "csc value map");
+    cuda::ScratchBuffer<Index> rows_sorted(n, "csc value map: sorted rows");
+    cuda::ScratchBuffer<Index> csc_position(n, "csc value map: CSC position of each CSR entry");
+    cuda::sorted_positions(d.row_idx.data(), d.nnz, d.rows, rows_sorted.data(), csc_position.data());
+    cuda::invert_permutation(csc_position.data(), d.nnz, map.data());
     cuda::synchronize_stream();
     return map;
   });

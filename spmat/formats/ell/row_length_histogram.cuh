@@ -49,16 +49,36 @@ __global__ void __launch_bounds__(kBlock)
     for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x) local[b] = 0;
   __syncthreads();
   unsigned long long excess = 0, longest = 0;
+  // Each thread counts a run of equal bins in a register and adds the run when the bin changes:
+  // on a regular matrix every row falls in one bin, and an atomic per row would serialize the
+  // whole grid on that counter.
+  std::int64_t run_bin = -1;
+  unsigned long long run = 0;
+  const auto flush = [&] {
+    if (run == 0) return;
+    if (shared) atomicAdd(&local[run_bin], run);
+    else atomicAdd(&hist[run_bin], run);
+  };
   for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
     const std::int64_t l = len(i);
     const std::int64_t b = l < bound ? l : bound;
     excess += static_cast<unsigned long long>(l - b);
     longest = max(longest, static_cast<unsigned long long>(l));
-    if (shared) atomicAdd(&local[b], 1ull);
-    else atomicAdd(&hist[b], 1ull);
+    if (b != run_bin) {
+      flush();
+      run_bin = b;
+      run = 0;
+    }
+    ++run;
   }
-  if (excess) atomicAdd(&hist[bound + 1], excess);
-  if (longest) atomicMax(&hist[bound + 2], longest);
+  flush();
+  // One atomic per warp for the two tail slots (every lane is here: the loop has ended).
+  excess = cuda::subwarp_sum<32>(excess);
+  for (int o = 16; o > 0; o >>= 1) longest = max(longest, __shfl_xor_sync(cuda::kFullMask, longest, o));
+  if (cuda::lane_id() == 0) {
+    if (excess) atomicAdd(&hist[bound + 1], excess);
+    if (longest) atomicMax(&hist[bound + 2], longest);
+  }
   if (!shared) return;
   __syncthreads();
   for (std::int64_t b = threadIdx.x; b <= bound; b += blockDim.x)

@@ -205,74 +205,114 @@ __global__ void reuse_keys_kernel(std::int64_t nnz, const Index* __restrict__ co
                               static_cast<std::uint64_t>(static_cast<std::int64_t>(wpos[q]) / panel_rows));
 }
 
+/// The block's partial counters `mine` (valid in lane 0 of each warp; kinds[i]: sum or max)
+/// added to out[slot[i]] with one atomic per counter and block, not one per warp or item: the
+/// counters are a handful of addresses that every block would otherwise queue on.
+template <int N>
+__device__ void add_block_counters(Counter (&mine)[N], const int (&slot)[N], const bool (&is_max)[N],
+                                   Counter* __restrict__ out) {
+  __shared__ Counter part[kBlock / 32][N];
+  const int lane = cuda::lane_id(), warp = static_cast<int>(threadIdx.x) / 32;
+  if (lane == 0)
+    for (int i = 0; i < N; ++i) part[warp][i] = mine[i];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < static_cast<int>(blockDim.x) / 32; ++w)
+      for (int i = 0; i < N; ++i) mine[i] = is_max[i] ? max(mine[i], part[w][i]) : mine[i] + part[w][i];
+    for (int i = 0; i < N; ++i) {
+      if (mine[i] == 0) continue;
+      if (is_max[i]) atomicMax(&out[slot[i]], mine[i]);
+      else atomicAdd(&out[slot[i]], mine[i]);
+    }
+  }
+}
+
 /// model::reuse_profile's touches from the (column, panel) keys in order: a new column is a cold
 /// touch; a new panel of the same column a re-touch at distance d, binned at min(floor(log2 d), 47).
+/// Warp-uniform loop: the cold touches are counted in registers, each distance bin once per warp
+/// and step for the lanes that share it (__match_any_sync), as most touches of a regular matrix
+/// fall in one or two bins.
 template <class Key>
-__global__ void reuse_count_kernel(std::int64_t n, const Key* __restrict__ key, int pbits,
-                                   Counter* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    reuse_count_kernel(std::int64_t n, const Key* __restrict__ key, int pbits, Counter* __restrict__ out) {
   __shared__ Counter cnt[kHist + 48];
   for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x)) cnt[t] = 0;
   __syncthreads();
   const std::uint64_t pmask = pbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - pbits));
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
-    const std::uint64_t k = key[i], before = i == 0 ? 0 : key[i - 1];
-    if (i == 0 || (before >> pbits) != (k >> pbits)) {
-      atomicAdd(&cnt[kCold], Counter{1});
-      continue;
+  const int lane = cuda::lane_id();
+  Counter cold = 0;
+  for (std::int64_t base = cuda::global_thread_id() - lane; base < n; base += cuda::grid_thread_count()) {
+    const std::int64_t i = base + lane;
+    int bin = -1;  // no new touch
+    if (i < n) {
+      const std::uint64_t k = key[i], before = i == 0 ? 0 : key[i - 1];
+      if (i == 0 || (before >> pbits) != (k >> pbits)) {
+        ++cold;
+      } else {
+        const std::uint64_t prev = before & pmask, p = k & pmask;
+        if (prev != p) bin = min(63 - __clzll(static_cast<long long>(p - prev)), 47);
+      }
     }
-    const std::uint64_t prev = before & pmask, p = k & pmask;
-    if (prev == p) continue;  // same panel: no new touch
-    const int b = min(63 - __clzll(static_cast<long long>(p - prev)), 47);
-    atomicAdd(&cnt[kHist + b], Counter{1});
+    const unsigned same = __match_any_sync(cuda::kFullMask, bin);
+    if (bin >= 0 && lane == __ffs(same) - 1) atomicAdd(&cnt[kHist + bin], static_cast<Counter>(__popc(same)));
   }
+  cold = cuda::subwarp_sum<32>(cold);
+  if (lane == 0 && cold) atomicAdd(&cnt[kCold], cold);
   __syncthreads();
   for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x))
     if (cnt[t]) atomicAdd(&out[t], cnt[t]);
 }
 
 /// Per 32 positions of the order: the longest work row, and Σ (32/2^g)·(longest of each group of
-/// 32/2^g positions) for g = 0..5 (model::ReuseProfile::warp_nnz).
+/// 32/2^g positions) for g = 0..5 (model::ReuseProfile::warp_nnz). One warp per 32 positions,
+/// lane i reading position i (coalesced); the group maxima by butterfly steps, each step doubling
+/// the group; the sums in registers until one atomic per counter and block.
 template <class Index>
-__global__ void warp_slots_kernel(std::int64_t n, const Index* __restrict__ perm, const Index* __restrict__ begin,
-                                  const Index* __restrict__ end, Counter* __restrict__ out) {
-  const std::int64_t blocks = (n + 31) / 32;
-  for (std::int64_t b = cuda::global_thread_id(); b < blocks; b += cuda::grid_thread_count()) {
-    std::int64_t len[32];
-    std::int64_t longest = 0;
-    for (int i = 0; i < 32; ++i) {
-      const std::int64_t w = b * 32 + i;
-      len[i] = 0;
-      if (w < n) {
-        const std::int64_t j = perm ? static_cast<std::int64_t>(perm[w]) : w;
-        len[i] = static_cast<std::int64_t>(end[j]) - static_cast<std::int64_t>(begin[j]);
-      }
-      longest = max(longest, len[i]);
+__global__ void __launch_bounds__(kBlock)
+    warp_slots_kernel(std::int64_t n, const Index* __restrict__ perm, const Index* __restrict__ begin,
+                      const Index* __restrict__ end, Counter* __restrict__ out) {
+  const int lane = cuda::lane_id();
+  const std::int64_t groups = (n + 31) / 32;
+  const std::int64_t warp = cuda::global_thread_id() / 32, warps = cuda::grid_thread_count() / 32;
+  Counter c[7] = {};  // c[g] = warp_nnz[g] for g < 6, c[6] = the longest
+  for (std::int64_t b = warp; b < groups; b += warps) {
+    const std::int64_t w = b * 32 + lane;
+    std::int64_t m = 0;  // positions past n count as empty rows
+    if (w < n) {
+      const std::int64_t j = perm ? static_cast<std::int64_t>(perm[w]) : w;
+      m = static_cast<std::int64_t>(end[j]) - static_cast<std::int64_t>(begin[j]);
     }
-    atomicMax(&out[kMaxRow], static_cast<Counter>(longest));
-    for (int g = 0; g < 6; ++g) {
-      const int per = 32 >> g;
-      Counter slots = 0;
-      for (int w0 = 0; w0 < 32; w0 += per) {
-        std::int64_t m = 0;
-        for (int i = w0; i < w0 + per; ++i) m = max(m, len[i]);
-        slots += static_cast<Counter>(per) * static_cast<Counter>(m);
-      }
-      if (slots) atomicAdd(&out[kWarpNnz + g], slots);
+    c[5] += static_cast<Counter>(m);  // groups of one position
+    for (int o = 1, g = 4; o < 32; o *= 2, --g) {
+      m = max(m, __shfl_xor_sync(cuda::kFullMask, m, o));  // the longest of the 2·o lanes' group
+      if ((lane & (2 * o - 1)) == 0) c[g] += static_cast<Counter>(2 * o) * static_cast<Counter>(m);
     }
+    c[6] = max(c[6], static_cast<Counter>(m));
   }
+  for (int g = 0; g < 6; ++g) c[g] = cuda::subwarp_sum<32>(c[g]);
+  const int slot[7] = {kWarpNnz, kWarpNnz + 1, kWarpNnz + 2, kWarpNnz + 3, kWarpNnz + 4, kWarpNnz + 5, kMaxRow};
+  const bool is_max[7] = {false, false, false, false, false, false, true};
+  add_block_counters(c, slot, is_max, out);
 }
 
-__global__ void split_count_kernel(std::int64_t rows, const std::int64_t* __restrict__ wptr, Counter* __restrict__ out,
-                                   std::int64_t* __restrict__ is_split, std::int64_t* __restrict__ split_slots) {
+__global__ void __launch_bounds__(kBlock)
+    split_count_kernel(std::int64_t rows, const std::int64_t* __restrict__ wptr, Counter* __restrict__ out,
+                       std::int64_t* __restrict__ is_split, std::int64_t* __restrict__ split_slots) {
+  Counter c[2] = {};  // split rows, their work rows
   for (std::int64_t r = cuda::global_thread_id(); r < rows; r += cuda::grid_thread_count()) {
     const std::int64_t n = wptr[r + 1] - wptr[r];
     if (is_split) is_split[r] = n > 1;
     if (split_slots) split_slots[r] = n > 1 ? n : 0;
-    if (out && n > 1) {
-      atomicAdd(&out[kSplitRows], Counter{1});
-      atomicAdd(&out[kSplitWork], static_cast<Counter>(n));
+    if (n > 1) {
+      c[0] += 1;
+      c[1] += static_cast<Counter>(n);
     }
   }
+  if (!out) return;  // uniform over the grid: no thread of the block is left at the barrier
+  for (int i = 0; i < 2; ++i) c[i] = cuda::subwarp_sum<32>(c[i]);
+  const int slot[2] = {kSplitRows, kSplitWork};
+  const bool is_max[2] = {false, false};
+  add_block_counters(c, slot, is_max, out);
 }
 
 /// wr_begin/wr_end/out_row in the order; `mismatch` counts positions whose work row is not row w.
@@ -541,7 +581,7 @@ class Builder {
     }
     if (g.count > 0) {
       const Index* perm = reorder ? order(seg).perm.data() : nullptr;
-      cuda::launch_grid_for("warp_slots_kernel", warp_slots_kernel<Index>, (g.count + 31) / 32, kBlock, g.count,
+      cuda::launch_grid_for("warp_slots_kernel", warp_slots_kernel<Index>, (g.count + 31) / 32 * 32, kBlock, g.count,
                             perm, g.begin.data(), g.end.data(), counters.data());
       cuda::launch_grid_for("split_count_kernel", split_count_kernel, a_.rows, kBlock, a_.rows, g.wptr.data(),
                             counters.data(), static_cast<std::int64_t*>(nullptr),
@@ -599,8 +639,8 @@ class Builder {
 
 /// The panel kernel's arrays (tiled.cpp, build_panels): R work rows per panel; none when
 /// min_reuse > 0 and nnz / Σ_p D_p < min_reuse.
-template <class Value, class Index>
-void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, const Index* wpos,
+template <class Value, class Index, class Positions>
+void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, Positions&& positions,
                   std::int64_t R, double min_reuse, Workspace& ws) {
   const std::int64_t nnz = a.nnz, np = (d.work_rows + R - 1) / R;
   cuda::ScratchBuffer<std::uint64_t> key;
@@ -609,7 +649,8 @@ void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index
   int cbits = 0;
   std::int64_t total_d = 0;
   if (nnz > 0) {
-    if (!panel_order(a.col_idx, wpos, nnz, a.cols, np, R, ws, key, qs, &cbits)) throw NeedsHost{};
+    auto wpos = positions();
+    if (!panel_order(a.col_idx, wpos.data(), nnz, a.cols, np, R, ws, key, qs, &cbits)) throw NeedsHost{};
     auto head = scratch<std::int64_t>(nnz, "tiled build: panel column heads");
     dinc = scratch<std::int64_t>(nnz, "tiled build: panel column ids");
     cuda::launch_grid_for("panel_heads_kernel", panel_heads_kernel, nnz, kBlock, nnz, key.data(), head.data());
@@ -735,8 +776,7 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
   if (opt.kernel == "panel" || opt.kernel == "auto") {
     const std::int64_t R = opt.kernel == "panel" ? opt.panel_rows.value_or(4) : 4;
     const double min_reuse = opt.kernel == "panel" ? 0.0 : opt.panel_reuse;
-    auto wpos = b.positions(seg, reorder);
-    build_panels(d, a, wpos.data(), R, min_reuse, b.workspace());
+    build_panels(d, a, [&] { return b.positions(seg, reorder); }, R, min_reuse, b.workspace());
   }
   d.panel_forced = opt.kernel == "panel";
   return d;  // the builder's temporaries (scratch) are freed after the queued kernels

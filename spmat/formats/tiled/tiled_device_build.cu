@@ -16,7 +16,9 @@
 //      tied rows in their original order, as std::stable_sort does. One small download (the
 //      rows still tied) per position: as many rounds as the longest common prefix of two rows;
 //   3. the reuse profile over panels of P work rows: each entry's key (column, panel of its work
-//      row) radix-sorted; a (column, panel) pair is a distinct touch, its distance to the
+//      row) radix-sorted (on the column bits alone where the work rows keep their CSR order: the
+//      keys then come in panel order, which a stable sort keeps; an order that moves no row
+//      reuses the unreordered profile); a (column, panel) pair is a distinct touch, its distance to the
 //      previous pair of the column binned as in the host loop; warp_nnz, the longest work row
 //      and the split rows from per-row and per-32-position passes. One download of 64 counters;
 //   4. the stored arrays: col_idx/values copied, wr_begin/wr_end gathered in the order, the
@@ -172,9 +174,13 @@ __global__ void pattern_split_kernel(std::int64_t n, const Index* __restrict__ p
 }
 
 template <class Index>
-__global__ void inverse_kernel(std::int64_t n, const Index* __restrict__ perm, Index* __restrict__ inv) {
+__global__ void __launch_bounds__(kBlock)
+    moved_count_kernel(std::int64_t n, const Index* __restrict__ perm, Counter* __restrict__ moved) {
+  Counter c = 0;
   for (std::int64_t w = cuda::global_thread_id(); w < n; w += cuda::grid_thread_count())
-    inv[perm[w]] = static_cast<Index>(w);
+    c += static_cast<std::int64_t>(perm[w]) != w;
+  c = cuda::subwarp_sum<32>(c);
+  if (cuda::lane_id() == 0 && c) atomicAdd(moved, c);
 }
 
 /// wpos[q]: the position (in the order) of the work row holding entry q.
@@ -455,6 +461,7 @@ class Builder {
   /// The pattern order of the ranges of a segment size: perm (position → work row), inv.
   struct Order {
     cuda::ScratchBuffer<Index> perm, inv;
+    bool identity = false;  ///< every work row keeps its position
   };
 
   const Ranges& ranges(std::int64_t seg) {
@@ -537,7 +544,18 @@ class Builder {
         cuda::copy_to_host(&n, count.data(), 1);
         std::swap(pos, pos2);
       }
-      cuda::launch_grid_for("inverse_kernel", inverse_kernel<Index>, n0, kBlock, n0, o.perm.data(), o.inv.data());
+      cuda::invert_permutation(o.perm.data(), n0, o.inv.data());
+      // Rows already in pattern order (a band, a stencil): the reordered profiles are the
+      // unreordered ones, and profile() reuses them.
+      auto moved = scratch<Counter>(1, "tiled build: moved rows");
+      moved.fill_bytes(0);
+      cuda::launch_grid_for("moved_count_kernel", moved_count_kernel<Index>, n0, kBlock, n0, o.perm.data(),
+                            moved.data());
+      Counter m = 0;
+      cuda::copy_to_host(&m, moved.data(), 1);
+      o.identity = m == 0;
+    } else {
+      o.identity = true;
     }
     return orders_.emplace(seg, std::move(o)).first->second;
   }
@@ -558,6 +576,7 @@ class Builder {
     seg = effective(seg);
     const auto id = std::tuple{seg, reorder, panel_rows};
     if (auto it = profiles_.find(id); it != profiles_.end()) return it->second;
+    if (reorder && order(seg).identity) return profiles_.emplace(id, profile(seg, false, panel_rows)).first->second;
     const Ranges& g = ranges(seg);
     model::ReuseProfile p;
     p.rows = a_.rows;
@@ -575,9 +594,9 @@ class Builder {
       auto wpos = positions(seg, reorder);
       // 32-bit keys where they fit: half the bytes per radix pass.
       if (cbits + pbits <= 32)
-        count_touches<std::uint32_t>(wpos.data(), p.panel_rows, cbits, pbits, counters.data());
+        count_touches<std::uint32_t>(wpos.data(), !reorder, p.panel_rows, cbits, pbits, counters.data());
       else
-        count_touches<std::uint64_t>(wpos.data(), p.panel_rows, cbits, pbits, counters.data());
+        count_touches<std::uint64_t>(wpos.data(), !reorder, p.panel_rows, cbits, pbits, counters.data());
     }
     if (g.count > 0) {
       const Index* perm = reorder ? order(seg).perm.data() : nullptr;
@@ -607,14 +626,20 @@ class Builder {
 
  private:
   /// The touch counters of model::reuse_profile from the (column, panel) keys of the entries.
+  /// `monotone`: the positions never decrease in entry order (no reordering), so the keys come
+  /// in panel order and a stable sort of their column bits alone leaves them in (column, panel)
+  /// order: cbits instead of cbits + pbits, two radix passes fewer on a large matrix.
   template <class Key>
-  void count_touches(const Index* wpos, std::int64_t panel_rows, int cbits, int pbits, Counter* counters) {
+  void count_touches(const Index* wpos, bool monotone, std::int64_t panel_rows, int cbits, int pbits,
+                     Counter* counters) {
     auto key = scratch<Key>(a_.nnz, "tiled build: reuse keys");
     auto key2 = scratch<Key>(a_.nnz, "tiled build: sorted reuse keys");
     cuda::launch_grid_for("reuse_keys_kernel", reuse_keys_kernel<Key, Index>, a_.nnz, kBlock, a_.nnz, a_.col_idx,
                           wpos, panel_rows, pbits, key.data());
+    // With no column bits (one column) the begin bit's sort is a stable no-op: every key is below it.
+    const int begin_bit = monotone ? pbits : 0, end_bit = std::max(begin_bit + 1, cbits + pbits);
     ws_.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
-      return cub::DeviceRadixSort::SortKeys(t, b, key.data(), key2.data(), a_.nnz, 0, std::max(1, cbits + pbits),
+      return cub::DeviceRadixSort::SortKeys(t, b, key.data(), key2.data(), a_.nnz, begin_bit, end_bit,
                                             cuda::stream());
     });
     cuda::launch_grid_for("reuse_count_kernel", reuse_count_kernel<Key>, a_.nnz, kBlock, a_.nnz, key2.data(), pbits,

@@ -6,7 +6,8 @@
 // device_free (cuda/buffer.hpp: DeviceBuffer, the cuSPARSE baselines' matrices, buffers and
 // workspaces, the benchmark's and the tuner's operands), scratch_alloc / scratch_free (the
 // temporaries of one call, CUB workspaces and the HiSparse work memory among them); both take
-// their memory from one stream-ordered pool per device and pass through reserve/release here.
+// their memory from stream-ordered pools of spmat's (one for arrays, one for temporaries, per
+// device) and pass through reserve/release here.
 // Not counted, because spmat does not hand it out: the CUDA context, the cuSPARSE handle's own
 // memory, and the blocks the pool keeps cached after they were freed (a pool keeps its peak, so
 // that rebuilding a matrix maps no new memory; release_cached_device_memory gives them back,
@@ -46,7 +47,7 @@ struct DeviceMemoryUsage {
 DeviceMemoryUsage device_memory_usage();
 /// Starts a new peak from the bytes held now (DeviceMemoryUsage::peak_bytes).
 void reset_device_memory_peak();
-/// Waits for the device, then gives the memory spmat's pool keeps cached (what freed matrices
+/// Waits for the device, then gives the memory spmat's pools keep cached (what freed matrices
 /// and finished calls gave back) to the device, for other libraries or processes. spmat does
 /// this by itself before it reports the device full. Does nothing without CUDA or a GPU.
 void release_cached_device_memory();

@@ -12,14 +12,17 @@ namespace spmat::cuda {
 
 namespace {
 
-/// spmat's memory pool of the current device (null where memory pools are unsupported), made on
-/// first use with no release threshold: what a call gives back stays cached for the next one
-/// instead of returning to the device at every synchronization. Not the device's default pool,
-/// whose threshold belongs to the application's own cudaMallocAsync. `lookup_only`: never
-/// creates one and never throws (null when there is none yet or CUDA cannot say).
-cudaMemPool_t scratch_pool(bool lookup_only = false) {
+/// spmat's memory pool of the current device for `kind` (null where memory pools are
+/// unsupported), made on first use with no release threshold: what a call gives back stays
+/// cached for the next one instead of returning to the device at every synchronization. Not the
+/// device's default pool, whose threshold belongs to the application's own cudaMallocAsync.
+/// Matrices' arrays and temporaries have a pool each: a rebuild then finds its arrays' blocks
+/// as it left them, where one pool would let the build's temporaries, taken first, cut them up
+/// (measured: a coo rebuild of 0.5 GB mapping new memory each time, 5 times slower). `lookup_only`:
+/// never creates one and never throws (null when there is none yet or CUDA cannot say).
+cudaMemPool_t memory_pool(DeviceMemoryKind kind, bool lookup_only = false) {
   static std::mutex mu;
-  static std::map<int, cudaMemPool_t> pools;
+  static std::map<std::pair<int, DeviceMemoryKind>, cudaMemPool_t> pools;
   int dev = 0;
   if (lookup_only) {
     if (cudaGetDevice(&dev) != cudaSuccess) {
@@ -30,7 +33,7 @@ cudaMemPool_t scratch_pool(bool lookup_only = false) {
     SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
   }
   const std::lock_guard<std::mutex> lock(mu);
-  if (const auto it = pools.find(dev); it != pools.end()) return it->second;
+  if (const auto it = pools.find({dev, kind}); it != pools.end()) return it->second;
   if (lookup_only) return nullptr;
   int supported = 0;
   SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev));
@@ -44,7 +47,7 @@ cudaMemPool_t scratch_pool(bool lookup_only = false) {
     std::uint64_t keep = UINT64_MAX;
     SPMAT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
-  pools.emplace(dev, pool);
+  pools.emplace(std::pair{dev, kind}, pool);
   return pool;
 }
 
@@ -61,23 +64,27 @@ bool pool_held_memory() {
   return on;
 }
 
-/// Gives the pool's cached memory back to the device (after the frees queued on this thread's
+/// Gives the pools' cached memory back to the device (after the frees queued on this thread's
 /// stream are done), so that an allocation refused for want of memory can be retried. False
 /// when there was nothing to give back.
-bool trim_scratch_pool() {
-  const cudaMemPool_t pool = scratch_pool(true);
-  if (!pool) return false;
-  std::uint64_t reserved = 0;
-  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
-      reserved == 0) {
-    (void)cudaGetLastError();
-    return false;
+bool trim_pools() {
+  bool trimmed = false;
+  for (const DeviceMemoryKind kind : {DeviceMemoryKind::held, DeviceMemoryKind::scratch}) {
+    const cudaMemPool_t pool = memory_pool(kind, true);
+    if (!pool) continue;
+    std::uint64_t reserved = 0;
+    if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+        reserved == 0) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    if (cudaStreamSynchronize(stream()) != cudaSuccess || cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    trimmed = true;
   }
-  if (cudaStreamSynchronize(stream()) != cudaSuccess || cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return true;
+  return trimmed;
 }
 
 }  // namespace
@@ -102,14 +109,14 @@ void* device_alloc(std::size_t bytes, const char* what) {
   // candidate, a time step) finds its arrays' memory mapped already; cudaMalloc would map it
   // again, about 0.1-1 ms a large array, more than many builds take. The allocation is ordered
   // on stream(), which the build or upload that fills it synchronizes before it returns.
-  const cudaMemPool_t pool = pool_held_memory() ? scratch_pool() : nullptr;
+  const cudaMemPool_t pool = pool_held_memory() ? memory_pool(DeviceMemoryKind::held) : nullptr;
   const char* call = pool ? "cudaMallocFromPoolAsync" : "cudaMalloc";
   void* p = nullptr;
   const auto allocate = [&] {
     return pool ? cudaMallocFromPoolAsync(&p, bytes, pool, stream()) : cudaMalloc(&p, bytes);
   };
   cudaError_t st = allocate();
-  if (st == cudaErrorMemoryAllocation && trim_scratch_pool()) {
+  if (st == cudaErrorMemoryAllocation && trim_pools()) {
     (void)cudaGetLastError();
     st = allocate();
   }
@@ -127,7 +134,7 @@ void* device_alloc(std::size_t bytes, const char* what) {
 
 void device_free(void* p, std::size_t bytes) noexcept {
   if (!p) return;
-  if (pool_held_memory() && scratch_pool(true)) {
+  if (pool_held_memory() && memory_pool(DeviceMemoryKind::held, true)) {
     // Any stream may still read a matrix's arrays: wait for the device, as cudaFree does, then
     // give the memory to the pool, not back to the device.
     (void)cudaDeviceSynchronize();
@@ -139,19 +146,24 @@ void device_free(void* p, std::size_t bytes) noexcept {
 }
 
 void release_cached_memory() {
-  const cudaMemPool_t pool = scratch_pool(true);
-  if (!pool) return;
   SPMAT_CUDA_CHECK(cudaDeviceSynchronize());
-  SPMAT_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  for (const DeviceMemoryKind kind : {DeviceMemoryKind::held, DeviceMemoryKind::scratch})
+    if (const cudaMemPool_t pool = memory_pool(kind, true)) SPMAT_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
 }
 
 void* scratch_alloc(std::size_t bytes, const char* what) {
   if (bytes == 0) return nullptr;
-  const cudaMemPool_t pool = scratch_pool();
+  const cudaMemPool_t pool = memory_pool(DeviceMemoryKind::scratch);
   ::spmat::detail::reserve_device_memory(bytes, what, &device_free_bytes);
   void* p = nullptr;
-  const cudaError_t st =
-      pool ? cudaMallocFromPoolAsync(&p, bytes, pool, stream()) : cudaMalloc(&p, bytes);
+  const auto allocate = [&] {
+    return pool ? cudaMallocFromPoolAsync(&p, bytes, pool, stream()) : cudaMalloc(&p, bytes);
+  };
+  cudaError_t st = allocate();
+  if (st == cudaErrorMemoryAllocation && trim_pools()) {  // the arrays' pool may hold the room
+    (void)cudaGetLastError();
+    st = allocate();
+  }
   if (st != cudaSuccess) {
     ::spmat::detail::release_device_memory(bytes);
     (void)cudaGetLastError();
@@ -169,16 +181,20 @@ void* scratch_alloc(std::size_t bytes, const char* what) {
 
 void scratch_free(void* p, std::size_t bytes) noexcept {
   if (!p) return;
-  if (scratch_pool(true)) (void)cudaFreeAsync(p, stream());
+  if (memory_pool(DeviceMemoryKind::scratch, true)) (void)cudaFreeAsync(p, stream());
   else (void)cudaFree(p);
   ::spmat::detail::release_device_memory(bytes);
 }
 
 std::size_t pool_reserved_bytes() {
-  const cudaMemPool_t pool = scratch_pool(true);
-  std::uint64_t reserved = 0;
-  if (pool) SPMAT_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
-  return static_cast<std::size_t>(reserved);
+  std::size_t total = 0;
+  for (const DeviceMemoryKind kind : {DeviceMemoryKind::held, DeviceMemoryKind::scratch}) {
+    std::uint64_t reserved = 0;
+    if (const cudaMemPool_t pool = memory_pool(kind, true))
+      SPMAT_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    total += static_cast<std::size_t>(reserved);
+  }
+  return total;
 }
 
 Event::Event() { SPMAT_CUDA_CHECK(cudaEventCreate(&e_)); }

@@ -56,26 +56,26 @@ inline void fill_bytes_async(void* p, int byte, std::size_t bytes) {
 }
 
 /// Allocates `bytes` of device memory for `what` (named in errors), ordered on stream() and
-/// taken from spmat's memory pool (the one scratch_alloc uses) unless the environment variable
-/// SPMAT_DEVICE_MEMORY_CACHE is 0, off, false or no (then cudaMalloc); throws OutOfMemoryError
+/// taken from spmat's memory pool for arrays (scratch_alloc has its own) unless the environment
+/// variable SPMAT_DEVICE_MEMORY_CACHE is 0, off, false or no (then cudaMalloc); throws OutOfMemoryError
 /// naming the size, what for, spmat's usage and the device's free memory when the device is
 /// full, spmat's budget would be exceeded or a test injected the failure
 /// (spmat/core/device_memory.hpp: set_device_memory_limit, ScopedDeviceAllocationFailure).
 /// Every device allocation of the library goes through here or scratch_alloc below, so
 /// device_memory_usage() accounts for all of them. When the device
-/// refuses, the memory cached by the scratch pool is given back to it and the allocation tried
+/// refuses, the memory cached by spmat's pools is given back to it and the allocation tried
 /// once more. 0 bytes: returns null, allocates nothing.
 void* device_alloc(std::size_t bytes, const char* what);
 /// Frees what device_alloc(bytes, ...) returned; `bytes` must be the size asked for (the
 /// accounting keeps no table of sizes). Null is ignored. Waits for the device, as cudaFree
-/// does; the memory stays cached in spmat's pool for the next allocation (see
+/// does; the memory stays cached in spmat's pool for the next array (see
 /// release_cached_memory) unless SPMAT_DEVICE_MEMORY_CACHE=0.
 void device_free(void* p, std::size_t bytes) noexcept;
-/// Gives the memory that spmat's pool keeps cached (freed arrays and temporaries) back to the
+/// Gives the memory that spmat's pools keep cached (freed arrays and temporaries) back to the
 /// device, after waiting for it: for an application that needs it for something else. spmat
 /// does this itself before it reports the device full.
 void release_cached_memory();
-/// The bytes spmat's pool holds from the device now, handed out or cached (0 without a pool).
+/// The bytes spmat's pools hold from the device now, handed out or cached (0 without pools).
 std::size_t pool_reserved_bytes();
 /// The device's free and total bytes (cudaMemGetInfo); false when CUDA cannot say.
 bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes);
@@ -89,7 +89,7 @@ bool device_free_bytes(std::size_t* free_bytes, std::size_t* total_bytes);
 /// allocated and freed on the same stream within one call: what outlives the call (a matrix's
 /// arrays, used on other streams later) comes from device_alloc. Counted, budgeted and
 /// fault-injected like device_alloc; the pool keeps what was freed cached for the next call
-/// (device_alloc gives the cache back to the device before it reports the device full).
+/// (both allocators give the pools' cache back to the device before they report it full).
 /// Devices without memory pools get cudaMalloc / cudaFree.
 void* scratch_alloc(std::size_t bytes, const char* what);
 /// Gives back, in stream order on stream(), what scratch_alloc(bytes, ...) returned (the

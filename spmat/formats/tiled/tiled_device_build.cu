@@ -211,7 +211,7 @@ __global__ void reuse_keys_kernel(std::int64_t nnz, const Index* __restrict__ co
                               static_cast<std::uint64_t>(static_cast<std::int64_t>(wpos[q]) / panel_rows));
 }
 
-/// The block's partial counters `mine` (valid in lane 0 of each warp; kinds[i]: sum or max)
+/// The block's partial counters `mine` (valid in lane 0 of each warp; is_max[i]: a maximum, else a sum)
 /// added to out[slot[i]] with one atomic per counter and block, not one per warp or item: the
 /// counters are a handful of addresses that every block would otherwise queue on.
 template <int N>
@@ -545,8 +545,8 @@ class Builder {
         std::swap(pos, pos2);
       }
       cuda::invert_permutation(o.perm.data(), n0, o.inv.data());
-      // Rows already in pattern order (a band, a stencil): the reordered profiles are the
-      // unreordered ones, and profile() reuses them.
+      // Rows already in pattern order (each row's column sequence at or above the previous
+      // row's): the reordered profiles are the unreordered ones, and profile() reuses them.
       auto moved = scratch<Counter>(1, "tiled build: moved rows");
       moved.fill_bytes(0);
       cuda::launch_grid_for("moved_count_kernel", moved_count_kernel<Index>, n0, kBlock, n0, o.perm.data(),

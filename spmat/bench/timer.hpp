@@ -67,7 +67,9 @@ void synchronize();
 /// stream; each returned time is per call. A sample holds enough back-to-back calls to span
 /// about `min_sample_ms` (estimated from the warm-up; 0: one call per sample), so that a
 /// product of a few microseconds is timed as a solver loop runs it, queued behind the previous
-/// one, and not with the host's launch latency inside the events. With `flush_l2`, a buffer of
+/// one, and not with the host's launch latency inside the events. The calls of such a sample
+/// are all enqueued before the GPU starts them (cuda::StreamHold), so their time is the GPU's
+/// and not the rate at which the host launches them. With `flush_l2`, a buffer of
 /// 2× L2 is written before each sample, outside the events, and a sample is one call.
 /// `calls_per_sample`, when given, receives the number of calls per sample.
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,

@@ -239,15 +239,24 @@ TEST(CsrCudaPlan, RegularMatricesKeepTheUnbinnedAutoKernel) {
   EXPECT_EQ(auto_plan(regular[0].second).kernel, CsrKernel::scalar);
   EXPECT_EQ(auto_plan(regular[5].second).kernel, CsrKernel::scalar);
   EXPECT_EQ(auto_plan(regular[2].second).kernel, CsrKernel::automatic);
+  // Short rows but few of them: a warp per row, not the scalar kernel.
+  const Csr64 few = random_csr(1000, 1000, row_lengths(1000, [](std::int64_t r) { return 2 + r % 5; }), 7);
+  const auto pf = auto_plan(few);
+  EXPECT_EQ(pf.kernel, CsrKernel::automatic);
+  EXPECT_EQ(pf.tpr, 32);
 }
 
 TEST(CsrCudaPlan, LanesPerRowHalveFromEightUpWhenTheRowsFillTheGpuTwice) {
   using csr_plan::threads_per_row;
-  // The largest power of two <= the mean while the matrix is small ...
-  EXPECT_EQ(threads_per_row(1000, 17000), 16);
-  EXPECT_EQ(threads_per_row(1000, 9000), 8);
-  EXPECT_EQ(threads_per_row(1000, 5000), 4);
-  EXPECT_EQ(threads_per_row(1000, 100000), 32);
+  // A warp per row while rows × 32 fit in kFewThreads (latency-bound) ...
+  EXPECT_EQ(threads_per_row(1000, 3600), 32);
+  EXPECT_EQ(threads_per_row(csr_plan::kFewThreads / 32, csr_plan::kFewThreads / 8), 32);
+  // ... the largest power of two <= the mean while the matrix is small ...
+  EXPECT_EQ(threads_per_row(csr_plan::kFewThreads / 32 + 1, 4 * (csr_plan::kFewThreads / 32 + 1)), 4);
+  EXPECT_EQ(threads_per_row(10000, 170000), 16);
+  EXPECT_EQ(threads_per_row(10000, 90000), 8);
+  EXPECT_EQ(threads_per_row(10000, 50000), 4);
+  EXPECT_EQ(threads_per_row(10000, 1000000), 32);
   // ... halved once rows x the halved lanes reach kManyThreads ...
   EXPECT_EQ(threads_per_row(2000000, 32000000), 8);   // 16 per row: no lane idles at 8
   // ... and 8 lanes once more to 4 when a mean row idles far fewer lanes at 4 ...
@@ -289,8 +298,7 @@ TEST(CsrCudaPlan, LongRowChunksShrinkWhileTheLongRowsAreFew) {
 
 TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
   for (const char* name : {"rmat_scale14_ef16", "powerlaw_20000_mean16",
-                           "every_row_length_class_3000x9000", "empty_stretches_6000x500",
-                           "wide_rows_500x30000"}) {
+                           "empty_stretches_6000x500", "wide_rows_500x30000"}) {
     SCOPED_TRACE(name);
     const auto it = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
                                  [&](const Scenario& s) { return s.name == name; });
@@ -309,6 +317,17 @@ TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
     }
     expect_rows_partitioned(it->a, p);
   }
+  // Few rows (a warp each): rows up to kWarpRowMax stay in the sub-warp kernel, so the bins
+  // would only move the rows between kWarpRowMax and the long-row threshold, here too few.
+  const auto few = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
+                                [](const Scenario& s) { return s.name == "every_row_length_class_3000x9000"; });
+  ASSERT_NE(few, skewed_scenarios().end());
+  ASSERT_TRUE(csr_plan::few_rows(few->a.rows));
+  const auto p = auto_plan(few->a);
+  EXPECT_EQ(p.kernel, CsrKernel::automatic);
+  EXPECT_EQ(p.tpr, 32);
+  EXPECT_FALSE(p.long_rows.empty());
+  expect_rows_partitioned(few->a, p);
 }
 
 /// Row lengths of a large skewed matrix (row offsets only): 2^20 rows of 6 entries, every 64th

@@ -9,7 +9,14 @@
 
 namespace spmat::csr_plan {
 
+bool few_rows(std::int64_t rows) { return rows * 32 <= kFewThreads; }
+
 int threads_per_row(std::int64_t rows, std::int64_t nnz) {
+  // Rows few enough that a warp each fits in about half of one wave: the product is bound by
+  // the latency of the longest row's strided steps, not by lanes left idle. Measured on an
+  // H100 (SpMV fp64, µs): 1138_bus (1,138 rows, mean 3.6) scalar 4.15, a warp per row 2.84;
+  // nnc1374 (1,374 × 6.3) 4.58 vs 2.81; bcsstk19 (817 × 8.4) 8 lanes 3.13 vs 2.75.
+  if (few_rows(rows)) return 32;
   const double mean = rows > 0 ? static_cast<double>(nnz) / static_cast<double>(rows) : 0.0;
   int t = 2;
   while (t < 32 && 2.0 * t <= mean) t *= 2;
@@ -52,7 +59,7 @@ std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t n
   p.max_len = max_len;
   // The same decisions as plan_rows, in the same order (see there for why).
   if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
-      nnz < 8 * rows && max_len <= 32)
+      nnz < 8 * rows && max_len <= 32 && !few_rows(rows))
     p.kernel = CsrKernel::scalar;
   if (p.kernel == CsrKernel::automatic && bins != CsrBins::off &&
       (bins == CsrBins::on ||
@@ -82,8 +89,9 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
   // vs 4 lanes 0.130 ms; G3_circuit (mean 4.8) 0.041 vs 0.055; lap3d:200 (mean 7) 0.231 vs
   // 0.291. With 16/row (random_k, banded:8) sub-warps win (0.27 vs 0.54; 0.106 vs 0.143), and
   // one long row makes the scalar kernel collapse (powerlaw: 182 ms), hence both conditions.
+  // A matrix of few rows is latency-bound and takes a warp per row (threads_per_row).
   if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
-      nnz < 8 * rows && p.max_len <= 32)
+      nnz < 8 * rows && p.max_len <= 32 && !few_rows(rows))
     p.kernel = CsrKernel::scalar;
 
   // Bins: rows up to binned_short_max stay in the sub-warp kernel, longer ones up to

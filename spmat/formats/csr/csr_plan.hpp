@@ -28,6 +28,11 @@ constexpr std::int64_t kNoLongRows = std::numeric_limits<std::int64_t>::max();
 /// Threads past which the sub-warp kernel has rows to spare: about two full waves of an H100
 /// (132 SMs × 2,048 threads); the matrices below it are the ones that fit in L2.
 constexpr std::int64_t kManyThreads = std::int64_t(1) << 19;
+/// Threads up to which the auto kernel gives every row a warp (about half of one wave of an
+/// H100): such a matrix is bound by its longest row's latency, not by idle lanes.
+constexpr std::int64_t kFewThreads = std::int64_t(1) << 17;
+/// rows × 32 <= kFewThreads.
+bool few_rows(std::int64_t rows);
 /// threads_per_row: 8 lanes become 4 when that lowers the idle share of a mean row's lane
 /// slots by at least this much.
 constexpr double kIdleShareGain = 0.1;
@@ -62,8 +67,8 @@ constexpr int kMergeIpt = 7;
 constexpr int kMergeTile = kMergeBlock * kMergeIpt;
 constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
 
-/// Lanes per row for the sub-warp kernel: the largest power of two <= mean row length, clamped
-/// to [2, 32]; from 8 lanes up, halved when rows × the halved lanes reach kManyThreads, and a
+/// Lanes per row for the sub-warp kernel: 32 for few rows (few_rows); else the largest power
+/// of two <= mean row length, clamped to [2, 32]; from 8 lanes up, halved when rows × the halved lanes reach kManyThreads, and a
 /// resulting 8 halved once more when 4 lanes idle far fewer lanes per row (kIdleShareGain, the
 /// mean row's last strided step). Rounding down keeps more
 /// rows per warp (fewer shuffle steps per row, more loads in flight); for the 5-point Laplacian

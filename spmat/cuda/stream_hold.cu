@@ -41,7 +41,11 @@ StreamHold::StreamHold() {
 }
 
 StreamHold::~StreamHold() {
-  if (words_) cudaFreeHost(words_);
+  if (!words_) return;
+  // A hold left by an exception between hold() and release() ends now, not at its timeout
+  // (cudaFreeHost waits for the device).
+  release();
+  cudaFreeHost(words_);
 }
 
 void StreamHold::hold(cudaStream_t s, double timeout_ms) {

@@ -546,6 +546,34 @@ std::int64_t choose_k_tile(const ReuseProfile& p, std::int64_t k, std::size_t va
   return best;
 }
 
+RowsChoice choose_rows_variant(const ReuseProfile& base, std::int64_t rows, std::int64_t k,
+                               std::size_t vb, std::size_t ib, const DeviceModel& dev,
+                               const RowsCalibration& cal,
+                               const std::function<ReuseProfile(std::int64_t, bool)>& profile) {
+  RowsChoice c;
+  // The segment size: the paper's rule (ceil(U·mu) / ceil(mu)) is made for one thread per row
+  // and whole-panel imbalance; in the row-wise kernel a group of lanes walks a row, so only rows
+  // whose walk rivals the kernel's bandwidth time need cutting, and every cut costs a partial
+  // write + read. So: the segment whose walk is seg_latency_share of the whole-row variant's
+  // bandwidth time, never below 64 (on the H100, segsize ceil(mu) = 16 on gen:powerlaw made
+  // 10.8 ms of a 1.5 ms problem).
+  const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
+  const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
+  c.segsize = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t sg = i >= 2 ? c.segsize : 0;
+    c.profiles[static_cast<std::size_t>(i)] = i == 0 ? base : profile(sg, i % 2 != 0);
+    const ReuseProfile& p = c.profiles[static_cast<std::size_t>(i)];
+    const bool segmented = sg > 0 && p.work_rows != rows;
+    c.kt[static_cast<std::size_t>(i)] = choose_k_tile(p, k, vb, ib, segmented, dev, cal);
+    c.seconds[static_cast<std::size_t>(i)] =
+        rows_traffic(p, k, c.kt[static_cast<std::size_t>(i)], vb, ib, segmented, dev, BMode::predicted, cal).seconds;
+  }
+  for (int i = 1; i < 4; ++i)
+    if (c.seconds[static_cast<std::size_t>(i)] < c.seconds[static_cast<std::size_t>(c.chosen)] * 0.97) c.chosen = i;
+  return c;
+}
+
 namespace {
 RowsVariant predict_rows_from(const ReuseProfile& prof, std::int64_t rows, std::int64_t k,
                               const DeviceModel& dev, std::int64_t segsize, bool reorder, std::int64_t kt,
@@ -585,21 +613,18 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   ps.u = static_cast<double>(base.panels) / dev.sm_count;
   const std::int64_t lb_seg = lb_segsize(ps, lb);
   const std::size_t vb = sizeof(Value), ib = sizeof(Index);
-  // Segment size of the segmented candidates. The paper's rule (ceil(U·mu) / ceil(mu)) is made
-  // for one thread per row and whole-panel imbalance; in the row-wise kernel a group of lanes
-  // walks a row, so only rows whose walk rivals the kernel's bandwidth time need cutting, and
-  // every cut costs a partial write + read. So: the segment whose walk is seg_latency_share of
-  // the whole-row variant's bandwidth time (rows_segsize), never below 64 (on the H100,
-  // segsize ceil(mu) = 16 on gen:powerlaw made 10.8 ms of a 1.5 ms problem).
-  const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
-  const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
-  const std::int64_t seg = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
-  for (int s = 0; s < 2; ++s)
-    for (int r = 0; r < 2; ++r)
-      d.variants.push_back(s || r ? predict_rows(a, k, dev, s ? seg : 0, r != 0, 0, cal, panel_rows)
-                                  : predict_rows_from(base, a.rows, k, dev, 0, false, 0, vb, ib, cal));
-  for (int i = 1; i < 4; ++i)
-    if (d.variants[i].predicted.seconds < d.variants[d.chosen].predicted.seconds * 0.97) d.chosen = i;
+  const RowsChoice choice = choose_rows_variant(
+      base, a.rows, k, vb, ib, dev, cal, [&](std::int64_t segsize, bool reorder) {
+        auto work = segment_rows(a, segsize);
+        if (reorder) sort_by_pattern(a, work);
+        return reuse_profile(a, std::span<const WorkRow>(work), panel_rows);
+      });
+  const std::int64_t seg = choice.segsize;
+  for (int i = 0; i < 4; ++i)
+    d.variants.push_back(predict_rows_from(choice.profiles[static_cast<std::size_t>(i)], a.rows, k, dev,
+                                           i >= 2 ? seg : 0, i % 2 != 0,
+                                           choice.kt[static_cast<std::size_t>(i)], vb, ib, cal));
+  d.chosen = choice.chosen;
   d.reason = "least predicted time of the row-wise kernel (" + d.variants[d.chosen].name + ", K-tile " +
              std::to_string(d.variants[d.chosen].predicted.kt) + "); paper flow: " +
              (lb_seg > 0 ? (ps.u < lb.u_min ? "underutilized" : "imbalanced") : std::string("balanced")) +

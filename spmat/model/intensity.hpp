@@ -16,6 +16,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -355,6 +356,25 @@ struct RowsDecision {
   /// The row-wise `chosen` variant is kept either way (what kernel=rows runs).
   std::string kernel = "rows";
 };
+
+/// The row-wise kernel's layout choice among the four variants {whole rows, segmented} ×
+/// {in order, reordered} (index i: segmented for i >= 2, reordered for odd i): the segment size
+/// of the segmented ones (the walk that is seg_latency_share of the in-order whole-row
+/// variant's bandwidth time, rows_segsize), each variant's model K-tile and predicted time, and
+/// the chosen one (a later variant only for a > 3 % gain). `profile(segsize, reorder)` gives
+/// the reuse profile of a layout; `base` is the one of (0, false). decide_rows and the tiled
+/// format's builders (tiled_rows_layout) decide with it.
+struct RowsChoice {
+  std::int64_t segsize = 0;
+  int chosen = 0;
+  std::array<ReuseProfile, 4> profiles;
+  std::array<std::int64_t, 4> kt{};
+  std::array<double, 4> seconds{};
+};
+RowsChoice choose_rows_variant(const ReuseProfile& base, std::int64_t rows, std::int64_t k,
+                               std::size_t value_bytes, std::size_t index_bytes,
+                               const DeviceModel& dev, const RowsCalibration& cal,
+                               const std::function<ReuseProfile(std::int64_t, bool)>& profile);
 
 template <class Value, class Index>
 RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const DeviceModel& dev,

@@ -139,26 +139,15 @@ TiledRowsLayout tiled_rows_layout(const TiledOptions& opt, std::int64_t rows, st
   const auto dev = device_from(opt.device);
   const model::RowsCalibration cal;
   const std::int64_t k = opt.k;
-  // The segment size of the segmented candidates: the one whose walk is seg_latency_share of the
-  // whole-row variant's bandwidth time (model::rows_segsize), never below 64.
   constexpr std::int64_t kPanelRows = 256;  // the reuse granularity of the predictions
   const model::ReuseProfile base = profile(0, false, kPanelRows);
-  const std::int64_t kt0 = model::choose_k_tile(base, k, vb, ib, false, dev, cal);
-  const auto bw = model::rows_traffic(base, k, kt0, vb, ib, false, dev, model::BMode::optimistic, cal);
-  const std::int64_t seg = model::rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
-  // Variant i: segments (i >= 2) × reordered (i odd), each at its own model K-tile.
-  double seconds[4];
-  std::int64_t kts[4];
-  for (int i = 0; i < 4; ++i) {
-    const std::int64_t sg = i >= 2 ? seg : 0;
-    const model::ReuseProfile p = i == 0 ? base : profile(sg, i % 2 != 0, kPanelRows);
-    const bool segmented = sg > 0 && p.work_rows != rows;
-    kts[i] = model::choose_k_tile(p, k, vb, ib, segmented, dev, cal);
-    seconds[i] = model::rows_traffic(p, k, kts[i], vb, ib, segmented, dev, model::BMode::predicted, cal).seconds;
-  }
-  int chosen = 0;
-  for (int i = 1; i < 4; ++i)
-    if (seconds[i] < seconds[chosen] * 0.97) chosen = i;
+  const model::RowsChoice choice = model::choose_rows_variant(
+      base, rows, k, vb, ib, dev, cal,
+      [&](std::int64_t segsize, bool reorder) { return profile(segsize, reorder, kPanelRows); });
+  const std::int64_t seg = choice.segsize;
+  const int chosen = choice.chosen;
+  const auto& seconds = choice.seconds;
+  const auto& kts = choice.kt;
   if (opt.variant == "auto" && out.segsize == 0) out.segsize = chosen >= 2 ? seg : 0;
   if (opt.variant == "segmented" && out.segsize == 0) out.segsize = seg;
   if (opt.reorder == "auto") {

@@ -10,6 +10,8 @@
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/formats/tiled/tiled.hpp"
+#include "spmat/gen/generators.hpp"
+#include "spmat/model/intensity.hpp"
 #include "spmat/matrix.hpp"
 #include "tests/support/device_ops.hpp"
 #include "tests/support/test_support.hpp"
@@ -451,6 +453,24 @@ TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
   EXPECT_EQ(r.panel_r, 0);
   EXPECT_TRUE(r.pn_val.empty());
   EXPECT_LT(r.storage_bytes(), s.storage_bytes());
+}
+
+TEST(Tiled, AutoLayoutIsTheModelsRowsDecision) {
+  // The builder and `spmat model` (model::decide_rows) decide the layout with one rule
+  // (model::choose_rows_variant): the same segment size on skewed, banded and random rows.
+  const std::vector<std::pair<std::string, Csr<double, std::int64_t>>> cases{
+      {"powerlaw", gen::generate<double, std::int64_t>("gen:powerlaw:20000:16")},
+      {"rmat", gen::generate<double, std::int64_t>("gen:rmat:12:8")},
+      {"banded", banded_csr<double, std::int64_t>(3000, 6)},
+      {"random", random_csr<double, std::int64_t>(2000, 4000, 0.004, 11)}};
+  for (const auto& [name, a] : cases) {
+    SCOPED_TRACE(name);
+    const auto s = TiledStorage<double, std::int64_t>::build(a, FormatOptions::parse("reorder=off"));
+    TiledOptions opt;
+    const auto d = model::decide_rows(a, opt.k, model::device_by_name(opt.device));
+    EXPECT_EQ(s.segsize, d.variants[static_cast<std::size_t>(d.chosen)].segsize);
+    EXPECT_FALSE(s.plan_reason.empty());
+  }
 }
 
 template <class Value, class Index>

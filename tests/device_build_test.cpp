@@ -27,6 +27,7 @@
 #include "spmat/config.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/matrix.hpp"
+#include "spmat/plan/candidate_builder.hpp"
 #include "tests/support/device_ops.hpp"
 #include "tests/support/test_support.hpp"
 #if SPMAT_WITH_CUDA
@@ -213,6 +214,10 @@ TEST(DeviceBuild, RegistryFlags) {
                         "bro-hyb", "tiled"})
     EXPECT_EQ(find_format(f).builds_on_device(), kCudaCompiled) << f;
   EXPECT_FALSE(find_format("auto").builds_on_device());
+#if SPMAT_WITH_CUDA
+  for (const char* f : {"cusparse-csr", "cusparse-csr-alg2", "cusparse-coo"})
+    EXPECT_TRUE(find_format(f).builds_on_device()) << f;
+#endif
 }
 
 TEST(DeviceBuild, RefusedWithoutAGpu) {
@@ -493,6 +498,49 @@ TEST(DeviceBuild, BenchReportsTheDeviceBuildAndUpdateTimes) {
     EXPECT_NE(json.find("\"device_build_ms\""), std::string::npos) << json;
     EXPECT_NE(json.find("\"update_values_ms\""), std::string::npos) << json;
   }
+}
+
+template <class Value, class Index>
+void check_device_transpose(std::uint64_t seed) {
+  for (const auto& c : cases(seed)) {
+    const auto a = convert<Value, Index>(c.a);
+    const auto up = cuda::upload_csr(a);
+    const DeviceCsr<Value, Index> t = cuda::transpose(up.view());
+    EXPECT_EQ(cuda::download(t.view()), transpose(a)) << c.name;
+  }
+}
+
+TEST(DeviceBuild, TransposeEqualsTheHostTranspose) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  testing::for_each_type_pair([&]<class V, class I>() { check_device_transpose<V, I>(seed); });
+}
+
+// The planner's builder: storages of A and of Aᵀ built on the device (one upload, one device
+// transpose) hold the arrays of the host builds.
+TEST(DeviceBuild, PlannerBuildsOnTheDeviceTheStoragesOfTheHost) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const auto a = convert<float, std::int32_t>(cases(testing::fresh_seed())[0].a);
+  CandidateBuilder<float, std::int32_t> builder(a, Backend::cuda);
+  for (const char* f : {"csr", "bccoo-gpu", "bro-hyb", "cusparse-csr", "csc"})
+    for (bool transposed : {false, true}) {
+      const std::string what = std::string(f) + (transposed ? " on A^T" : "");
+      EXPECT_TRUE(builder.on_device(f)) << what;
+      const auto dev = builder.build(f, transposed);
+      const auto host = Matrix<float>::build(transposed ? transpose(a) : a, f, Backend::cuda);
+      const auto hs = detail::impl_of(host).stored_arrays();
+      const auto ds = dev->stored_arrays();
+      ASSERT_EQ(hs.size(), ds.size()) << what;
+      for (std::size_t i = 0; i < hs.size(); ++i)
+        EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name;
+    }
+  // Without a device builder: the host path.
+  EXPECT_FALSE(builder.on_device("gcsb"));
+  EXPECT_TRUE(builder.build("gcsb", false) != nullptr);
+  // csr with 64-bit indices narrows its column indices: it uploads its own arrays.
+  const auto a64 = convert<float, std::int64_t>(a);
+  EXPECT_FALSE((CandidateBuilder<float, std::int64_t>(a64, Backend::cuda).on_device("csr")));
 }
 
 #endif  // SPMAT_WITH_CUDA

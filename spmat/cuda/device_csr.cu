@@ -304,6 +304,29 @@ Csr<Value, Index> download(const DeviceCsrView<Value, Index>& a) {
   return h;
 }
 
+template <class Value, class Index>
+void transpose_into(const DeviceCsrView<Value, Index>& a, Index* t_ptr, Index* t_idx, Value* t_val) {
+  const auto n = static_cast<std::size_t>(a.nnz);
+  ScratchBuffer<Index> row_of(n, "transpose: row of each entry");
+  ScratchBuffer<Index> cols_sorted(n, "transpose: sorted columns");
+  ScratchBuffer<Index> perm(n, "transpose: CSR position of each entry");
+  expand_rows(a.row_ptr, a.rows, a.nnz, row_of.data());
+  sorted_positions(a.col_idx, a.nnz, a.cols, cols_sorted.data(), perm.data());
+  compress_rows(cols_sorted.data(), a.nnz, a.cols, t_ptr);
+  gather_values(t_idx, perm.data(), row_of.data(), a.nnz);
+  gather_values(t_val, perm.data(), a.values, a.nnz);
+}
+
+template <class Value, class Index>
+DeviceCsr<Value, Index> transpose(const DeviceCsrView<Value, Index>& a) {
+  const auto n = static_cast<std::size_t>(a.nnz);
+  DeviceBuffer<Index> ptr(static_cast<std::size_t>(a.cols) + 1, "transpose row_ptr");
+  DeviceBuffer<Index> idx(n, "transpose col_idx");
+  DeviceBuffer<Value> val(n, "transpose values");
+  transpose_into(a, ptr.data(), idx.data(), val.data());
+  return adopt_csr<Value, Index>(a.cols, a.rows, std::move(ptr), std::move(idx), std::move(val));
+}
+
 template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
@@ -315,6 +338,8 @@ void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n
 #define SPMAT_INSTANTIATE(V, I)                                                       \
   template void validate(const DeviceCsrView<V, I>&, std::string_view);               \
   template Csr<V, I> download(const DeviceCsrView<V, I>&);                            \
+  template void transpose_into(const DeviceCsrView<V, I>&, I*, I*, V*);               \
+  template DeviceCsr<V, I> transpose(const DeviceCsrView<V, I>&);                     \
   template void scatter_values(V*, const I*, const V*, std::int64_t);                 \
   template void gather_values(V*, const I*, const V*, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)

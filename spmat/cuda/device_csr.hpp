@@ -60,6 +60,17 @@ DeviceCsr<Value, Index> upload_csr(const Csr<Value, Index>& a) {
 template <class Value, class Index>
 void validate(const DeviceCsrView<Value, Index>& a, std::string_view what);
 
+/// Aᵀ of a validated device CSR written as CSR arrays (A's CSC): t_ptr (cols+1 entries), t_idx
+/// and t_val (nnz each). A stable radix sort of the entries by column keeps each column's
+/// entries in ascending rows, so the arrays equal those of the host transpose(), byte for byte.
+/// On stream(); the scratch is released in stream order.
+template <class Value, class Index>
+void transpose_into(const DeviceCsrView<Value, Index>& a, Index* t_ptr, Index* t_idx, Value* t_val);
+
+/// Aᵀ of a validated device CSR as an exclusive DeviceCsr (transpose_into).
+template <class Value, class Index>
+DeviceCsr<Value, Index> transpose(const DeviceCsrView<Value, Index>& a);
+
 /// The view's arrays copied to a host Csr (for the formats built on the host).
 template <class Value, class Index>
 Csr<Value, Index> download(const DeviceCsrView<Value, Index>& a);

@@ -83,6 +83,9 @@ constexpr int kEvidenceInL2[4] = {0, 16, 9, 6};
 constexpr int kEvidencePastL2[4] = {4, 0, 1, 2};
 double margin(int n) { return n >= 3 ? 0.0 : (n == 2 ? 0.15 : 0.3); }
 
+/// The rate (GB/s) at which cuSPARSE's CSR_ALG1 SpMV streams its longest row.
+constexpr double kLongRowGbs = 600.0;
+
 /// Below this many CSR-floor bytes per L2 byte a matrix stays in L2 between calls.
 constexpr double kL2Resident = 0.5;
 constexpr double kL2Speedup = 2.5;
@@ -224,6 +227,12 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     c.transposed = on_transpose;
     c.predicted_ms = (resident ? k.launch_us[ci] * 1e-3 : 0.0) +
                      padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ci] * 1e6);
+    // cuSPARSE's CSR_ALG1 falls behind on a row of millions of entries: on an H100, a row of
+    // 2 M entries (5.5% of the nonzeros) made it 2-5% slower than CSR_ALG2, which is 4-60%
+    // slower on every other matrix measured. Modelled as the longest row's bytes streamed at
+    // a rate of a few SMs; negligible below some 10⁵ entries.
+    if (std::string_view(k.format) == "cusparse-csr" && run_op == Op::spmv)
+      c.predicted_ms += static_cast<double>(m.max_row) * (vb + ib) / (kLongRowGbs * 1e6);
     if (std::string_view(k.format).rfind("cusparse", 0) != 0)
       c.predicted_ms *= 1.0 + margin(resident ? kEvidenceInL2[ci] : kEvidencePastL2[ci]);
     double stored = csr_bytes;
@@ -257,6 +266,24 @@ double estimated_build_ms(const Candidate& c) {
   // one more pass. Measured builds run from 0.5 to 2.5x these on a 16-core host.
   const double gbs = c.format.rfind("cusparse", 0) == 0 ? 3.0 : c.format == "csr" ? 1.0 : 0.4;
   return static_cast<double>(c.bytes) / (gbs * 1e6) * (c.transposed ? 2.0 : 1.0);
+}
+
+double estimated_device_build_ms(const Candidate& c) {
+  // Device GB/s of stored bytes, well under the memory bandwidth: copies (csr adopts the
+  // arrays, cuSPARSE copies them) at about a third of it, the others' sorts, scans and
+  // scatters at a few dozen passes over the bytes (measured builds: 1 to 20 SpMVs), plus the
+  // allocations and launches of a build.
+  const bool copies = c.format.rfind("cusparse", 0) == 0 || c.format.rfind("csr", 0) == 0;
+  const double gbs = copies ? 1000.0 : 100.0;
+  return 0.2 + static_cast<double>(c.bytes) / (gbs * 1e6);
+}
+
+double estimated_upload_ms(std::size_t bytes) {
+  return 0.1 + static_cast<double>(bytes) / (10.0 * 1e6);  // 10 GB/s from pageable memory
+}
+
+double estimated_device_transpose_ms(std::size_t bytes) {
+  return 0.2 + static_cast<double>(bytes) / (100.0 * 1e6);
 }
 
 double estimated_transpose_ms(std::int64_t nnz, std::int64_t rows) {

@@ -31,6 +31,14 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
 
 /// Rough host build time of a candidate's storage: a conversion and an upload of its bytes.
 double estimated_build_ms(const Candidate& c);
+/// Rough time to build a candidate's storage on the GPU from a device CSR (its device builder):
+/// device-to-device copies for csr-class and cuSPARSE storages, a few sorts and scans for the
+/// others.
+double estimated_device_build_ms(const Candidate& c);
+/// Rough time to upload `bytes` of host arrays (pageable memory).
+double estimated_upload_ms(std::size_t bytes);
+/// Rough time to transpose a device CSR of `bytes` (a radix sort and gathers).
+double estimated_device_transpose_ms(std::size_t bytes);
 /// Estimated host time to transpose a CSR of `nnz` nonzeros and `rows` rows (a counting sort).
 double estimated_transpose_ms(std::int64_t nnz, std::int64_t rows);
 

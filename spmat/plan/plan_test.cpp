@@ -182,6 +182,31 @@ TEST_F(GpuPlan, CusparseIsAlwaysACandidate) {
   }
 }
 
+// cuSPARSE's CSR_ALG1 is slower than CSR_ALG2 only where one row holds millions of entries:
+// the same skewed statistics with a longest row of 60 K and of 2 M entries out of 36 M.
+TEST_F(GpuPlan, ARowOfMillionsPrefersCusparseAlg2) {
+  MatrixStats s = matrix_stats(gen("gen:powerlaw:20000:16"));
+  ASSERT_EQ(plan_model::classify(s), plan_model::StructureClass::skewed) << s.summary();
+  s.rows = s.cols = 2000000;
+  s.nnz = 36000000;
+  const auto rank = [&](std::int64_t max_row, int value_bytes) {
+    s.max_row = max_row;
+    const FormatPlan p = plan_from_stats(s, request({Op::spmv}), value_bytes, 4);
+    double alg1 = 0, alg2 = 0;
+    for (const auto& c : p.candidates) {
+      if (c.format == "cusparse-csr") alg1 = c.predicted_ms;
+      if (c.format == "cusparse-csr-alg2") alg2 = c.predicted_ms;
+    }
+    EXPECT_GT(alg1, 0);
+    EXPECT_GT(alg2, 0);
+    return alg2 / alg1;
+  };
+  for (int vb : {4, 8}) {
+    EXPECT_GT(rank(60000, vb), 1.0) << vb;
+    EXPECT_LT(rank(2000000, vb), 1.0) << vb;
+  }
+}
+
 TEST_F(GpuPlan, MemoryBudgetRulesOutAStoredTranspose) {
   const auto a = gen("gen:random_k:50000:8");
   auto r = request({Op::spmv_t});

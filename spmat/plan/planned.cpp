@@ -5,6 +5,7 @@
 #include <set>
 
 #include "spmat/config.hpp"
+#include "spmat/plan/candidate_builder.hpp"
 #include "spmat/plan/plan_options.hpp"
 #include "spmat/plan/tune.hpp"
 #include "spmat/registry.hpp"
@@ -55,25 +56,25 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
     std::map<std::pair<std::string, bool>, std::shared_ptr<MatrixImpl<Value>>> prebuilt) {
   if (plan.choices.empty()) throw UnsupportedError("auto: the plan chose no format");
   const Backend backend = plan.backend;
+  // Storages are built on the GPU from an upload where the format has a device builder
+  // (candidate_builder.hpp): seconds of host build become milliseconds.
   Builder builder = [backend](const std::string& format, const Csr<Value, std::int64_t>& m) {
     const Csr<Value, Index> mi = convert<Value, Index>(m, "auto");
-    return std::shared_ptr<MatrixImpl<Value>>(
-        find_format(format).factory<Value, Index>()(mi, FormatOptions{}, backend));
+    return CandidateBuilder<Value, Index>(mi, backend).build(format, false);
   };
   // The first operation's storage now, from the CSR at hand; the others on first use.
   OpChoice& first = plan.choices.front();
   std::shared_ptr<MatrixImpl<Value>> impl;
   std::set<std::pair<std::string, bool>> refused;
   bool out_of_memory = false;
+  CandidateBuilder<Value, Index> from_a(a, backend);
   while (!impl) {
     if (auto it = prebuilt.find({first.format, first.transposed}); it != prebuilt.end() && it->second) {
       impl = it->second;
       break;
     }
     try {
-      const auto& factory = find_format(first.format).factory<Value, Index>();
-      impl = std::shared_ptr<MatrixImpl<Value>>(first.transposed ? factory(transpose(a), {}, backend)
-                                                                 : factory(a, {}, backend));
+      impl = from_a.build(first.format, first.transposed);
     } catch (const Error& e) {
       if (!gives_way(e)) throw;
       next_candidate(plan, first, e, refused, out_of_memory);

@@ -3,8 +3,9 @@
 // SPDX-License-Identifier: MIT
 //
 // The transpose of the host builder (to_csc: a stable counting sort of the entries by column)
-// done with a stable CUB radix sort of the CSR positions by column: within a column the entries
-// keep CSR order, i.e. ascending rows, so the arrays equal upload(to_csc(csr)) byte for byte.
+// done by cuda::transpose_into (a stable CUB radix sort of the CSR positions by column): within
+// a column the entries keep CSR order, i.e. ascending rows, so the arrays equal
+// upload(to_csc(csr)) byte for byte.
 #include "spmat/cuda/device_builder.hpp"
 #include "spmat/cuda/device_impl.hpp"
 #include "spmat/formats/csc/csc_device.hpp"
@@ -22,17 +23,7 @@ static CscDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>
   d.col_ptr = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(a.cols) + 1, "csc col_ptr");
   d.row_idx = cuda::DeviceBuffer<Index>(n, "csc row_idx");
   d.values = cuda::DeviceBuffer<Value>(n, "csc values");
-  {
-    // Scratch (spmat/cuda/buffer.hpp): released in stream order after the kernels below.
-    cuda::ScratchBuffer<Index> row_of(n, "csc build: row of each entry");
-    cuda::ScratchBuffer<Index> cols_sorted(n, "csc build: sorted columns");
-    cuda::ScratchBuffer<Index> perm(n, "csc build: CSR position of each entry");
-    cuda::expand_rows(a.row_ptr, a.rows, a.nnz, row_of.data());
-    cuda::sorted_positions(a.col_idx, a.nnz, a.cols, cols_sorted.data(), perm.data());
-    cuda::compress_rows(cols_sorted.data(), a.nnz, a.cols, d.col_ptr.data());
-    cuda::gather_values(d.row_idx.data(), perm.data(), row_of.data(), a.nnz);
-    cuda::gather_values(d.values.data(), perm.data(), a.values, a.nnz);
-  }
+  cuda::transpose_into(a, d.col_ptr.data(), d.row_idx.data(), d.values.data());
   return d;
 }
 

@@ -6,7 +6,8 @@
 //                      add through csrgeam2.
 //   cusparse-csr-alg2  CSR, cusparseSpMV CUSPARSE_SPMV_CSR_ALG2 (deterministic for op N).
 //   cusparse-coo       COO, cusparseSpMV CUSPARSE_SPMV_COO_ALG1; SpMM COO_ALG1..4 (spmm_alg).
-// spmv_t is cusparseSpMV with CUSPARSE_OPERATION_TRANSPOSE on the same arrays.
+// spmv_t is cusparseSpMV with CUSPARSE_OPERATION_TRANSPOSE on the same arrays. Built from a
+// device CSR, the arrays are copied device to device (COO's row indices expanded on the GPU).
 // Only compiled with CUDA (sources under spmat/vendor/ are CUDA-only).
 #pragma once
 #include <cusparse.h>

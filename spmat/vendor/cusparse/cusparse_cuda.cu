@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "spmat/cuda/buffer.hpp"
+#include "spmat/cuda/device_csr.hpp"
 #include "spmat/cuda/primitives.cuh"
 #include "spmat/model/traffic.hpp"
 #include "spmat/vendor/cusparse/cusparse.hpp"
@@ -138,6 +139,20 @@ cusparseSpMMAlg_t parse_spmm_alg(const FormatOptions& o, CusparseKind kind) {
                          " is not one of default, 1, 2, 3 (CUSPARSE_SPMM_CSR_ALGn)");
 }
 
+struct ParsedOptions {
+  cusparseSpMMAlg_t spmm_alg;
+  bool transposed;
+};
+/// The build options of every kind: spmm_alg, and transposed (csr kinds only).
+ParsedOptions parse_options(const FormatOptions& o, CusparseKind kind) {
+  const std::string t = o.get_string("transposed", "0");
+  if (t != "0" && t != "1")
+    throw ParseError(std::string(kind_name(kind)) + ": transposed=" + t + " is not 0 or 1");
+  if (t == "1" && kind == CusparseKind::coo)
+    throw UnsupportedError("cusparse-coo: transposed=1 is not supported (csr kinds only)");
+  return {parse_spmm_alg(o, kind), t == "1"};
+}
+
 const char* spmm_alg_name(cusparseSpMMAlg_t a) {
   switch (a) {
     case CUSPARSE_SPMM_ALG_DEFAULT: return "CUSPARSE_SPMM_ALG_DEFAULT";
@@ -230,6 +245,32 @@ class CusparseImpl final : public MatrixImpl<Value> {
     val_ = cuda::DeviceBuffer<Value>(padded(a.values), "cusparse values");
   }
 
+  /// Copies a validated device CSR device to device (COO: row_ptr expanded to row indices): the
+  /// arrays equal those of the host constructor, with no host round trip.
+  CusparseImpl(const DeviceCsrView<Value, Index>& a, CusparseKind kind, cusparseSpMMAlg_t spmm_alg,
+               bool transposed)
+      : kind_(kind), spmm_alg_(spmm_alg), rows_(a.rows), cols_(a.cols), nnz_(a.nnz),
+        lazy_t_(transposed) {
+    const auto nz = static_cast<std::size_t>(nnz_);
+    const std::size_t n = std::max<std::size_t>(nz, 1);  // as padded() above
+    if (kind == CusparseKind::coo) {
+      ptr_ = cuda::DeviceBuffer<Index>(n, "cusparse coo row_idx");
+      cuda::expand_rows(a.row_ptr, a.rows, a.nnz, ptr_.data());
+    } else {
+      ptr_ = cuda::DeviceBuffer<Index>(static_cast<std::size_t>(rows_) + 1, "cusparse csr row_ptr");
+      cuda::copy_device(ptr_.data(), a.row_ptr, static_cast<std::size_t>(rows_) + 1);
+    }
+    col_ = cuda::DeviceBuffer<Index>(n, "cusparse col_idx");
+    val_ = cuda::DeviceBuffer<Value>(n, "cusparse values");
+    cuda::copy_device(col_.data(), a.col_idx, nz);
+    cuda::copy_device(val_.data(), a.values, nz);
+    if (nz == 0) {  // the one padding element, zero as the host constructor's
+      cuda::fill_bytes_async(ptr_.data(), 0, kind == CusparseKind::coo ? sizeof(Index) : 0);
+      cuda::fill_bytes_async(col_.data(), 0, sizeof(Index));
+      cuda::fill_bytes_async(val_.data(), 0, sizeof(Value));
+    }
+  }
+
   /// Adopts device CSR arrays (the result of add).
   CusparseImpl(std::int64_t rows, std::int64_t cols, std::int64_t nnz, CusparseKind kind,
                cusparseSpMMAlg_t spmm_alg, cuda::DeviceBuffer<Index> row_ptr,
@@ -316,6 +357,27 @@ class CusparseImpl final : public MatrixImpl<Value> {
 
   std::unique_ptr<MatrixImpl<Value>> add(const MatrixImpl<Value>& other, Value alpha,
                                          Value beta) const override;
+
+  /// New values in CSR order (also COO's order). The descriptors keep pointing at the same
+  /// array, but the analysis of a preprocess may have read the old values, so the prepared
+  /// states are dropped and made again on the next prepare or call.
+  void update_values(const Value* values, Memory where) override {
+    if (lazy_t_)
+      throw UnsupportedError("built with transposed=1, the values are stored in the transpose's "
+                             "order (rebuild the matrix with the new values)");
+    if (nnz_ == 0) return;
+    cuda::copy_values(val_.data(), values, static_cast<std::size_t>(nnz_), where);
+    mv_[0] = MvState{};
+    mv_[1] = MvState{};
+    mm_ = MmState{};
+  }
+
+  std::vector<StoredArray> stored_arrays() const override {
+    return {cuda::stored(kind_ == CusparseKind::coo ? "row_idx" : "row_ptr", ptr_.data(), ptr_.size()),
+            cuda::stored("col_idx", col_.data(), col_.size()),
+            cuda::stored("values", val_.data(), val_.size()),
+            cuda::stored_scalars("rows, cols, nnz, transposed", {rows_, cols_, nnz_, lazy_t_})};
+  }
 
  private:
   struct MvState {
@@ -571,6 +633,15 @@ Factory<Value, Index> factory(CusparseKind kind) {
   };
 }
 
+template <class Value, class Index>
+DeviceFactory<Value, Index> device_factory(CusparseKind kind) {
+  return [kind](const DeviceCsr<Value, Index>& a,
+                const FormatOptions& o) -> std::unique_ptr<MatrixImpl<Value>> {
+    const auto [spmm_alg, transposed] = parse_options(o, kind);
+    return std::make_unique<CusparseImpl<Value, Index>>(a.view(), kind, spmm_alg, transposed);
+  };
+}
+
 FormatEntry entry(CusparseKind kind, std::string summary, BackendCaps gpu,
                   std::vector<ParamInfo> params) {
   FormatEntry e{.name = kind_name(kind), .summary = std::move(summary), .caps = {{}, gpu},
@@ -579,6 +650,10 @@ FormatEntry entry(CusparseKind kind, std::string summary, BackendCaps gpu,
   e.factory<float, std::int64_t>() = factory<float, std::int64_t>(kind);
   e.factory<double, std::int32_t>() = factory<double, std::int32_t>(kind);
   e.factory<double, std::int64_t>() = factory<double, std::int64_t>(kind);
+  e.device_factory<float, std::int32_t>() = device_factory<float, std::int32_t>(kind);
+  e.device_factory<float, std::int64_t>() = device_factory<float, std::int64_t>(kind);
+  e.device_factory<double, std::int32_t>() = device_factory<double, std::int32_t>(kind);
+  e.device_factory<double, std::int64_t>() = device_factory<double, std::int64_t>(kind);
   return e;
 }
 
@@ -587,13 +662,8 @@ FormatEntry entry(CusparseKind kind, std::string summary, BackendCaps gpu,
 template <class Value, class Index>
 std::unique_ptr<MatrixImpl<Value>> make_cusparse_impl(const Csr<Value, Index>& a, CusparseKind kind,
                                                       const FormatOptions& options) {
-  const std::string t = options.get_string("transposed", "0");
-  if (t != "0" && t != "1")
-    throw ParseError(std::string(kind_name(kind)) + ": transposed=" + t + " is not 0 or 1");
-  if (t == "1" && kind == CusparseKind::coo)
-    throw UnsupportedError("cusparse-coo: transposed=1 is not supported (csr kinds only)");
-  return std::make_unique<CusparseImpl<Value, Index>>(a, kind, parse_spmm_alg(options, kind),
-                                                      t == "1");
+  const auto [spmm_alg, transposed] = parse_options(options, kind);
+  return std::make_unique<CusparseImpl<Value, Index>>(a, kind, spmm_alg, transposed);
 }
 
 #define SPMAT_INSTANTIATE(V, I)                                                                \

@@ -33,6 +33,7 @@ constexpr double kLongProductMs = 0.1;
 // The budget is planned from estimates; this share of it is planned, the rest absorbs their
 // errors (tune_ms must stay within the budget).
 constexpr double kBudgetPlanned = 0.75;
+constexpr double kReservedPerOpMs = 5;  // kept for each operation still to be timed
 constexpr double kTimingOverheadMs = 0.5;  // a timing's prepare, events and synchronisation
 // Warm-up wall time: after a host-side build the GPU clocks are down and need about 10 ms to
 // come back; a candidate timed right after another (no build, or a build of under a
@@ -249,15 +250,27 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
       }
       c->measured_ms = std::isnan(c->measured_ms) ? ms : std::min(c->measured_ms, ms);
     };
-    for (std::size_t i = 0; i < ready.size(); ++i)
+    // Past the model's choice, a timing that would take tune over its budget is skipped (the
+    // estimates above plan three quarters of it; this holds when they were too low), keeping a
+    // few milliseconds for the model's choice of each operation still to come.
+    const auto fits = [&](const Candidate* c) {
+      return added_ms + timing_ms(c) <= r.tune_budget_ms - kReservedPerOpMs * ops_left;
+    };
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      if (i > 0 && !fits(ready[i])) {
+        ready[i]->note += " (not timed: it would exceed the tuning budget)";
+        continue;
+      }
       time_one(ready[i], i == 0 && gpu_idle ? kMinWarmupAfterBuildMs : kMinWarmupMs);
+    }
     std::vector<Candidate*> ranked;
     for (auto* c : ready)
       if (!std::isnan(c->measured_ms)) ranked.push_back(c);
     std::sort(ranked.begin(), ranked.end(),
               [](const Candidate* x, const Candidate* y) { return x->measured_ms < y->measured_ms; });
     if (ranked.size() >= 2 &&
-        added_ms - op_start_ms + timing_ms(ranked[0]) + timing_ms(ranked[1]) <= op_budget_ms) {
+        added_ms - op_start_ms + timing_ms(ranked[0]) + timing_ms(ranked[1]) <= op_budget_ms &&
+        fits(ranked[0]) && fits(ranked[1])) {
       time_one(ranked[1], kMinWarmupMs);
       time_one(ranked[0], kMinWarmupMs);
     }

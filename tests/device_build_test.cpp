@@ -535,6 +535,21 @@ TEST(DeviceBuild, PlannerBuildsOnTheDeviceTheStoragesOfTheHost) {
       for (std::size_t i = 0; i < hs.size(); ++i)
         EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name;
     }
+  EXPECT_EQ(builder.symmetric(), transpose(a) == a);
+  // A symmetric matrix (tridiagonal) compares equal to its transpose on the device.
+  Csr<float, std::int32_t> tri;
+  tri.rows = tri.cols = 5;
+  tri.row_ptr = {0};
+  for (std::int32_t r = 0; r < 5; ++r) {
+    for (std::int32_t c = std::max(0, r - 1); c <= std::min(4, r + 1); ++c) {
+      tri.col_idx.push_back(c);
+      tri.values.push_back(c == r ? 2.0f : -1.0f);
+    }
+    tri.row_ptr.push_back(static_cast<std::int32_t>(tri.col_idx.size()));
+  }
+  EXPECT_TRUE((CandidateBuilder<float, std::int32_t>(tri, Backend::cuda).symmetric()));
+  tri.values[1] = -3.0f;  // (0,1) no longer equals (1,0)
+  EXPECT_FALSE((CandidateBuilder<float, std::int32_t>(tri, Backend::cuda).symmetric()));
   // Without a device builder: the host path.
   EXPECT_FALSE(builder.on_device("gcsb"));
   EXPECT_TRUE(builder.build("gcsb", false) != nullptr);

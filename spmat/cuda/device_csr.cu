@@ -1,11 +1,13 @@
 // spmat/cuda/device_csr.cu — validation of a CSR in device memory (one kernel), its download,
-// and the value scatter of update_values.
+// transpose and comparison, and the value scatter of update_values.
 // SPDX-License-Identifier: MIT
 #include "spmat/cuda/device_csr.hpp"
 
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <thrust/equal.h>
+#include <thrust/execution_policy.h>
 
 #include <limits>
 
@@ -327,6 +329,15 @@ DeviceCsr<Value, Index> transpose(const DeviceCsrView<Value, Index>& a) {
   return adopt_csr<Value, Index>(a.cols, a.rows, std::move(ptr), std::move(idx), std::move(val));
 }
 
+template <class Value, class Index>
+bool equal(const DeviceCsrView<Value, Index>& a, const DeviceCsrView<Value, Index>& b) {
+  if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz) return false;
+  const auto on_stream = thrust::cuda::par.on(stream());
+  return thrust::equal(on_stream, a.row_ptr, a.row_ptr + a.rows + 1, b.row_ptr) &&
+         thrust::equal(on_stream, a.col_idx, a.col_idx + a.nnz, b.col_idx) &&
+         thrust::equal(on_stream, a.values, a.values + a.nnz, b.values);
+}
+
 template <class Value, class Map>
 void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n) {
   if (n <= 0) return;
@@ -340,6 +351,7 @@ void scatter_values(Value* dst, const Map* map, const Value* src, std::int64_t n
   template Csr<V, I> download(const DeviceCsrView<V, I>&);                            \
   template void transpose_into(const DeviceCsrView<V, I>&, I*, I*, V*);               \
   template DeviceCsr<V, I> transpose(const DeviceCsrView<V, I>&);                     \
+  template bool equal(const DeviceCsrView<V, I>&, const DeviceCsrView<V, I>&);        \
   template void scatter_values(V*, const I*, const V*, std::int64_t);                 \
   template void gather_values(V*, const I*, const V*, std::int64_t);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)

@@ -71,6 +71,11 @@ void transpose_into(const DeviceCsrView<Value, Index>& a, Index* t_ptr, Index* t
 template <class Value, class Index>
 DeviceCsr<Value, Index> transpose(const DeviceCsrView<Value, Index>& a);
 
+/// Whether two device CSRs hold the same matrix: dimensions, row pointers, column indices and
+/// values (compared with ==, as Csr's operator== does). Synchronizes the stream.
+template <class Value, class Index>
+bool equal(const DeviceCsrView<Value, Index>& a, const DeviceCsrView<Value, Index>& b);
+
 /// The view's arrays copied to a host Csr (for the formats built on the host).
 template <class Value, class Index>
 Csr<Value, Index> download(const DeviceCsrView<Value, Index>& a);

@@ -74,6 +74,35 @@ std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build(const s
 }
 
 template <class Value, class Index>
+void CandidateBuilder<Value, Index>::upload(bool transposed) {
+#if SPMAT_WITH_CUDA
+  if (!device_->a) device_->a.emplace(cuda::upload_csr(a_));
+  if (transposed && !device_->at) device_->at.emplace(cuda::transpose(device_->a->view()));
+#else
+  (void)transposed;
+  throw UnsupportedError("device builds need spmat built with CUDA");
+#endif
+}
+
+template <class Value, class Index>
+bool CandidateBuilder<Value, Index>::symmetric() {
+  if (a_.rows != a_.cols) return false;
+#if SPMAT_WITH_CUDA
+  if (kCudaCompiled && backend_ == Backend::cuda && !device_failed_) {
+    try {
+      upload(true);
+      return cuda::equal(device_->a->view(), device_->at->view());
+    } catch (const OutOfMemoryError&) {
+      device_ = std::make_unique<DeviceCopies>();
+      device_failed_ = true;
+    }
+  }
+#endif
+  if (!host_transpose_) host_transpose_ = std::make_unique<Csr<Value, Index>>(transpose(a_));
+  return *host_transpose_ == a_;
+}
+
+template <class Value, class Index>
 std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build_on_host(
     const std::string& format, bool transposed) {
   const auto& factory = find_format(format).factory<Value, Index>();
@@ -86,8 +115,7 @@ template <class Value, class Index>
 std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build_on_device(
     const std::string& format, bool transposed) {
 #if SPMAT_WITH_CUDA
-  if (!device_->a) device_->a.emplace(cuda::upload_csr(a_));
-  if (transposed && !device_->at) device_->at.emplace(cuda::transpose(device_->a->view()));
+  upload(transposed);
   const DeviceCsr<Value, Index>& source = transposed ? *device_->at : *device_->a;
   std::shared_ptr<MatrixImpl<Value>> m(find_format(format).device_factory<Value, Index>()(source, {}));
   cuda::synchronize_stream();  // complete on return: callers time the build

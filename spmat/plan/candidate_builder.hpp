@@ -31,12 +31,16 @@ class CandidateBuilder {
   /// Estimated time of what build(format, transposed) must do before the format's own build:
   /// the upload of A and the transpose (on the device or the host), where not done yet.
   double preparation_ms(const std::string& format, bool transposed) const;
+  /// Whether A equals Aᵀ (values included), compared on the GPU where A is built there.
+  bool symmetric();
   /// `format` built (default options) from A, or from Aᵀ when `transposed`; complete on return.
   /// A device build that runs out of memory frees the device copies and builds on the host.
   std::shared_ptr<MatrixImpl<Value>> build(const std::string& format, bool transposed);
 
  private:
   struct DeviceCopies;
+  /// The device copies of A, and of Aᵀ when `transposed`, made if not yet.
+  void upload(bool transposed);
   std::shared_ptr<MatrixImpl<Value>> build_on_host(const std::string& format, bool transposed);
   std::shared_ptr<MatrixImpl<Value>> build_on_device(const std::string& format, bool transposed);
   const Csr<Value, Index>& a_;

@@ -13,6 +13,21 @@
 namespace spmat {
 
 namespace {
+/// A PartSource owning its CSR.
+template <class Value, class Index>
+class OwnedSource final : public PlannedImpl<Value>::PartSource {
+ public:
+  OwnedSource(Csr<Value, Index> a, Backend backend) : a_(std::move(a)), builder_(a_, backend) {}
+  bool symmetric() override { return builder_.symmetric(); }
+  std::shared_ptr<MatrixImpl<Value>> build(const std::string& format, bool transposed) override {
+    return builder_.build(format, transposed);
+  }
+
+ private:
+  Csr<Value, Index> a_;
+  CandidateBuilder<Value, Index> builder_;  // reads a_ (declared first)
+};
+
 /// Errors after which the next candidate is tried: the format refuses the matrix, its index
 /// type is too narrow for the format's own arrays, or the device has no room for it (a stored
 /// transpose, say).
@@ -58,9 +73,8 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
   const Backend backend = plan.backend;
   // Storages are built on the GPU from an upload where the format has a device builder
   // (candidate_builder.hpp): seconds of host build become milliseconds.
-  Builder builder = [backend](const std::string& format, const Csr<Value, std::int64_t>& m) {
-    const Csr<Value, Index> mi = convert<Value, Index>(m, "auto");
-    return CandidateBuilder<Value, Index>(mi, backend).build(format, false);
+  Builder builder = [backend](Csr<Value, std::int64_t> m) -> std::unique_ptr<PartSource> {
+    return std::make_unique<OwnedSource<Value, Index>>(convert<Value, Index>(m, "auto"), backend);
   };
   // The first operation's storage now, from the CSR at hand; the others on first use.
   OpChoice& first = plan.choices.front();
@@ -97,19 +111,16 @@ std::unique_ptr<PlannedImpl<Value>> PlannedImpl<Value>::build(
 template <class Value>
 void PlannedImpl<Value>::build_part(Part& part) const {
   const Part& source = parts_.front();
-  Csr<Value, std::int64_t> m = source.impl->to_csr();
-  if (source.transposed != part.transposed) {
-    Csr<Value, std::int64_t> mt = transpose(m);
-    // A symmetric matrix is its own transpose: share the storage of that format if built.
-    if (mt == m)
-      for (const auto& p : parts_)
-        if (p.impl && p.format == part.format) {
-          part.impl = p.impl;
-          return;
-        }
-    m = std::move(mt);
-  }
-  part.impl = builder_(part.format, m);
+  const auto from = builder_(source.impl->to_csr());
+  const bool flip = source.transposed != part.transposed;
+  // A symmetric matrix is its own transpose: share the storage of that format if built.
+  if (flip)
+    for (const auto& p : parts_)
+      if (p.impl && p.format == part.format && from->symmetric()) {
+        part.impl = p.impl;
+        return;
+      }
+  part.impl = from->build(part.format, flip);
 }
 
 template <class Value>
@@ -124,7 +135,10 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
     const Part& first = parts_.front();
     if (!first.transposed && find_format(first.format).caps.on(backend_).supports(op)) return first;
     std::string ops;
-    for (const auto& c : plan_.choices) ops += (ops.empty() ? "" : "+") + std::string(to_string(c.op));
+    for (const auto& c : plan_.choices) {
+      if (!ops.empty()) ops += '+';
+      ops += to_string(c.op);
+    }
     throw UnsupportedError("auto: " + std::string(to_string(op)) + " was not planned (ops=" + ops +
                            ") and " + first.format + " does not run it; build with ops including " +
                            std::string(to_string(op)));

@@ -30,9 +30,17 @@ class PlannedImpl final : public MatrixImpl<Value> {
     bool transposed = false;  ///< holds Aᵀ
     std::shared_ptr<MatrixImpl<Value>> impl;  ///< null until first used
   };
-  /// Builds `format` on the backend from a CSR (the index type is the one `build` was given).
-  using Builder = std::function<std::shared_ptr<MatrixImpl<Value>>(const std::string& format,
-                                                                   const Csr<Value, std::int64_t>&)>;
+  /// Builds storages of a CSR or of its transpose, in the index type `build` was given, on the
+  /// GPU where the format has a device builder (candidate_builder.hpp).
+  class PartSource {
+   public:
+    virtual ~PartSource() = default;
+    /// Whether the CSR equals its transpose.
+    virtual bool symmetric() = 0;
+    virtual std::shared_ptr<MatrixImpl<Value>> build(const std::string& format, bool transposed) = 0;
+  };
+  /// The PartSource of a CSR (taken over).
+  using Builder = std::function<std::unique_ptr<PartSource>(Csr<Value, std::int64_t>)>;
 
   /// `prebuilt`: storages already built for this matrix (by tuning), keyed by (format, Aᵀ).
   template <class Index>

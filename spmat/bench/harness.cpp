@@ -182,6 +182,30 @@ struct MatrixData {
   std::map<std::tuple<int, std::int64_t, int>, Case<V>> cases;
   /// add operands and references per add_b mode (see add_mode below).
   std::map<std::string, std::pair<Csr<V, I>, Csr<double, std::int64_t>>> add_cases;
+  /// Device operands of the products (role 0: input, 1: output) by element count, allocated
+  /// before the first format is built and shared by every format: an L2-bound gather of x runs
+  /// up to 15% apart depending on where x lands in device memory, so operands allocated after
+  /// each build (wherever that build's freed arrays left room) would time the allocation
+  /// history along with the format.
+  std::map<std::pair<int, std::size_t>, std::unique_ptr<Operand<V>>> operands;
+
+  Operand<V>& operand(Backend b, int role, std::size_t n) {
+    auto& slot = operands[{role, n}];
+    if (!slot) slot = std::make_unique<Operand<V>>(b, n);
+    return *slot;
+  }
+  /// The input and output element counts of `oc`'s product.
+  std::pair<std::size_t, std::size_t> operand_sizes(const OpConfig& oc) const {
+    const auto rows = static_cast<std::size_t>(a.rows), cols = static_cast<std::size_t>(a.cols);
+    const auto k = static_cast<std::size_t>(std::max<std::int64_t>(oc.k, 1));
+    switch (oc.op) {
+      case Op::spmv: return {cols, rows};
+      case Op::spmv_t: return {rows, cols};
+      case Op::spmm: return {cols * k, rows * k};
+      case Op::add: break;
+    }
+    return {0, 0};
+  }
 
   std::vector<V> inputs(std::int64_t n, std::uint64_t seed) const {
     std::mt19937_64 rng(seed);
@@ -313,7 +337,9 @@ void measure_vector_op(const Context& ctx, MatrixData<V, I>& md, const Matrix<V>
   r.storage_bytes = A.storage_bytes();  // after prepare: a planned matrix may add a storage
   record_plan(A, oc.op, r);
   const Case<V>& c = md.get(oc);
-  Operand<V> in(b, c.in.size()), out(b, c.want.size());
+  const auto [in_size, out_size] = md.operand_sizes(oc);
+  Operand<V>& in = md.operand(b, 0, in_size);
+  Operand<V>& out = md.operand(b, 1, out_size);
   in.set(c.in);
   auto run = [&] {
     switch (oc.op) {
@@ -491,6 +517,19 @@ void run_matrix(const Context& ctx, const MatrixSource& src, Precision prec,
       device_input.emplace(md->a);
     } catch (const std::exception& e) {
       error = "upload of the device CSR: " + describe_exception(e);
+      md.reset();
+    }
+  }
+  if (md) {
+    try {
+      for (const OpConfig& oc : ops) {
+        if (oc.op == Op::add) continue;
+        const auto [in_size, out_size] = md->operand_sizes(oc);
+        md->operand(ctx.cfg.backend, 0, in_size);
+        md->operand(ctx.cfg.backend, 1, out_size);
+      }
+    } catch (const std::exception& e) {
+      error = "operands: " + describe_exception(e);
       md.reset();
     }
   }

@@ -23,6 +23,7 @@
 //   C = sizeof(Col).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "spmat/cuda/buffer.hpp"
@@ -177,8 +178,10 @@ __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_
 // microseconds each launch costs about as much as the product, so the three kinds of work
 // share one grid. Blocks [0, n_chunks) take a long-row chunk each (the heaviest work starts
 // first instead of trailing), the next nb_medium blocks the medium rows a warp each, the rest
-// the short rows W lanes each. The role is uniform over a block.
-template <int W, class Value, class Index, class Col>
+// the short rows W lanes each. The role is uniform over a block. Without long rows (Chunks
+// false) the chunk path, its shared memory and its registers are compiled out: they would
+// otherwise bound the occupancy of every short- and medium-row block.
+template <int W, bool Chunks, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_auto_fused_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
                           const Col* __restrict__ col_idx, const Value* __restrict__ values,
@@ -192,12 +195,14 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
                           const std::int64_t* __restrict__ long_chunk_ptr, Value* partial,
                           unsigned* done) {
   std::int64_t b = blockIdx.x;
-  if (b < n_chunks) {
-    long_row_chunk(b, chunk_row, chunk_begin, chunk_long, long_chunk_ptr, row_ptr, col_idx, values,
-                   x, y, alpha, beta, partial, done);
-    return;
+  if constexpr (Chunks) {
+    if (b < n_chunks) {
+      long_row_chunk(b, chunk_row, chunk_begin, chunk_long, long_chunk_ptr, row_ptr, col_idx,
+                     values, x, y, alpha, beta, partial, done);
+      return;
+    }
+    b -= n_chunks;
   }
-  b -= n_chunks;
   if (b < nb_medium) {
     warp_row_list((b * blockDim.x + threadIdx.x) / 32, nb_medium * blockDim.x / 32, n_medium,
                   medium_rows, row_ptr, col_idx, values, x, y, alpha, beta);
@@ -578,7 +583,10 @@ void launch_auto_fused_w(const CsrDevice<Value, Index>& d, const Value* x, Value
       d.n_medium > 0 ? cuda::grid_for(d.n_medium * 32, csr_plan::kBlock) : 0;
   const std::int64_t grid = d.n_chunks + nb_medium + nb_short;
   with_col_idx(d, [&](const auto* cols) {
-    csr_auto_fused_kernel<W><<<static_cast<unsigned>(grid), csr_plan::kBlock, 0, cuda::stream()>>>(
+    using Col = std::remove_cvref_t<decltype(*cols)>;
+    auto* kernel = d.n_chunks > 0 ? csr_auto_fused_kernel<W, true, Value, Index, Col>
+                                  : csr_auto_fused_kernel<W, false, Value, Index, Col>;
+    kernel<<<static_cast<unsigned>(grid), csr_plan::kBlock, 0, cuda::stream()>>>(
         d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta, d.short_max,
         nb_short, d.n_medium, d.medium_rows.data(), nb_medium, d.n_chunks, d.chunk_row.data(),
         d.chunk_begin.data(), d.chunk_long.data(), d.long_chunk_ptr.data(), d.chunk_partial.data(),

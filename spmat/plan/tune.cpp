@@ -116,6 +116,10 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
   // The upload is the model's choice's own when that one is built from it, else it counts.
   CandidateBuilder<Value, Index> builder(a, r.backend);
   double build_slowdown = 1.0;
+  // The same for the timings: how much longer than estimated they have taken so far (a
+  // product slower than predicted takes its samples' time longer), so that the last timings
+  // the budget admits keep tune_ms within it.
+  double timing_slowdown = 1.0;
   // The operations timed: those with two candidates or more (add's result is a new matrix: not
   // timed here). Each gets an equal share of what is left of the budget.
   const auto timed_op = [&](Op op) {
@@ -168,10 +172,13 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
                         t ? a.cols : (choice.op == Op::spmm ? a.rows * r.k : a.rows));
     // One timing's estimated cost: a short warm-up and its samples, each of at least kSampleMs
     // (the timer's span per sample) or of the predicted time if longer.
-    const auto timing_ms = [](const Candidate* c) {
+    const auto estimated_timing_ms = [](const Candidate* c, double warmup_ms) {
       const Samples n = samples_for(c->predicted_ms);
-      return kTimingOverheadMs + kMinWarmupMs +
+      return kTimingOverheadMs + warmup_ms +
              (n.warmup + n.reps) * std::max(kSampleMs, c->predicted_ms);
+    };
+    const auto timing_ms = [&](const Candidate* c) {
+      return estimated_timing_ms(c, kMinWarmupMs) * timing_slowdown;
     };
     // Builds first, all of them, then the timings back to back: the GPU idles during host-side
     // builds and its clocks drop, so timings between builds would each need a long warm-up
@@ -240,10 +247,13 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
         run = [&] { m->spmm(ops.x, ops.y, r.k, r.layout, Value(1), Value(0)); };
       double ms = 0;
       try {
-        added_ms += bench::wall_ms([&] {
+        const double spent_ms = bench::wall_ms([&] {
           m->prepare(c->transposed ? Op::spmv : choice.op, r.k, r.layout);
           ms = median_ms(r.backend, run, samples_for(c->predicted_ms), warmup_ms);
         });
+        added_ms += spent_ms;
+        timing_slowdown =
+            std::max(timing_slowdown, spent_ms / estimated_timing_ms(c, warmup_ms));
       } catch (const Error& e) {
         c->note += std::string(" (not timed: ") + e.what() + ")";
         return;

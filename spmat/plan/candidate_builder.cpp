@@ -64,13 +64,16 @@ std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build(const s
     try {
       return build_on_device(format, transposed);
     } catch (const OutOfMemoryError&) {
-      // The device copies of A (and Aᵀ) may be what did not fit: free them and build the way
-      // that needs none, from here on.
-      device_ = std::make_unique<DeviceCopies>();
-      device_failed_ = true;
+      stop_device_builds();
     }
   }
   return build_on_host(format, transposed);
+}
+
+template <class Value, class Index>
+void CandidateBuilder<Value, Index>::stop_device_builds() {
+  device_ = std::make_unique<DeviceCopies>();
+  device_failed_ = true;
 }
 
 template <class Value, class Index>
@@ -93,8 +96,7 @@ bool CandidateBuilder<Value, Index>::symmetric() {
       upload(true);
       return cuda::equal(device_->a->view(), device_->at->view());
     } catch (const OutOfMemoryError&) {
-      device_ = std::make_unique<DeviceCopies>();
-      device_failed_ = true;
+      stop_device_builds();
     }
   }
 #endif

@@ -41,6 +41,9 @@ class CandidateBuilder {
   struct DeviceCopies;
   /// The device copies of A, and of Aᵀ when `transposed`, made if not yet.
   void upload(bool transposed);
+  /// After a device out-of-memory error: frees the device copies of A (and Aᵀ), which may be
+  /// what did not fit, and builds the way that needs none from then on.
+  void stop_device_builds();
   std::shared_ptr<MatrixImpl<Value>> build_on_host(const std::string& format, bool transposed);
   std::shared_ptr<MatrixImpl<Value>> build_on_device(const std::string& format, bool transposed);
   const Csr<Value, Index>& a_;

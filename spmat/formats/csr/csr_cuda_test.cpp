@@ -504,6 +504,10 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     }
     EXPECT_EQ(m.fix_tile, want_tile);
     EXPECT_EQ(m.fix_first, want_first);
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
+    EXPECT_EQ(m.skewed, static_cast<double>(max_len) > csr_plan::kSkewMaxOverMean *
+                                                           static_cast<double>(a.nnz()) / static_cast<double>(a.rows));
   }
 }
 

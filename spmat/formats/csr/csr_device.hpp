@@ -70,6 +70,7 @@ struct CsrDevice {
   cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
   mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
   mutable cuda::DeviceBuffer<Value> tile_head;   // n_tiles: partial of the first row, if finished
+  bool merge_skewed = false;  // MergePlan::skewed: the tile kernel variant
   std::int64_t n_long_fix = 0;
   cuda::DeviceBuffer<std::int64_t> fix_tile, fix_first;  // n_long_fix: wide fix-ups
 

@@ -229,6 +229,12 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr) 
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b <= n; ++b)
     m.tile_row[b] = merge_path_row(std::min(b * kMergeTile, total), row_ptr + 1, rows, nnz);
+  std::int64_t max_len = 0;
+#pragma omp parallel for schedule(static) reduction(max : max_len)
+  for (std::int64_t r = 0; r < rows; ++r)
+    max_len = std::max(max_len, static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]));
+  m.skewed = static_cast<double>(max_len) >
+             kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows);
   // Tile t that finishes its first row r adds the carries of tiles first..t-1 (the tiles whose
   // last row is r; `first` is the one that began r, or tile 0).
   for (std::int64_t t = 1; t < n; ++t) {

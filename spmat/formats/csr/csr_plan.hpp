@@ -160,8 +160,8 @@ std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_
 /// issues a tile's row ends together with its nonzeros (more loads in flight per thread, fewer
 /// blocks per SM): the random gathers of skewed graphs gain more from the loads in flight than
 /// regular rows lose from the blocks. Measured on an H100 against the other variant in the
-/// same run: R-MAT and power-law, 33–36 M nonzeros, 3–5% faster; banded and Laplacians, 17–56 M
-/// nonzeros, 4–9% slower; graphs of 0.2–0.6 M nonzeros within 2–3% either way.
+/// same run: R-MAT 4–5% faster, power-law 3% in fp64 (level in fp32); banded and Laplacians,
+/// 17–56 M nonzeros, 4–10% slower (bench/results/2026-11-27-h100/csr-merge-skewed/variants.json).
 struct MergePlan {
   std::int64_t n_tiles = 0;
   std::vector<std::int64_t> tile_row;

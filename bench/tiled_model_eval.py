@@ -246,7 +246,7 @@ def rows_time(p, k, kt, vb, ib, segsize, dev, mode, cal):
     if mode == "optimistic":
         return max(total / beta, t1, t2)
     lat = math.ceil(p["max_work_row"] / 4.0) * cal["batch_latency_us"] * 1e-6 / spread
-    return max(total / (beta * cal["efficiency"] * spread), t1, t2, lat) + cal["launch_us"] * 1e-6 * (2 if split else 1)
+    return max(total / (beta * cal["efficiency"] * spread), t1, t2, lat) + cal["launch_us"] * 1e-6 * (2 if split else 1) / spread
 
 
 def refit_cases(meas, model):

@@ -442,13 +442,13 @@ void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode
     return;
   }
   // All-miss: every rate at its slow end of the spread (DRAM efficiency and the gather ceilings
-  // divided by rate_spread, the walk's latency multiplied by it), so that the bound holds for
-  // the matrices whose rates fall below the fit, not just for the fit itself.
+  // divided by rate_spread, the walk's latency and the launches multiplied by it), so that the
+  // bound holds for the matrices whose rates fall below the fit, not just for the fit itself.
   t.dram_seconds = t.total / (beta * cal.efficiency * spread);
   // The longest walk (work row, or panel's distinct columns) in batches of 4 dependent loads.
   t.latency_seconds = std::ceil(walk / 4.0) * cal.batch_latency_us * 1e-6 / spread;
   t.seconds = std::max({t.dram_seconds, t.l1_seconds, t.l2_seconds, t.latency_seconds}) +
-              cal.launch_us * 1e-6 * launches;
+              cal.launch_us * 1e-6 * launches / spread;
 }
 }  // namespace
 

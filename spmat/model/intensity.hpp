@@ -251,7 +251,8 @@ struct RowsCalibration {
   double l2_gbs = 2700;
   /// The optimistic bound uses the nonzero count (no warp padding) at l1_gbs·rate_spread and
   /// l2_gbs·rate_spread; the all-miss bound the padded counts at rates / rate_spread, DRAM at
-  /// efficiency / rate_spread and the walk's latency × rate_spread (every rate at the slow end).
+  /// efficiency / rate_spread, the walk's latency and the launches × rate_spread (every rate at
+  /// the slow end).
   /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
   double rate_spread = 1.25;
   /// The panel kernel (kernel=panel) streams B and C at a higher share of β than the row-wise
@@ -296,7 +297,7 @@ struct RowsTraffic {
 /// segments of split rows go through a split_work_rows×k partial buffer (written and read once)
 /// before C is written; whole rows are written to C directly. Time (predicted, all-miss) =
 /// max(DRAM bytes/(β·eff), L1 slots/l1_gbs, L2 pieces/l2_gbs, latency floor) + launches (all-miss:
-/// every rate / cal.rate_spread, the latency floor × it), with
+/// every rate / cal.rate_spread, the latency floor and the launches × it), with
 /// L1 slots = warp_nnz × K × value bytes and L2 pieces = Σ_p D_p × K × value bytes (granule-
 /// rounded); optimistic = max(bytes/β, nnz·K·B_T/(l1_gbs·spread), Σ_p D_p·K·B_T/(l2_gbs·spread)).
 RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,

@@ -427,7 +427,8 @@ void dram_bytes(RowsTraffic& t, const ReuseProfile& p, std::int64_t k, std::size
 }
 
 /// time = max(DRAM, L1 slots, L2 pieces, latency) + launches (predicted/all-miss, the latter at
-/// rates / rate_spread); optimistic: full β, rates · rate_spread, no latency, no launches.
+/// rates / rate_spread, latency and launches · rate_spread); optimistic: full β, rates ·
+/// rate_spread, no latency, no launches.
 void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode,
                  const RowsCalibration& cal, int launches) {
   const double beta = dev.bandwidth_gbs * 1e9;

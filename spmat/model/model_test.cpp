@@ -170,6 +170,12 @@ TEST(Model, RowKernelTrafficByHand) {
   const auto pred = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted);
   EXPECT_DOUBLE_EQ(pred.b_bytes, opt.b_bytes);
   EXPECT_NEAR(pred.seconds, 4.8e-6, 1e-12);
+  // All-miss takes every rate at the slow end of the spread (1.25): DRAM at eff / 1.25, the
+  // walk's batch and the launch × 1.25 (1 µs + 5 µs).
+  const RowsCalibration cal;
+  EXPECT_DOUBLE_EQ(all.dram_seconds, all.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency / cal.rate_spread));
+  EXPECT_NEAR(all.latency_seconds, 1e-6, 1e-15);
+  EXPECT_NEAR(all.seconds, 6e-6, 1e-12);
   // No L2: every re-touch misses, prediction = all-miss bytes.
   dev.l2_bytes = 0;
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted).b_bytes, all.b_bytes);

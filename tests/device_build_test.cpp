@@ -6,12 +6,13 @@
 // without a GPU.
 // GPU (skip, with the reason, when spmat was built without CUDA or no GPU is present): every
 // format with a device builder builds the same device arrays, byte for byte, from a device CSR
-// as from the host CSR (random, skewed, empty-row, zero-row, zero-column, empty matrices; fp32
-// and fp64; int32 and int64 indices); every other format builds from a device CSR through the
-// host; spmv of both against the fp64 reference with the output poisoned with NaN; csr adopts a
-// view without copying it and never writes into it; update_values then spmv equals a fresh
-// build with the new values (values given in host and in device memory); an invalid device CSR
-// gives InvalidMatrixError naming the violation.
+// as from the host CSR (random, skewed, empty-row, symmetric, stencil, shared-prefix, zero-row,
+// zero-column, empty matrices; fp32 and fp64; int32 and int64 indices), tiled in every layout;
+// every other format builds from a device CSR through the host; spmv of both against the fp64
+// reference with the output poisoned with NaN; csr adopts a view without copying it and never
+// writes into it; update_values then spmv equals a fresh build with the new values (values given
+// in host and in device memory); an invalid device CSR gives InvalidMatrixError naming the
+// violation.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,6 +77,74 @@ struct Case {
   Csr64 a;
 };
 
+/// CSR from each row's set of columns, values small nonzero integers.
+Csr64 csr_from_sets(std::int64_t cols, const std::vector<std::set<std::int64_t>>& sets, std::uint64_t seed) {
+  Csr64 a;
+  a.rows = static_cast<std::int64_t>(sets.size());
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  for (const auto& row : sets) {
+    for (auto j : row) {
+      a.col_idx.push_back(j);
+      a.values.push_back(static_cast<double>(static_cast<int>(testing::mix64(seed + a.col_idx.size()) % 4) + 1));
+    }
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+/// A symmetric pattern: random pairs (i, j) and (j, i) with the diagonal, `wide` rows (and
+/// columns) of `wide_len` entries more.
+Csr64 symmetric_csr(std::int64_t n, std::int64_t pairs, std::vector<std::int64_t> wide, std::int64_t wide_len,
+                    std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> any(0, n - 1);
+  std::vector<std::set<std::int64_t>> s(static_cast<std::size_t>(n));
+  auto add = [&](std::int64_t i, std::int64_t j) {
+    s[static_cast<std::size_t>(i)].insert(j);
+    s[static_cast<std::size_t>(j)].insert(i);
+  };
+  for (std::int64_t i = 0; i < n; ++i) add(i, i);
+  for (std::int64_t k = 0; k < pairs; ++k) add(any(rng), any(rng));
+  for (auto w : wide)
+    for (std::int64_t k = 0; k < wide_len; ++k) add(w, any(rng));
+  return csr_from_sets(n, s, seed);
+}
+
+/// The 5-point stencil of an nx × ny grid (symmetric; its boundary rows move in pattern order).
+Csr64 stencil_csr(std::int64_t nx, std::int64_t ny) {
+  std::vector<std::set<std::int64_t>> s(static_cast<std::size_t>(nx * ny));
+  for (std::int64_t y = 0; y < ny; ++y)
+    for (std::int64_t x = 0; x < nx; ++x) {
+      auto& r = s[static_cast<std::size_t>(y * nx + x)];
+      r.insert(y * nx + x);
+      if (x > 0) r.insert(y * nx + x - 1);
+      if (x + 1 < nx) r.insert(y * nx + x + 1);
+      if (y > 0) r.insert((y - 1) * nx + x);
+      if (y + 1 < ny) r.insert((y + 1) * nx + x);
+    }
+  return csr_from_sets(nx * ny, s, 5);
+}
+
+/// Rows that are prefixes of a few long column patterns: many rows tie on long prefixes, many
+/// are equal, some end where others go on (the pattern sort's hard case).
+Csr64 prefix_rows_csr(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<std::int64_t>> base(5);
+  for (auto& b : base) {
+    std::set<std::int64_t> c;
+    while (c.size() < 60) c.insert(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cols)));
+    b.assign(c.begin(), c.end());
+  }
+  std::vector<std::set<std::int64_t>> s(static_cast<std::size_t>(rows));
+  for (auto& r : s) {
+    const auto& b = base[rng() % base.size()];
+    const std::size_t len = rng() % 4 == 0 ? b.size() : rng() % (b.size() + 1);
+    r.insert(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(len));
+  }
+  return csr_from_sets(cols, s, seed);
+}
+
 /// The matrices every builder is checked on.
 std::vector<Case> cases(std::uint64_t seed) {
   std::vector<Case> v;
@@ -98,6 +167,10 @@ std::vector<Case> cases(std::uint64_t seed) {
     for (std::size_t r = 0; r < len.size(); ++r) len[r] = r % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 40);
     v.push_back({"empty_rows", make_csr(1025, 1000, len, seed + 3)});
   }
+  v.push_back({"symmetric", symmetric_csr(700, 2000, {}, 0, seed + 4)});
+  v.push_back({"symmetric_wide_rows", symmetric_csr(500, 1500, {3, 250}, 60, seed + 5)});
+  v.push_back({"stencil", stencil_csr(23, 19)});
+  v.push_back({"prefix_rows", prefix_rows_csr(900, 400, seed + 6)});
   v.push_back({"zero_rows", make_csr(0, 50, {}, seed)});
   v.push_back({"zero_cols", make_csr(40, 0, std::vector<std::int64_t>(40, 0), seed)});
   v.push_back({"no_entries", make_csr(33, 65, std::vector<std::int64_t>(33, 0), seed)});
@@ -248,6 +321,23 @@ std::vector<const FormatEntry*> cuda_formats(bool device_builder) {
   return v;
 }
 
+/// The stored arrays of two builds, name by name and byte for byte, and their storage bytes.
+/// `same_bytes` = false after products or value updates, which may leave memory of their own
+/// (partial sums, value maps) in one of the two.
+template <class Value>
+void expect_same_arrays(const Matrix<Value>& host, const Matrix<Value>& dev, const std::string& what,
+                        bool same_bytes = true) {
+  const auto hs = detail::impl_of(host).stored_arrays();
+  const auto ds = detail::impl_of(dev).stored_arrays();
+  ASSERT_EQ(hs.size(), ds.size()) << what;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    EXPECT_EQ(hs[i].name, ds[i].name) << what;
+    EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name << " differs ("
+                                            << hs[i].bytes.size() << " vs " << ds[i].bytes.size() << " bytes)";
+  }
+  if (same_bytes) EXPECT_EQ(host.storage_bytes(), dev.storage_bytes()) << what;
+}
+
 template <class Value, class Index>
 void check_device_builders(std::uint64_t seed) {
   for (const auto& c : cases(seed)) {
@@ -263,20 +353,55 @@ void check_device_builders(std::uint64_t seed) {
         continue;
       }
       dev = Matrix<Value>::build(cuda::upload_csr(a), e->name);
-      const auto hs = detail::impl_of(*host).stored_arrays();
-      const auto ds = detail::impl_of(*dev).stored_arrays();
-      ASSERT_EQ(hs.size(), ds.size()) << what;
-      for (std::size_t i = 0; i < hs.size(); ++i) {
-        EXPECT_EQ(hs[i].name, ds[i].name) << what;
-        EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << what << ": array " << hs[i].name << " differs ("
-                                                << hs[i].bytes.size() << " vs " << ds[i].bytes.size() << " bytes)";
-      }
-      EXPECT_EQ(host->storage_bytes(), dev->storage_bytes()) << what;
+      expect_same_arrays(*host, *dev, what);
       EXPECT_EQ(dev->to_csr(), (convert<Value, std::int64_t>(a))) << what;
       expect_spmv_matches(*dev, a, what + " (device-built)");
       expect_spmv_matches(*host, a, what + " (host-built)");
     }
   }
+}
+
+/// Every tiled layout the device builder makes (whole or segmented rows, pattern order on and
+/// off, panel arrays of 4 to 32 rows, the model's choice) against the host builder, byte for
+/// byte, then after update_values against a fresh host build with the new values.
+const char* kTiledLayouts[] = {
+    "kernel=rows,variant=baseline,reorder=off",
+    "kernel=rows,variant=baseline,reorder=on",
+    "kernel=rows,variant=segmented,segsize=7,reorder=on",
+    "kernel=rows,variant=segmented,segsize=64,reorder=off",
+    "kernel=panel,panel_rows=4,variant=baseline,reorder=on",
+    "kernel=panel,panel_rows=8,variant=segmented,segsize=5,reorder=off",
+    "kernel=panel,panel_rows=16,variant=baseline,reorder=off",
+    "kernel=panel,panel_rows=32,variant=segmented,segsize=3,reorder=on",
+    "panel_reuse=0.5",
+    "variant=auto,reorder=auto,k=64"};
+
+template <class Value, class Index>
+void check_tiled_layouts(std::uint64_t seed) {
+  for (const auto& c : cases(seed)) {
+    const auto a = convert<Value, Index>(c.a);
+    const auto v = new_values(a, seed + 2);
+    for (const char* cfg : kTiledLayouts) {
+      const std::string what = std::string(cfg) + " " + c.name + " " + std::string(precision_name<Value>()) + " " +
+                               std::string(index_name<Index>());
+      const auto o = FormatOptions::parse(cfg);
+      const auto host = Matrix<Value>::build(a, "tiled", Backend::cuda, o);
+      auto dev = Matrix<Value>::build(cuda::upload_csr(a), "tiled", o);
+      expect_same_arrays(host, dev, what);
+      expect_spmv_matches(dev, a, what + " (device-built)");
+      dev.update_values(v, Memory::host);
+      expect_same_arrays(Matrix<Value>::build(with_values(a, v), "tiled", Backend::cuda, o), dev, what + ", updated",
+                         false);
+    }
+  }
+}
+
+TEST(DeviceBuild, TiledLayoutsAsTheHostBuilder) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  check_tiled_layouts<float, std::int32_t>(seed);
+  check_tiled_layouts<double, std::int64_t>(seed);
 }
 
 TEST(DeviceBuild, SameArraysAsTheHostBuilder) {

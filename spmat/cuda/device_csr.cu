@@ -134,28 +134,48 @@ __global__ void gather_values_kernel(std::int64_t n, const Map* __restrict__ map
   for (std::int64_t k = global_thread_id(); k < n; k += grid_thread_count()) dst[k] = src[map[k]];
 }
 
-// Nonzeros and row ends each thread of expand_rows_kernel walks on the merge path.
+// Nonzeros and row ends each thread of expand_rows_kernel walks on the merge path, and its
+// threads per block.
 constexpr std::int64_t kExpandItems = 16;
+constexpr int kExpandBlock = 256;
 
 // The row of every nonzero, by the merge path of the row ends with the nonzero indices
-// (merge_path_search): thread t walks kExpandItems consecutive items of the path from diagonal
-// t·kExpandItems, passing a row end or writing the current row for a nonzero; one search per
-// thread instead of one per nonzero.
+// (merge_path_search): a block takes kExpandBlock·kExpandItems consecutive items of the path,
+// thread t walks kExpandItems of them from its own diagonal (one search per thread, not per
+// nonzero), passing a row end or writing the current row for a nonzero into shared memory; the
+// block then stores its nonzeros' rows in one coalesced sweep (a thread's own stores would be
+// kExpandItems apart).
 template <class Index>
-__global__ void expand_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows,
-                                   std::int64_t nnz, Index* __restrict__ row_of) {
+__global__ void __launch_bounds__(kExpandBlock)
+    expand_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t nnz,
+                       Index* __restrict__ row_of) {
+  constexpr std::int64_t kTile = kExpandBlock * kExpandItems;
+  __shared__ Index tile_rows[kTile];
+  __shared__ std::int64_t tile_k[2];  // the tile's first nonzero and the one past its last
   const std::int64_t items = rows + nnz;
-  for (std::int64_t t = global_thread_id(); t * kExpandItems < items; t += grid_thread_count()) {
-    const std::int64_t d0 = t * kExpandItems;
-    const std::int64_t d1 = d0 + kExpandItems < items ? d0 + kExpandItems : items;
-    std::int64_t r = merge_path_search(d0, row_ptr + 1, rows, nnz), k = d0 - r;
-    for (std::int64_t d = d0; d < d1; ++d) {
-      if (r < rows && static_cast<std::int64_t>(row_ptr[r + 1]) <= k) {
-        ++r;  // row r ends before nonzero k
-      } else if (k < nnz) {
-        row_of[k++] = static_cast<Index>(r);
+  for (std::int64_t tile = blockIdx.x; tile * kTile < items; tile += gridDim.x) {
+    const std::int64_t t0 = tile * kTile, t1 = t0 + kTile < items ? t0 + kTile : items;
+    if (threadIdx.x == 0) {
+      tile_k[0] = t0 - merge_path_search(t0, row_ptr + 1, rows, nnz);
+      tile_k[1] = t1 - merge_path_search(t1, row_ptr + 1, rows, nnz);
+    }
+    __syncthreads();
+    const std::int64_t k0 = tile_k[0], k1 = tile_k[1];
+    const std::int64_t d0 = t0 + static_cast<std::int64_t>(threadIdx.x) * kExpandItems;
+    if (d0 < t1) {
+      const std::int64_t d1 = d0 + kExpandItems < t1 ? d0 + kExpandItems : t1;
+      std::int64_t r = merge_path_search(d0, row_ptr + 1, rows, nnz), k = d0 - r;
+      for (std::int64_t d = d0; d < d1; ++d) {
+        if (r < rows && static_cast<std::int64_t>(row_ptr[r + 1]) <= k) {
+          ++r;  // row r ends before nonzero k
+        } else if (k < nnz) {
+          tile_rows[k++ - k0] = static_cast<Index>(r);
+        }
       }
     }
+    __syncthreads();
+    for (std::int64_t k = k0 + threadIdx.x; k < k1; k += blockDim.x) row_of[k] = tile_rows[k - k0];
+    __syncthreads();  // tile_rows and tile_k free for the next tile
   }
 }
 
@@ -223,10 +243,8 @@ void compress_rows(const Index* sorted_keys, std::int64_t n, std::int64_t segmen
 template <class Index>
 void expand_rows(const Index* row_ptr, std::int64_t rows, std::int64_t nnz, Index* row_of) {
   if (nnz <= 0) return;
-  constexpr int kBlock = 256;
-  const std::int64_t threads = (rows + nnz + kExpandItems - 1) / kExpandItems;
-  launch_grid_for("expand_rows_kernel", expand_rows_kernel<Index>, threads, kBlock, row_ptr, rows,
-                  nnz, row_of);
+  launch("expand_rows_kernel", expand_rows_kernel<Index>, grid_cover(rows + nnz, kExpandBlock * kExpandItems),
+         static_cast<unsigned>(kExpandBlock), row_ptr, rows, nnz, row_of);
 }
 
 template <class Value, class Map>

@@ -13,6 +13,7 @@
 //   * scans over lanes: warp_inclusive_sum (integers, CUB), warp_segmented_inclusive_sum and the
 //     keyed warp_segmented_sum (Hillis–Steele, fixed order);
 //   * segment_of: the segment (row, chunk) holding an item, from the segments' start offsets;
+//   * lower_bound: the first position of a sorted range at or above a value;
 //   * merge_path_search: the Merrill–Garland diagonal search over (row ends, nnz indices).
 // Floating-point reductions keep their own fixed trees rather than CUB's so that results stay
 // bit for bit what the kernels computed before they shared them; integer scans, where the order
@@ -345,6 +346,17 @@ __device__ __forceinline__ std::int64_t segment_of(const std::int64_t* start,
     else hi = mid - 1;
   }
   return lo;
+}
+
+/// The first position in [b, e) of the ascending array `a` whose value is >= v (e if none).
+template <class T>
+__device__ __forceinline__ std::int64_t lower_bound(const T* a, std::int64_t b, std::int64_t e, std::int64_t v) {
+  while (b < e) {
+    const std::int64_t mid = b + (e - b) / 2;
+    if (static_cast<std::int64_t>(a[mid]) < v) b = mid + 1;
+    else e = mid;
+  }
+  return b;
 }
 
 /// Merge-path search (Merrill & Garland, SC'16): on the path that merges the row-end list

@@ -6,7 +6,8 @@
 //      they differ, found by an AND/OR pass), counted per distinct pattern (CUB reduce-by-key;
 //      the number of distinct patterns and the largest count downloaded), the patterns stably
 //      sorted by decreasing count (CUB radix sort over the bits of the largest count: equal
-//      counts keep the ascending pattern order, the host's tie rule), the first
+//      counts keep the ascending pattern order, the host's tie rule; no sort when every count is
+//      1, the ascending order then being that order), the first
 //      min(256, distinct) of them make the table,
 //      unused slots +0; a 256-thread kernel also sorts them by pattern for the lookups;
 //   2. per chunk, one warp: first and last row (searches in row_ptr), smallest and largest
@@ -379,6 +380,12 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
     most = h[1];
   }
   t.used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
+  if (most == 1) {
+    // Every pattern distinct, every count 1: the order by count is the ascending pattern order.
+    cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, unique.data(), t.used,
+                 reinterpret_cast<B*>(lut), t.bits.data(), t.index.data());
+    return t;
+  }
   // By decreasing count; the sort is stable, so equal counts stay in ascending pattern order.
   const auto nr = static_cast<std::size_t>(runs);
   cuda::ScratchBuffer<Count> counts_sorted(nr, "bccoo-gpu build: sorted value counts");

@@ -555,9 +555,13 @@ void check_device_build() {
   empty.rows = 33;
   empty.cols = 65;
   empty.row_ptr.assign(34, 0);
+  auto distinct = random_matrix<Value, Index>(3001, 2003, seed + 1);  // every value once: counts all 1
+  for (std::size_t k = 0; k < distinct.values.size(); ++k)
+    distinct.values[k] = Value(static_cast<double>(k % 2 ? -1 : 1) * (1.0 + 0.25 * static_cast<double>(k)));
   const std::vector<std::pair<std::string, Csr<Value, Index>>> matrices = {
       {"example", example<Value, Index>()},
       {"empty", empty},
+      {"distinct_values", distinct},
       {"random_matrix", random_matrix<Value, Index>(5003, 4099, seed)},
       {"table_matrix", table_matrix<Value, Index>(20011, 30000, seed)},
       {"powerlaw_like_matrix", powerlaw_like_matrix<Value, Index>(seed)},

@@ -7,41 +7,51 @@
 // with the same profiles computed on the device, so the same rule sees the same numbers. Every
 // profile field is an integer count (the doubles hold sums of ones or of integers, exact below
 // 2^53), so the device counts give the host's doubles bit for bit. Steps, each a device pass:
-//   1. work rows of a segment size: per-row segment counts, a CUB scan (wptr; the count, one
-//      scalar, downloaded), one thread per work row (its row by a binary search of wptr);
+//   0. the structure, once: the longest row, and, where no row is longer than kShortRow,
+//      whether the pattern is symmetric (a binary search of row c for each entry (r, c));
+//   1. work rows of a segment size (one that cuts no row, no row being longer, gives the whole
+//      rows): per-row segment counts, a CUB scan (wptr; the count, one scalar, downloaded), one
+//      thread per work row (its row by a binary search of wptr);
 //   2. reordering (model::sort_by_pattern: stable, lexicographic on the column sequence, the end
-//      of a row above every column): an MSD refinement, one CUB radix sort per column position
-//      of the rows still tied, key (tie group, column at that position or `cols` past the end);
-//      rows leave when their group is a singleton or has ended (equal rows). Stable sorts keep
-//      tied rows in their original order, as std::stable_sort does. One small download (the
-//      rows still tied) per position: as many rounds as the longest common prefix of two rows;
+//      of a row above every column): one CUB radix sort of the work rows by their first column
+//      (`cols` for an empty row), then one CUB stable merge sort of the rows still tied (same
+//      first column, not ended) by (tie group, the rest of their columns), comparing columns
+//      until they differ (the next kKeptColumns beside each row, the rest read from the CSR).
+//      Stable sorts keep equal rows in their original order, as std::stable_sort does;
 //   3. the reuse profile over panels of P work rows: each entry's key (column, panel of its work
-//      row) radix-sorted (on the column bits alone where the work rows keep their CSR order: the
-//      keys then come in panel order, which a stable sort keeps; an order that moves no row
-//      reuses the unreordered profile); a (column, panel) pair is a distinct touch, its distance to the
-//      previous pair of the column binned as in the host loop; warp_nnz, the longest work row
-//      and the split rows from per-row and per-32-position passes. One download of 64 counters;
+//      row), written in the order of the work rows (at its place when the rows are laid out in
+//      the order: a scan of their lengths), so that the keys come in panel order and a stable
+//      radix sort of their column bits alone leaves them in (column, panel) order (an order that
+//      moves no row reuses the unreordered profile); a (column, panel) pair is a distinct
+//      touch, its distance to the previous pair of the column binned as in the host loop. On a
+//      symmetric pattern in whole rows of at most kShortRow entries no sort is needed: the rows
+//      touching column c are the columns of row c, whose panels one thread per column sorts in
+//      registers. warp_nnz, the longest work row and the split rows from per-row and
+//      per-32-position passes. One download of 64 counters;
 //   4. the stored arrays: col_idx/values copied, wr_begin/wr_end gathered in the order, the
 //      output map (out_row, seg_ptr = wptr, seg_list = the inverse order) and the row kernels'
 //      dest / long_row / long_ptr (two CUB scans over the rows);
 //   5. the panel kernel's arrays (kernel=panel, and kernel=auto when the reuse passes
-//      panel_reuse): entries radix-sorted by (panel, column, row in panel), distinct (panel,
-//      column) heads counted by a CUB scan (the sum, one scalar, downloaded for the reuse test),
-//      one thread per entry writes pn_col, pn_mask (atomicOr of its row bit), pn_val and the
-//      panel offsets.
+//      panel_reuse), one thread per entry in three passes: whether its column is new to its
+//      panel (binary searches of the panel's earlier work rows), a CUB scan of those flags (its
+//      total, Σ_p D_p, downloaded for the reuse test), then its places in pn_col and pn_val
+//      counted by binary searches of every work row of its panel; pn_mask by atomicOr of its row
+//      bit. The panel offsets are CUB scans of per-panel sums.
 // No nnz-sized array leaves the device, and every temporary is scratch memory freed in stream
-// order: the host waits only for the scalars it reads (the work-row count per segment size, the
-// tied count per pattern round, the counters per profile, the order check, the panel columns).
+// order: the host waits only for the scalars it reads (the structure, the work-row count of a
+// segment size, the tied count, the counters per profile, the order check, the panel columns).
 // kernel=sell (the staged S-ELL plan and the paper model's pattern statistics) is built on the
 // host from a downloaded CSR and uploaded, as is a matrix whose sort keys would not fit 64 bits
 // or whose work rows would not fit Index (the host builder then gives its own answer, an
 // IndexOverflowError where it throws one).
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <bit>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -118,7 +128,7 @@ __global__ void work_fill_kernel(const Index* __restrict__ row_ptr, std::int64_t
                                  const std::int64_t* __restrict__ wptr, std::int64_t n,
                                  Index* __restrict__ begin, Index* __restrict__ end, Index* __restrict__ row) {
   for (std::int64_t j = cuda::global_thread_id(); j < n; j += cuda::grid_thread_count()) {
-    const std::int64_t r = cuda::segment_of(wptr, rows, j);
+    const std::int64_t r = n == rows ? j : cuda::segment_of(wptr, rows, j);  // no row cut: row j
     std::int64_t b = row_ptr[r], e = row_ptr[r + 1];
     if (seg > 0 && e - b > seg) {
       b += (j - wptr[r]) * seg;
@@ -173,6 +183,61 @@ __global__ void pattern_split_kernel(std::int64_t n, const Index* __restrict__ p
   }
 }
 
+/// Columns of a tied row kept beside it for the merge sort's comparisons, which then read the
+/// rows' columns only past them: most tied rows differ within a few columns.
+constexpr int kKeptColumns = 2;
+
+/// A work row still tied after the first round: its group (the sorted position where the
+/// group starts), the row, and its columns at positions 1 .. kKeptColumns (`cols` past its end).
+template <class Index>
+struct TiedRow {
+  Index group, row;
+  Index next[kKeptColumns];
+};
+
+/// The pattern order past column position 0 (model::sort_by_pattern: lexicographic on the
+/// columns, the end of a row above every column), groups first.
+template <class Index>
+struct PatternLess {
+  const Index* begin;
+  const Index* end;
+  const Index* col;
+  __device__ bool operator()(const TiedRow<Index>& x, const TiedRow<Index>& y) const {
+    if (x.group != y.group) return x.group < y.group;
+    for (int i = 0; i < kKeptColumns; ++i)
+      if (x.next[i] != y.next[i]) return x.next[i] < y.next[i];
+    const std::int64_t ex = end[x.row], ey = end[y.row];
+    for (std::int64_t qx = begin[x.row] + 1 + kKeptColumns, qy = begin[y.row] + 1 + kKeptColumns;; ++qx, ++qy) {
+      const bool x_ended = qx >= ex, y_ended = qy >= ey;
+      if (x_ended || y_ended) return !x_ended;  // a column is below an end; two ends are equal
+      const Index cx = col[qx], cy = col[qy];
+      if (cx != cy) return cx < cy;
+    }
+  }
+};
+
+template <class Index>
+__global__ void tied_rows_kernel(std::int64_t n, const Index* __restrict__ pos, const Index* __restrict__ gid,
+                                 const Index* __restrict__ perm, const Index* __restrict__ begin,
+                                 const Index* __restrict__ end, const Index* __restrict__ col, std::int64_t cols,
+                                 TiedRow<Index>* __restrict__ out) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) {
+    TiedRow<Index> t;
+    t.group = gid[i];
+    t.row = perm[pos[i]];
+    const std::int64_t b = begin[t.row], e = end[t.row];
+    for (int k = 0; k < kKeptColumns; ++k) t.next[k] = static_cast<Index>(b + 1 + k < e ? col[b + 1 + k] : cols);
+    out[i] = t;
+  }
+}
+
+/// The sorted tied rows back onto their groups' positions (ascending, as the groups).
+template <class Index>
+__global__ void tied_place_kernel(std::int64_t n, const Index* __restrict__ pos, const TiedRow<Index>* __restrict__ rows,
+                                  Index* __restrict__ perm) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) perm[pos[i]] = rows[i].row;
+}
+
 template <class Index>
 __global__ void __launch_bounds__(kBlock)
     moved_count_kernel(std::int64_t n, const Index* __restrict__ perm, Counter* __restrict__ moved) {
@@ -203,12 +268,27 @@ __global__ void entry_position_from_ranges_kernel(std::int64_t n, const Index* _
     for (std::int64_t q = wr_begin[w]; q < static_cast<std::int64_t>(wr_end[w]); ++q) wpos[q] = static_cast<Index>(w);
 }
 
+/// Each entry's key (column, panel of its work row). Written at q, or, with an order (perm,
+/// `start`: the entries before each position, in position order), at the entry's place when the
+/// work rows are laid out in the order: the keys then come in panel order as without one.
 template <class Key, class Index>
 __global__ void reuse_keys_kernel(std::int64_t nnz, const Index* __restrict__ col, const Index* __restrict__ wpos,
-                                  std::int64_t panel_rows, int pbits, Key* __restrict__ key) {
-  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count())
-    key[q] = static_cast<Key>((static_cast<std::uint64_t>(col[q]) << pbits) |
-                              static_cast<std::uint64_t>(static_cast<std::int64_t>(wpos[q]) / panel_rows));
+                                  const Index* __restrict__ perm, const Index* __restrict__ start,
+                                  const Index* __restrict__ begin, std::int64_t panel_rows, int pbits,
+                                  Key* __restrict__ key) {
+  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count()) {
+    const std::int64_t w = wpos[q];
+    const std::int64_t at = perm ? static_cast<std::int64_t>(start[w]) + q - static_cast<std::int64_t>(begin[perm[w]]) : q;
+    key[at] = static_cast<Key>((static_cast<std::uint64_t>(col[q]) << pbits) | static_cast<std::uint64_t>(w / panel_rows));
+  }
+}
+
+/// The length of the work row at each position of an order.
+template <class Index>
+__global__ void ordered_lengths_kernel(std::int64_t n, const Index* __restrict__ perm, const Index* __restrict__ begin,
+                                       const Index* __restrict__ end, Index* __restrict__ len) {
+  for (std::int64_t w = cuda::global_thread_id(); w < n; w += cuda::grid_thread_count())
+    len[w] = static_cast<Index>(static_cast<std::int64_t>(end[perm[w]]) - static_cast<std::int64_t>(begin[perm[w]]));
 }
 
 /// The block's partial counters `mine` (valid in lane 0 of each warp; is_max[i]: a maximum, else a sum)
@@ -264,6 +344,81 @@ __global__ void __launch_bounds__(kBlock)
   }
   cold = cuda::subwarp_sum<32>(cold);
   if (lane == 0 && cold) atomicAdd(&cnt[kCold], cold);
+  __syncthreads();
+  for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x))
+    if (cnt[t]) atomicAdd(&out[t], cnt[t]);
+}
+
+/// kAsymmetric: entries (r, c) among the first `nnz` of a square matrix without an entry (c, r)
+/// (a binary search of row c each); kLongest: the longest of the first `rows` rows.
+enum : int { kAsymmetric = 0, kLongest = 1 };
+template <class Index>
+__global__ void __launch_bounds__(kBlock)
+    structure_kernel(std::int64_t rows, std::int64_t nnz, const Index* __restrict__ row_ptr,
+                     const Index* __restrict__ col, const Index* __restrict__ row_of, Counter* __restrict__ out) {
+  Counter c[2] = {};
+  for (std::int64_t i = cuda::global_thread_id(); i < max(rows, nnz); i += cuda::grid_thread_count()) {
+    if (i < rows) c[kLongest] = max(c[kLongest], static_cast<Counter>(row_ptr[i + 1] - row_ptr[i]));
+    if (i < nnz) {
+      const std::int64_t r = row_of[i], k = col[i], e = row_ptr[k + 1];
+      const std::int64_t l = cuda::lower_bound(col, row_ptr[k], e, r);
+      if (!(l < e && static_cast<std::int64_t>(col[l]) == r)) ++c[kAsymmetric];
+    }
+  }
+  c[kAsymmetric] = cuda::subwarp_sum<32>(c[kAsymmetric]);
+  for (int o = 16; o > 0; o /= 2) c[kLongest] = max(c[kLongest], __shfl_xor_sync(cuda::kFullMask, c[kLongest], o));
+  const int slot[2] = {kAsymmetric, kLongest};
+  const bool is_max[2] = {false, true};
+  add_block_counters(c, slot, is_max, out);
+}
+
+/// Rows up to this long are sorted in registers by symmetric_touch_kernel.
+constexpr int kShortRow = 32;
+
+/// reuse_count_kernel's counters for a structurally symmetric matrix in whole rows (work row i
+/// = row i, at position inv[i], or i without an order), rows of at most kShortRow entries: the
+/// rows that touch column c are the columns of row c, so column c's (column, panel) pairs are
+/// the panels of row c's columns, sorted here per row instead of by a radix sort of every entry.
+/// Touches are binned in registers while they fall in one bin (one or two on a regular matrix).
+template <class Index>
+__global__ void __launch_bounds__(kBlock)
+    symmetric_touch_kernel(std::int64_t rows, const Index* __restrict__ row_ptr, const Index* __restrict__ col,
+                           const Index* __restrict__ inv, std::int64_t panel_rows, Counter* __restrict__ out) {
+  __shared__ Counter cnt[kHist + 48];
+  for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x)) cnt[t] = 0;
+  __syncthreads();
+  Counter cold = 0, run = 0;
+  int run_bin = 0;
+  for (std::int64_t c = cuda::global_thread_id(); c < rows; c += cuda::grid_thread_count()) {
+    const std::int64_t b = row_ptr[c], len = static_cast<std::int64_t>(row_ptr[c + 1]) - b;
+    if (len == 0) continue;  // column c untouched
+    std::int64_t p[kShortRow];
+    for (std::int64_t i = 0; i < len; ++i) {
+      const std::int64_t x = col[b + i];
+      p[i] = (inv ? static_cast<std::int64_t>(inv[x]) : x) / panel_rows;
+    }
+    if (inv)
+      for (std::int64_t i = 1; i < len; ++i)
+        for (std::int64_t j = i; j > 0 && p[j - 1] > p[j]; --j) {
+          const std::int64_t t = p[j];
+          p[j] = p[j - 1];
+          p[j - 1] = t;
+        }
+    ++cold;
+    for (std::int64_t i = 1; i < len; ++i) {
+      if (p[i] == p[i - 1]) continue;
+      const int bin = min(63 - __clzll(static_cast<long long>(p[i] - p[i - 1])), 47);
+      if (bin != run_bin) {
+        if (run) atomicAdd(&cnt[kHist + run_bin], run);
+        run_bin = bin;
+        run = 0;
+      }
+      ++run;
+    }
+  }
+  if (run) atomicAdd(&cnt[kHist + run_bin], run);
+  cold = cuda::subwarp_sum<32>(cold);
+  if (cuda::lane_id() == 0 && cold) atomicAdd(&cnt[kCold], cold);
   __syncthreads();
   for (int t = static_cast<int>(threadIdx.x); t < kHist + 48; t += static_cast<int>(blockDim.x))
     if (cnt[t]) atomicAdd(&out[t], cnt[t]);
@@ -356,56 +511,74 @@ __global__ void dest_kernel(std::int64_t rows, const std::int64_t* __restrict__ 
   }
 }
 
-/// Panel-kernel sort keys: (panel, column, row in the panel), with the entry.
+/// Panel arrays, step 1: first[q] = 1 where entry q's column is in no earlier work row of its
+/// panel (R work rows per panel, in the order), else 0: one binary search per earlier work row,
+/// so that a long row costs its entries a search each, not a walk.
 template <class Index>
-__global__ void panel_keys_kernel(std::int64_t nnz, const Index* __restrict__ col, const Index* __restrict__ wpos,
-                                  std::int64_t R, int cbits, std::uint64_t* __restrict__ key, Index* __restrict__ q_out) {
+__global__ void panel_first_kernel(std::int64_t nnz, const Index* __restrict__ col, const Index* __restrict__ wpos,
+                                   const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
+                                   std::int64_t R, Index* __restrict__ first) {
   for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count()) {
-    const std::int64_t w = wpos[q];
-    key[q] = (static_cast<std::uint64_t>(w / R) << (cbits + 5)) | (static_cast<std::uint64_t>(col[q]) << 5) |
-             static_cast<std::uint64_t>(w % R);
-    q_out[q] = static_cast<Index>(q);
+    const std::int64_t w = wpos[q], c = col[q];
+    bool f = true;
+    for (std::int64_t v = w - w % R; v < w && f; ++v) {
+      const std::int64_t e = wr_end[v], l = cuda::lower_bound(col, wr_begin[v], e, c);
+      f = !(l < e && static_cast<std::int64_t>(col[l]) == c);
+    }
+    first[q] = f ? Index(1) : Index(0);
   }
 }
 
-/// 1 where a sorted entry starts a new (panel, column).
-__global__ void panel_heads_kernel(std::int64_t n, const std::uint64_t* __restrict__ key, std::int64_t* __restrict__ head) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count())
-    head[i] = i == 0 || (key[i - 1] >> 5) != (key[i] >> 5);
-}
-
-/// Entry i of the sorted order (i = nnz closes the offsets): pn_col / pn_mask of its distinct
-/// column dinc[i]-1, pn_val[i], and the offsets of the panels that start at i.
-template <class Value, class Index>
-__global__ void panel_fill_kernel(std::int64_t nnz, std::int64_t np, std::int64_t total_d,
-                                  const std::uint64_t* __restrict__ key, const Index* __restrict__ qs,
-                                  const std::int64_t* __restrict__ dinc, int cbits, const Value* __restrict__ values,
-                                  Index* __restrict__ pn_col_ptr, Index* __restrict__ pn_val_ptr,
-                                  Index* __restrict__ pn_col, std::uint32_t* __restrict__ pn_mask,
-                                  Value* __restrict__ pn_val) {
-  const std::uint64_t cmask = cbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - cbits));
-  for (std::int64_t i = cuda::global_thread_id(); i <= nnz; i += cuda::grid_thread_count()) {
-    std::int64_t p = np, d = total_d;
-    if (i < nnz) {
-      const std::uint64_t k = key[i];
-      p = static_cast<std::int64_t>(k >> (cbits + 5));
-      d = dinc[i] - 1;
-      if (i == 0 || (key[i - 1] >> 5) != (k >> 5)) pn_col[d] = static_cast<Index>((k >> 5) & cmask);
-      atomicOr(&pn_mask[d], 1u << (k & 31u));
-      pn_val[i] = values[qs[i]];
-    }
-    // A panel's first entry is a new (panel, column): d counts the distinct columns before it.
-    const std::int64_t prev = i == 0 ? -1 : static_cast<std::int64_t>(key[i - 1] >> (cbits + 5));
-    for (std::int64_t pp = prev + 1; pp <= p; ++pp) {
-      pn_val_ptr[pp] = static_cast<Index>(i);
-      pn_col_ptr[pp] = static_cast<Index>(d);
-    }
-  }
-}
-
+/// Step 2, per panel p (p = np closes the offsets with 0): its distinct columns (the first
+/// occurrences in its work rows, from F, the exclusive scan of `first`) and its nonzeros.
 template <class Index>
-__global__ void value_map_kernel(std::int64_t n, const Index* __restrict__ qs, Index* __restrict__ map) {
-  for (std::int64_t i = cuda::global_thread_id(); i < n; i += cuda::grid_thread_count()) map[qs[i]] = static_cast<Index>(i);
+__global__ void panel_sizes_kernel(std::int64_t np, std::int64_t W, std::int64_t R, const Index* __restrict__ wr_begin,
+                                   const Index* __restrict__ wr_end, const Index* __restrict__ F,
+                                   Index* __restrict__ distinct, Index* __restrict__ entries) {
+  for (std::int64_t p = cuda::global_thread_id(); p <= np; p += cuda::grid_thread_count()) {
+    std::int64_t d = 0, n = 0;
+    for (std::int64_t v = p * R; p < np && v < min(W, (p + 1) * R); ++v) {
+      const std::int64_t b = wr_begin[v], e = wr_end[v];
+      d += static_cast<std::int64_t>(F[e]) - static_cast<std::int64_t>(F[b]);
+      n += e - b;
+    }
+    distinct[p] = static_cast<Index>(d);
+    entries[p] = static_cast<Index>(n);
+  }
+}
+
+/// Step 3, per entry q of work row w (row r = w % R of panel p): the panel's distinct columns
+/// below its column c (rank: the first occurrences below c in each work row, from F), its
+/// entries below c (less) and those of column c in earlier work rows (before). The entry is
+/// pn_val[pn_val_ptr[p] + less + before] (the host's (column, row) order); its column is
+/// pn_col[pn_col_ptr[p] + rank], written by its first occurrence, with bit r of pn_mask.
+/// `map` (update_values) takes each entry's place in pn_val; pn_col == nullptr: only that.
+template <class Value, class Index>
+__global__ void panel_fill_kernel(std::int64_t nnz, std::int64_t W, std::int64_t R, const Index* __restrict__ col,
+                                  const Value* __restrict__ values, const Index* __restrict__ wpos,
+                                  const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
+                                  const Index* __restrict__ F, const Index* __restrict__ pn_col_ptr,
+                                  const Index* __restrict__ pn_val_ptr, Index* __restrict__ pn_col,
+                                  std::uint32_t* __restrict__ pn_mask, Value* __restrict__ pn_val,
+                                  Index* __restrict__ map) {
+  for (std::int64_t q = cuda::global_thread_id(); q < nnz; q += cuda::grid_thread_count()) {
+    const std::int64_t w = wpos[q], c = col[q], r = w % R, p = w / R;
+    std::int64_t less = 0, rank = 0, before = 0;
+    for (std::int64_t v = w - r; v < min(W, w - r + R); ++v) {
+      const std::int64_t b = wr_begin[v], e = wr_end[v];
+      const std::int64_t l = v == w ? q : cuda::lower_bound(col, b, e, c);
+      less += l - b;
+      rank += static_cast<std::int64_t>(F[l]) - static_cast<std::int64_t>(F[b]);
+      if (v < w && l < e && static_cast<std::int64_t>(col[l]) == c) ++before;
+    }
+    const std::int64_t slot = static_cast<std::int64_t>(pn_val_ptr[p]) + less + before;
+    if (map) map[q] = static_cast<Index>(slot);
+    if (!pn_col) continue;
+    const std::int64_t d = static_cast<std::int64_t>(pn_col_ptr[p]) + rank;
+    if (before == 0) pn_col[d] = static_cast<Index>(c);
+    atomicOr(&pn_mask[d], 1u << r);
+    pn_val[slot] = values[q];
+  }
 }
 
 // ---- host side ------------------------------------------------------------------------------
@@ -422,28 +595,21 @@ cuda::ScratchBuffer<T> scratch(std::int64_t n, const char* what) {
   return cuda::ScratchBuffer<T>(static_cast<std::size_t>(n), what);
 }
 
-/// The panel kernel's entry order: entries sorted by (panel of R work rows, column, row in the
-/// panel) from each entry's work-row position; keys and entries in that order, returned in
-/// `key` and `qs`. False when the key would not fit 64 bits.
+/// F, the exclusive scan of panel_first_kernel's flags over the entries: nnz + 1 values, F[nnz]
+/// = Σ_p D_p (the panels' distinct columns).
 template <class Index>
-bool panel_order(const Index* col, const Index* wpos, std::int64_t nnz, std::int64_t cols, std::int64_t np,
-                 std::int64_t R, Workspace& ws, cuda::ScratchBuffer<std::uint64_t>& key,
-                 cuda::ScratchBuffer<Index>& qs, int* cbits_out) {
-  const int cbits = bits_for(static_cast<std::uint64_t>(cols > 0 ? cols - 1 : 0));
-  const int pbits = bits_for(static_cast<std::uint64_t>(np > 0 ? np - 1 : 0));
-  if (cbits + pbits + 5 > 64) return false;
-  *cbits_out = cbits;
-  auto k0 = scratch<std::uint64_t>(nnz, "tiled build: panel keys");
-  auto q0 = scratch<Index>(nnz, "tiled build: panel entries");
-  key = scratch<std::uint64_t>(nnz, "tiled build: sorted panel keys");
-  qs = scratch<Index>(nnz, "tiled build: sorted panel entries");
-  cuda::launch_grid_for("panel_keys_kernel", panel_keys_kernel<Index>, nnz, kBlock, nnz, col, wpos, R, cbits,
-                        k0.data(), q0.data());
-  ws.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
-    return cub::DeviceRadixSort::SortPairs(t, b, k0.data(), key.data(), q0.data(), qs.data(), nnz, 0,
-                                           cbits + pbits + 5, cuda::stream());
+cuda::ScratchBuffer<Index> panel_first_scan(const Index* col, const Index* wpos, const Index* wr_begin,
+                                            const Index* wr_end, std::int64_t nnz, std::int64_t R, Workspace& ws) {
+  auto first = scratch<Index>(nnz + 1, "tiled build: panel first occurrences");
+  auto F = scratch<Index>(nnz + 1, "tiled build: panel column ranks");
+  cuda::fill_bytes_async(first.data() + nnz, 0, sizeof(Index));
+  if (nnz > 0)
+    cuda::launch_grid_for("panel_first_kernel", panel_first_kernel<Index>, nnz, kBlock, nnz, col, wpos, wr_begin,
+                          wr_end, R, first.data());
+  ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, first.data(), F.data(), nnz + 1, cuda::stream());
   });
-  return true;
+  return F;
 }
 
 /// Builds what the host builder builds from a device CSR, step by step (see the file comment).
@@ -465,13 +631,18 @@ class Builder {
   };
 
   const Ranges& ranges(std::int64_t seg) {
+    seg = effective(seg);
     auto it = ranges_.find(seg);
     if (it != ranges_.end()) return it->second;
     Ranges g;
     const std::int64_t rows = a_.rows;
     g.wptr = scratch<std::int64_t>(rows + 1, "tiled build: work-row offsets");
-    cuda::fill_bytes_async(g.wptr.data(), 0, sizeof(std::int64_t));
-    if (rows > 0) {
+    if (seg == 0) {  // whole rows: work row i is row i
+      g.count = rows;
+      cuda::launch_grid_for("iota_kernel", iota_kernel<std::int64_t>, rows + 1, kBlock, rows + 1, g.wptr.data(),
+                            static_cast<std::int64_t*>(nullptr), static_cast<std::int64_t*>(nullptr));
+    } else {
+      cuda::fill_bytes_async(g.wptr.data(), 0, sizeof(std::int64_t));
       auto nseg = scratch<std::int64_t>(rows, "tiled build: work rows per row");
       cuda::launch_grid_for("work_count_kernel", work_count_kernel<Index>, rows, kBlock, a_.row_ptr, rows, seg,
                             nseg.data());
@@ -492,8 +663,34 @@ class Builder {
     return ranges_.emplace(seg, std::move(g)).first->second;
   }
 
-  /// `seg`, or 0 where it cuts no row: the same work rows, so the same order and profiles.
-  std::int64_t effective(std::int64_t seg) { return seg > 0 && ranges(seg).count == a_.rows ? 0 : seg; }
+  /// `seg`, or 0 where it cuts no row (no row longer): the same work rows, so the same order
+  /// and profiles.
+  std::int64_t effective(std::int64_t seg) { return seg > 0 && structure().longest > seg ? seg : 0; }
+
+  /// Whether the matrix is structurally symmetric, and its longest row (one pass, kept).
+  struct Structure {
+    bool symmetric = false;
+    std::int64_t longest = 0;
+  };
+  const Structure& structure() {
+    if (structure_) return *structure_;
+    Structure st;
+    if (a_.rows > 0) {
+      auto counters = scratch<Counter>(2, "tiled build: structure counters");
+      counters.fill_bytes(0);
+      cuda::launch_grid_for("structure_kernel", structure_kernel<Index>, a_.rows, kBlock, a_.rows, std::int64_t{0},
+                            a_.row_ptr, a_.col_idx, static_cast<const Index*>(nullptr), counters.data());
+      st.longest = static_cast<std::int64_t>(counters.download()[kLongest]);
+      // Symmetry matters only to short rows (profile()), and its searches would be long in long rows.
+      if (a_.rows == a_.cols && st.longest <= kShortRow) {
+        cuda::launch_grid_for("structure_kernel", structure_kernel<Index>, a_.nnz, kBlock, std::int64_t{0}, a_.nnz,
+                              a_.row_ptr, a_.col_idx, row_of(), counters.data());
+        st.symmetric = counters.download()[kAsymmetric] == 0;
+      }
+    }
+    structure_ = st;
+    return *structure_;
+  }
 
   /// model::sort_by_pattern of the work rows of `seg` (see the file comment, step 2).
   const Order& order(std::int64_t seg) {
@@ -507,8 +704,6 @@ class Builder {
     o.inv = scratch<Index>(n0, "tiled build: work-row positions");
     if (n0 > 0) {
       const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols));  // columns and the end mark
-      const int gbits = bits_for(static_cast<std::uint64_t>(n0 - 1));
-      if (cbits + gbits > 64) throw NeedsHost{};
       const std::uint64_t cmask = cbits == 0 ? 0 : (~std::uint64_t{0} >> (64 - cbits));
       auto pos = scratch<Index>(n0, "tiled build: tied positions"), pos2 = scratch<Index>(n0, "tiled build: tied positions");
       auto gid = scratch<Index>(n0, "tiled build: tie groups"), gid2 = scratch<Index>(n0, "tiled build: tie groups");
@@ -519,30 +714,43 @@ class Builder {
       auto tied = scratch<char>(n0, "tiled build: tied flags");
       auto count = scratch<std::int64_t>(1, "tiled build: tied count");
       cuda::launch_grid_for("iota_kernel", iota_kernel<Index>, n0, kBlock, n0, pos.data(), o.perm.data(), gid.data());
-      std::int64_t n = n0;
-      for (std::int64_t t = 0; n > 1; ++t) {
-        cuda::launch_grid_for("pattern_keys_kernel", pattern_keys_kernel<Index>, n, kBlock, n, pos.data(), gid.data(),
-                              o.perm.data(), g.begin.data(), g.end.data(), a_.col_idx, t, cbits, a_.cols, key.data(),
-                              val.data());
-        ws_.run("tiled build: radix sort workspace", [&](void* tmp, std::size_t& b) {
-          return cub::DeviceRadixSort::SortPairs(tmp, b, key.data(), key2.data(), val.data(), val2.data(), n, 0,
-                                                 std::max(1, cbits + gbits), cuda::stream());
+      // Round 0: every work row by its first column (one group: the key is the column alone).
+      cuda::launch_grid_for("pattern_keys_kernel", pattern_keys_kernel<Index>, n0, kBlock, n0, pos.data(), gid.data(),
+                            o.perm.data(), g.begin.data(), g.end.data(), a_.col_idx, std::int64_t{0}, cbits, a_.cols,
+                            key.data(), val.data());
+      ws_.run("tiled build: radix sort workspace", [&](void* tmp, std::size_t& b) {
+        return cub::DeviceRadixSort::SortPairs(tmp, b, key.data(), key2.data(), val.data(), val2.data(), n0, 0,
+                                               std::max(1, cbits), cuda::stream());
+      });
+      cuda::launch_grid_for("pattern_split_kernel", pattern_split_kernel<Index>, n0, kBlock, n0, pos.data(),
+                            key2.data(), val2.data(), cmask, a_.cols, o.perm.data(), head.data(), tied.data());
+      ws_.run("tiled build: scan workspace", [&](void* tmp, std::size_t& b) {
+        return cub::DeviceScan::InclusiveScan(tmp, b, head.data(), gid2.data(), MaxOp{}, n0, cuda::stream());
+      });
+      ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
+        return cub::DeviceSelect::Flagged(tmp, b, pos.data(), tied.data(), pos2.data(), count.data(), n0,
+                                          cuda::stream());
+      });
+      ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
+        return cub::DeviceSelect::Flagged(tmp, b, gid2.data(), tied.data(), gid.data(), count.data(), n0,
+                                          cuda::stream());
+      });
+      std::int64_t n = 0;
+      cuda::copy_to_host(&n, count.data(), 1);
+      if (n > 1) {
+        // The rows still tied (same first column, not ended), each group's positions in
+        // ascending order: one stable merge sort of (group, row) with the comparison of the
+        // rest of the rows' columns. A radix round per column position would cost a launch
+        // sequence and a wait each, as many as the longest shared prefix (~80 on R-MAT).
+        auto tied_rows = scratch<TiedRow<Index>>(n, "tiled build: tied rows");
+        cuda::launch_grid_for("tied_rows_kernel", tied_rows_kernel<Index>, n, kBlock, n, pos2.data(), gid.data(),
+                              o.perm.data(), g.begin.data(), g.end.data(), a_.col_idx, a_.cols, tied_rows.data());
+        const PatternLess<Index> less{g.begin.data(), g.end.data(), a_.col_idx};
+        ws_.run("tiled build: merge sort workspace", [&](void* tmp, std::size_t& b) {
+          return cub::DeviceMergeSort::StableSortKeys(tmp, b, tied_rows.data(), n, less, cuda::stream());
         });
-        cuda::launch_grid_for("pattern_split_kernel", pattern_split_kernel<Index>, n, kBlock, n, pos.data(),
-                              key2.data(), val2.data(), cmask, a_.cols, o.perm.data(), head.data(), tied.data());
-        ws_.run("tiled build: scan workspace", [&](void* tmp, std::size_t& b) {
-          return cub::DeviceScan::InclusiveScan(tmp, b, head.data(), gid2.data(), MaxOp{}, n, cuda::stream());
-        });
-        ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
-          return cub::DeviceSelect::Flagged(tmp, b, pos.data(), tied.data(), pos2.data(), count.data(), n,
-                                            cuda::stream());
-        });
-        ws_.run("tiled build: select workspace", [&](void* tmp, std::size_t& b) {
-          return cub::DeviceSelect::Flagged(tmp, b, gid2.data(), tied.data(), gid.data(), count.data(), n,
-                                            cuda::stream());
-        });
-        cuda::copy_to_host(&n, count.data(), 1);
-        std::swap(pos, pos2);
+        cuda::launch_grid_for("tied_place_kernel", tied_place_kernel<Index>, n, kBlock, n, pos2.data(),
+                              tied_rows.data(), o.perm.data());
       }
       cuda::invert_permutation(o.perm.data(), n0, o.inv.data());
       // Rows already in pattern order (each row's column sequence at or above the previous
@@ -591,12 +799,19 @@ class Builder {
       const int cbits = bits_for(static_cast<std::uint64_t>(a_.cols - 1));
       const int pbits = bits_for(static_cast<std::uint64_t>(p.panels - 1));
       if (cbits + pbits > 64) throw NeedsHost{};
-      auto wpos = positions(seg, reorder);
-      // 32-bit keys where they fit: half the bytes per radix pass.
-      if (cbits + pbits <= 32)
-        count_touches<std::uint32_t>(wpos.data(), !reorder, p.panel_rows, cbits, pbits, counters.data());
-      else
-        count_touches<std::uint64_t>(wpos.data(), !reorder, p.panel_rows, cbits, pbits, counters.data());
+      const Structure& st = structure();
+      if (seg == 0 && st.symmetric && st.longest <= kShortRow) {
+        cuda::launch_grid_for("symmetric_touch_kernel", symmetric_touch_kernel<Index>, a_.rows, kBlock, a_.rows,
+                              a_.row_ptr, a_.col_idx, reorder ? order(0).inv.data() : nullptr, p.panel_rows,
+                              counters.data());
+      } else if (auto wpos = positions(seg, reorder); cbits + pbits <= 32) {
+        // 32-bit keys where they fit: half the bytes per radix pass.
+        count_touches<std::uint32_t>(wpos.data(), g, reorder ? &order(seg) : nullptr, p.panel_rows, cbits, pbits,
+                                     counters.data());
+      } else {
+        count_touches<std::uint64_t>(wpos.data(), g, reorder ? &order(seg) : nullptr, p.panel_rows, cbits, pbits,
+                                     counters.data());
+      }
     }
     if (g.count > 0) {
       const Index* perm = reorder ? order(seg).perm.data() : nullptr;
@@ -625,22 +840,32 @@ class Builder {
   Workspace& workspace() { return ws_; }
 
  private:
-  /// The touch counters of model::reuse_profile from the (column, panel) keys of the entries.
-  /// `monotone`: the positions never decrease in entry order (no reordering), so the keys come
-  /// in panel order and a stable sort of their column bits alone leaves them in (column, panel)
-  /// order: cbits instead of cbits + pbits, two radix passes fewer on a large matrix.
+  /// The touch counters of model::reuse_profile from the (column, panel) keys of the entries,
+  /// written in position order (through `start` where an order moves rows), so that they come in
+  /// panel order and a stable sort of their column bits alone leaves them in (column, panel)
+  /// order: cbits instead of cbits + pbits.
   template <class Key>
-  void count_touches(const Index* wpos, bool monotone, std::int64_t panel_rows, int cbits, int pbits,
-                     Counter* counters) {
+  void count_touches(const Index* wpos, const Ranges& g, const Order* o, std::int64_t panel_rows, int cbits,
+                     int pbits, Counter* counters) {
     auto key = scratch<Key>(a_.nnz, "tiled build: reuse keys");
     auto key2 = scratch<Key>(a_.nnz, "tiled build: sorted reuse keys");
+    cuda::ScratchBuffer<Index> start;
+    if (o) {
+      auto len = scratch<Index>(g.count, "tiled build: ordered work-row lengths");
+      start = scratch<Index>(g.count, "tiled build: ordered work-row starts");
+      cuda::launch_grid_for("ordered_lengths_kernel", ordered_lengths_kernel<Index>, g.count, kBlock, g.count,
+                            o->perm.data(), g.begin.data(), g.end.data(), len.data());
+      ws_.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+        return cub::DeviceScan::ExclusiveSum(t, b, len.data(), start.data(), g.count, cuda::stream());
+      });
+    }
     cuda::launch_grid_for("reuse_keys_kernel", reuse_keys_kernel<Key, Index>, a_.nnz, kBlock, a_.nnz, a_.col_idx,
-                          wpos, panel_rows, pbits, key.data());
+                          wpos, o ? o->perm.data() : nullptr, start.data(), g.begin.data(), panel_rows, pbits,
+                          key.data());
     // With no column bits (one column) the begin bit's sort is a stable no-op: every key is below it.
-    const int begin_bit = monotone ? pbits : 0, end_bit = std::max(begin_bit + 1, cbits + pbits);
+    const int end_bit = std::max(pbits + 1, cbits + pbits);
     ws_.run("tiled build: radix sort workspace", [&](void* t, std::size_t& b) {
-      return cub::DeviceRadixSort::SortKeys(t, b, key.data(), key2.data(), a_.nnz, begin_bit, end_bit,
-                                            cuda::stream());
+      return cub::DeviceRadixSort::SortKeys(t, b, key.data(), key2.data(), a_.nnz, pbits, end_bit, cuda::stream());
     });
     cuda::launch_grid_for("reuse_count_kernel", reuse_count_kernel<Key>, a_.nnz, kBlock, a_.nnz, key2.data(), pbits,
                           counters);
@@ -657,32 +882,28 @@ class Builder {
   const DeviceCsrView<Value, Index>& a_;
   Workspace ws_;
   cuda::ScratchBuffer<Index> row_of_;
+  std::optional<Structure> structure_;
   std::map<std::int64_t, Ranges> ranges_;
   std::map<std::int64_t, Order> orders_;
   std::map<std::tuple<std::int64_t, bool, std::int64_t>, model::ReuseProfile> profiles_;
 };
 
-/// The panel kernel's arrays (tiled.cpp, build_panels): R work rows per panel; none when
-/// min_reuse > 0 and nnz / Σ_p D_p < min_reuse.
+/// The panel kernel's arrays (tiled.cpp, build_panels) over d's work rows (wr_begin / wr_end,
+/// already in the order), R per panel; none when min_reuse > 0 and nnz / Σ_p D_p < min_reuse.
+/// Three passes over the entries (file comment, step 5) instead of a sort: the host sorts each
+/// panel's (column, row) pairs, and a pair's place in that order is what the searches count.
 template <class Value, class Index, class Positions>
 void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, Positions&& positions,
                   std::int64_t R, double min_reuse, Workspace& ws) {
-  const std::int64_t nnz = a.nnz, np = (d.work_rows + R - 1) / R;
-  cuda::ScratchBuffer<std::uint64_t> key;
-  cuda::ScratchBuffer<Index> qs;
-  cuda::ScratchBuffer<std::int64_t> dinc;
-  int cbits = 0;
+  const std::int64_t nnz = a.nnz, W = d.work_rows, np = (W + R - 1) / R;
+  cuda::ScratchBuffer<Index> wpos, F;
   std::int64_t total_d = 0;
   if (nnz > 0) {
-    auto wpos = positions();
-    if (!panel_order(a.col_idx, wpos.data(), nnz, a.cols, np, R, ws, key, qs, &cbits)) throw NeedsHost{};
-    auto head = scratch<std::int64_t>(nnz, "tiled build: panel column heads");
-    dinc = scratch<std::int64_t>(nnz, "tiled build: panel column ids");
-    cuda::launch_grid_for("panel_heads_kernel", panel_heads_kernel, nnz, kBlock, nnz, key.data(), head.data());
-    ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
-      return cub::DeviceScan::InclusiveSum(t, b, head.data(), dinc.data(), nnz, cuda::stream());
-    });
-    cuda::copy_to_host(&total_d, dinc.data() + nnz - 1, 1);  // the reuse test and the sizes
+    wpos = positions();
+    F = panel_first_scan(a.col_idx, wpos.data(), d.wr_begin.data(), d.wr_end.data(), nnz, R, ws);
+    Index t = 0;
+    cuda::copy_to_host(&t, F.data() + nnz, 1);  // the reuse test and the sizes
+    total_d = static_cast<std::int64_t>(t);
   }
   const double reuse = total_d > 0 ? static_cast<double>(nnz) / static_cast<double>(total_d) : 0.0;
   if (min_reuse > 0 && reuse < min_reuse) return;
@@ -704,10 +925,21 @@ void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index
     d.pn_val_ptr.fill_bytes(0);
     return;
   }
+  auto distinct = scratch<Index>(np + 1, "tiled build: panel columns");
+  auto entries = scratch<Index>(np + 1, "tiled build: panel entries");
+  cuda::launch_grid_for("panel_sizes_kernel", panel_sizes_kernel<Index>, np + 1, kBlock, np, W, R,
+                        d.wr_begin.data(), d.wr_end.data(), F.data(), distinct.data(), entries.data());
+  ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, distinct.data(), d.pn_col_ptr.data(), np + 1, cuda::stream());
+  });
+  ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::ExclusiveSum(t, b, entries.data(), d.pn_val_ptr.data(), np + 1, cuda::stream());
+  });
   d.pn_mask.fill_bytes(0);
-  cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz + 1, kBlock, nnz, np, total_d,
-                        key.data(), qs.data(), dinc.data(), cbits, a.values, d.pn_col_ptr.data(),
-                        d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(), d.pn_val.data());
+  cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz, kBlock, nnz, W, R, a.col_idx,
+                        a.values, wpos.data(), d.wr_begin.data(), d.wr_end.data(), F.data(), d.pn_col_ptr.data(),
+                        d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(), d.pn_val.data(),
+                        static_cast<Index*>(nullptr));
 }
 
 /// The arrays of upload(TiledStorage::build(csr)) built on the GPU (kernel = auto, rows, panel);
@@ -835,19 +1067,20 @@ void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory whe
   cuda::copy_device(d.values.data(), src, static_cast<std::size_t>(d.nnz));
   if (d.pn_val.size() > 0) {
     if (d.value_map.size() == 0) {
-      // The place of each entry in pn_val: the build's panel order again, from the stored rows.
+      // The place of each entry in pn_val, by the build's searches again over the stored rows.
       Workspace ws;
       auto wpos = scratch<Index>(d.nnz, "tiled value map: entry positions");
       if (d.work_rows > 0)
         cuda::launch_grid_for("entry_position_from_ranges_kernel", entry_position_from_ranges_kernel<Index>,
                               d.work_rows, kBlock, d.work_rows, d.wr_begin.data(), d.wr_end.data(), wpos.data());
-      cuda::ScratchBuffer<std::uint64_t> key;
-      cuda::ScratchBuffer<Index> qs;
-      int cbits = 0;
-      if (!panel_order(d.col_idx.data(), wpos.data(), d.nnz, d.cols, d.pn_panels, d.panel_r, ws, key, qs, &cbits))
-        throw Error("tiled: internal error: the panel order of a device-built matrix no longer fits its key");
+      const auto F = panel_first_scan(d.col_idx.data(), wpos.data(), d.wr_begin.data(), d.wr_end.data(), d.nnz,
+                                      d.panel_r, ws);
       auto map = buffer<Index>(d.nnz, "tiled value map");
-      cuda::launch_grid_for("value_map_kernel", value_map_kernel<Index>, d.nnz, kBlock, d.nnz, qs.data(), map.data());
+      cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, d.nnz, kBlock, d.nnz, d.work_rows,
+                            static_cast<std::int64_t>(d.panel_r), d.col_idx.data(), static_cast<const Value*>(nullptr),
+                            wpos.data(), d.wr_begin.data(), d.wr_end.data(), F.data(), d.pn_col_ptr.data(),
+                            d.pn_val_ptr.data(), static_cast<Index*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+                            static_cast<Value*>(nullptr), map.data());
       cuda::synchronize_stream();  // the map complete on return, as the other value maps
       d.value_map = std::move(map);
     }

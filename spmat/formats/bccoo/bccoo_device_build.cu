@@ -3,7 +3,9 @@
 //
 // The host builder's steps (BccooGpu::build, bccoo.cpp), each a device pass:
 //   1. the value table: the values' bit patterns sorted (CUB radix sort over the bits in which
-//      they differ, found by an AND/OR pass), counted per distinct pattern (CUB reduce-by-key;
+//      they differ, found by an AND/OR pass; 64-bit patterns that differ in at most 32 bits are
+//      sorted as those bits packed into 4-byte keys, which keeps their order), counted per
+//      distinct pattern (CUB reduce-by-key;
 //      the number of distinct patterns and the largest count downloaded), the patterns stably
 //      sorted by decreasing count (CUB radix sort over the bits of the largest count: equal
 //      counts keep the ascending pattern order, the host's tie rule; no sort when every count is
@@ -293,6 +295,65 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+/// The bits in which the patterns differ, as runs of adjacent bits (at most 32 bits in all):
+/// a pattern's differing bits packed into 32 bits keep the patterns' order (the other bits are
+/// the same in all of them), so the sort moves 4-byte keys over fewer passes.
+struct PackedBits {
+  int runs = 0;
+  int shift[32] = {}, width[32] = {};
+};
+
+PackedBits packed_bits(unsigned long long differ) {
+  PackedBits p;
+  for (int b = 0; b < 64;) {
+    if (!((differ >> b) & 1)) {
+      ++b;
+      continue;
+    }
+    int w = 0;
+    while (b + w < 64 && ((differ >> (b + w)) & 1)) ++w;
+    p.shift[p.runs] = b;
+    p.width[p.runs] = w;
+    ++p.runs;
+    b += w;
+  }
+  return p;
+}
+
+__device__ __forceinline__ std::uint32_t pack_bits(unsigned long long x, const PackedBits& p) {
+  std::uint32_t out = 0;
+  int at = 0;
+  for (int r = 0; r < p.runs; ++r) {
+    out |= static_cast<std::uint32_t>((x >> p.shift[r]) & ((1ull << p.width[r]) - 1)) << at;
+    at += p.width[r];
+  }
+  return out;
+}
+
+__device__ __forceinline__ unsigned long long unpack_bits(std::uint32_t v, const PackedBits& p,
+                                                          unsigned long long same) {
+  unsigned long long out = same;
+  int at = 0;
+  for (int r = 0; r < p.runs; ++r) {
+    out |= ((static_cast<unsigned long long>(v) >> at) & ((1ull << p.width[r]) - 1)) << p.shift[r];
+    at += p.width[r];
+  }
+  return out;
+}
+
+template <class B>
+__global__ void pack_kernel(const B* __restrict__ vals, std::int64_t n, PackedBits p, std::uint32_t* __restrict__ out) {
+  for (std::int64_t q = cuda::global_thread_id(); q < n; q += cuda::grid_thread_count()) out[q] = pack_bits(vals[q], p);
+}
+
+/// The first `n` packed patterns back to patterns (the value table's candidates).
+template <class B>
+__global__ void unpack_kernel(const std::uint32_t* __restrict__ packed, int n, PackedBits p, unsigned long long same,
+                              B* __restrict__ out) {
+  const int i = static_cast<int>(threadIdx.x);
+  if (i < n) out[i] = static_cast<B>(unpack_bits(packed[i], p, same));
+}
+
 /// out[0] = *runs, out[1] = the largest of counts[0 .. *runs): sizes the rank sort (its key
 /// bits) in the same download as the number of distinct patterns. out starts at zero.
 template <class Count>
@@ -323,46 +384,26 @@ struct ValueTable {
   int used = 0;  ///< min(256, distinct patterns)
 };
 
-/// The value table of the nnz values (step 1 of the file comment) written into `lut` (256
-/// values), and its lookup form, queued on stream(). `Count`: the per-pattern counts, 32 bits
-/// where nnz fits them (the rank sort then moves 12 bytes per distinct pattern, not 16). One
-/// wait: the number of distinct patterns, which sizes the rank sort.
-template <class Count, class Value>
-ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz, Value* lut) {
-  using B = bccoo::Bits<Value>;
-  ValueTable<B> t;
-  t.bits = cuda::ScratchBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table patterns");
-  t.index = cuda::ScratchBuffer<std::uint8_t>(bccoo::kLutSize, "bccoo-gpu build: table indices");
-  if (nnz == 0) {
-    cuda::fill_bytes_async(lut, 0, bccoo::kLutSize * sizeof(Value));
-    return t;
-  }
+/// The distinct keys among keys[0 .. nnz) by decreasing count, equal counts in ascending key
+/// order (the host's tie rule), into `out`; returns how many of them make the table
+/// (min(256, distinct)). The sort looks at bits [begin_bit, end_bit) only. One wait: the number
+/// of distinct keys and the largest count, which size the rank sort.
+template <class Count, class K>
+int ranked_keys(const K* keys, std::int64_t nnz, int begin_bit, int end_bit, cuda::ScratchBuffer<K>& out) {
   using Workspace = cuda::ScratchBuffer<std::byte>;
   const auto n = static_cast<std::size_t>(nnz);
-  // Distinct patterns and their counts, in ascending pattern order.
-  cuda::ScratchBuffer<B> unique(n, "bccoo-gpu build: distinct values");
+  // Distinct keys and their counts, in ascending key order.
+  cuda::ScratchBuffer<K> unique(n, "bccoo-gpu build: distinct values");
   cuda::ScratchBuffer<Count> counts(n, "bccoo-gpu build: value counts");
   std::int64_t runs = 0;
   unsigned long long most = 0;  // the largest count
   {
-    // The sort looks at the bits in which the patterns differ only: values of a few binades,
-    // or with short mantissas (integers, multiples of a power of two), need fewer radix passes.
-    const B* patterns = reinterpret_cast<const B*>(values);
-    cuda::ScratchBuffer<unsigned long long> range(2, "bccoo-gpu build: pattern bits");
-    const unsigned long long start[2] = {~0ull, 0ull};
-    cuda::copy_to_device(range.data(), start, 2);
-    cuda::launch_grid_for("pattern_bits_kernel", pattern_bits_kernel<B>, nnz, kBlock, patterns, nnz,
-                          range.data());
-    const std::vector<unsigned long long> r = range.download();
-    const auto differ = static_cast<B>(r[0] ^ r[1]);
-    const int begin_bit = differ ? std::countr_zero(differ) : 0;
-    const int end_bit = differ ? static_cast<int>(8 * sizeof(B)) - std::countl_zero(differ) : 1;
-    cuda::ScratchBuffer<B> sorted(n, "bccoo-gpu build: sorted values");
+    cuda::ScratchBuffer<K> sorted(n, "bccoo-gpu build: sorted values");
     cuda::ScratchBuffer<std::int64_t> d_runs(1, "bccoo-gpu build: distinct value count");
     const auto sort_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value sort workspace",
                                                    [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceRadixSort::SortKeys(temp, bytes, patterns, sorted.data(), nnz, begin_bit,
-                                            end_bit, cuda::stream());
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, keys, sorted.data(), nnz, begin_bit, end_bit,
+                                            cuda::stream());
     });
     const auto count_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value count workspace",
                                                     [&](void* temp, std::size_t& bytes) {
@@ -379,26 +420,67 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
     runs = static_cast<std::int64_t>(h[0]);
     most = h[1];
   }
-  t.used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
-  if (most == 1) {
-    // Every pattern distinct, every count 1: the order by count is the ascending pattern order.
-    cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, unique.data(), t.used,
-                 reinterpret_cast<B*>(lut), t.bits.data(), t.index.data());
-    return t;
+  const int used = static_cast<int>(runs < bccoo::kLutSize ? runs : bccoo::kLutSize);
+  if (most == 1) {  // every count 1: the order by count is the ascending key order
+    out = std::move(unique);
+    return used;
   }
-  // By decreasing count; the sort is stable, so equal counts stay in ascending pattern order.
+  // By decreasing count; the sort is stable, so equal counts stay in ascending key order.
   const auto nr = static_cast<std::size_t>(runs);
   cuda::ScratchBuffer<Count> counts_sorted(nr, "bccoo-gpu build: sorted value counts");
-  cuda::ScratchBuffer<B> by_count(nr, "bccoo-gpu build: values by count");
+  out = cuda::ScratchBuffer<K>(nr, "bccoo-gpu build: values by count");
   const int count_bits = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(most))));
   const auto rank_tmp = cuda::run_cub<Workspace>("bccoo-gpu build: value rank workspace",
                                                  [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, counts.data(),
-                                                     counts_sorted.data(), unique.data(),
-                                                     by_count.data(), runs, 0, count_bits,
+    return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, counts.data(), counts_sorted.data(),
+                                                     unique.data(), out.data(), runs, 0, count_bits,
                                                      cuda::stream());
   });
-  cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, by_count.data(), t.used,
+  return used;
+}
+
+/// The value table of the nnz values (step 1 of the file comment) written into `lut` (256
+/// values), and its lookup form, queued on stream(). `Count`: the per-pattern counts, 32 bits
+/// where nnz fits them (the rank sort then moves 12 bytes per distinct pattern, not 16). Two
+/// waits: the bits in which the patterns differ, then the number of distinct patterns.
+template <class Count, class Value>
+ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz, Value* lut) {
+  using B = bccoo::Bits<Value>;
+  ValueTable<B> t;
+  t.bits = cuda::ScratchBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table patterns");
+  t.index = cuda::ScratchBuffer<std::uint8_t>(bccoo::kLutSize, "bccoo-gpu build: table indices");
+  if (nnz == 0) {
+    cuda::fill_bytes_async(lut, 0, bccoo::kLutSize * sizeof(Value));
+    return t;
+  }
+  // The sort looks at the bits in which the patterns differ only: values of a few binades, or
+  // with short mantissas (integers, multiples of a power of two), need fewer radix passes.
+  const B* patterns = reinterpret_cast<const B*>(values);
+  cuda::ScratchBuffer<unsigned long long> range(2, "bccoo-gpu build: pattern bits");
+  const unsigned long long start[2] = {~0ull, 0ull};
+  cuda::copy_to_device(range.data(), start, 2);
+  cuda::launch_grid_for("pattern_bits_kernel", pattern_bits_kernel<B>, nnz, kBlock, patterns, nnz, range.data());
+  const std::vector<unsigned long long> r = range.download();
+  const auto differ = static_cast<B>(r[0] ^ r[1]);
+  cuda::ScratchBuffer<B> ranked;
+  if (sizeof(B) > 4 && std::popcount(differ) <= 32) {
+    // 64-bit patterns that differ in at most 32 bits (values of a few binades with short
+    // mantissas: uniform 24-bit draws differ in 30): their differing bits packed into 4-byte
+    // keys, sorted, then the table's candidates unpacked.
+    const PackedBits pb = packed_bits(differ);
+    cuda::ScratchBuffer<std::uint32_t> packed(static_cast<std::size_t>(nnz), "bccoo-gpu build: packed values");
+    cuda::launch_grid_for("pack_kernel", pack_kernel<B>, nnz, kBlock, patterns, nnz, pb, packed.data());
+    cuda::ScratchBuffer<std::uint32_t> ranked_packed;
+    t.used = ranked_keys<Count>(packed.data(), nnz, 0, std::max(1, std::popcount(differ)), ranked_packed);
+    ranked = cuda::ScratchBuffer<B>(bccoo::kLutSize, "bccoo-gpu build: table candidates");
+    cuda::launch("unpack_kernel", unpack_kernel<B>, 1, bccoo::kLutSize, ranked_packed.data(), t.used, pb, r[0],
+                 ranked.data());
+  } else {
+    const int begin_bit = differ ? std::countr_zero(differ) : 0;
+    const int end_bit = differ ? static_cast<int>(8 * sizeof(B)) - std::countl_zero(differ) : 1;
+    t.used = ranked_keys<Count>(patterns, nnz, begin_bit, end_bit, ranked);
+  }
+  cuda::launch("table_kernel", table_kernel<B>, 1, bccoo::kLutSize, ranked.data(), t.used,
                reinterpret_cast<B*>(lut), t.bits.data(), t.index.data());
   return t;
 }

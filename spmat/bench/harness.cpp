@@ -480,6 +480,7 @@ void measure_device_build(const Context& ctx, DeviceInput<V, I>& in, const Forma
       spent += again.back();
     }
     r.device_build_ms = again.empty() ? r.device_build_first_ms : summarize(again).median_ms;
+    r.device_build_samples_ms = again;
   } catch (const std::exception& e) {
     r.device_build_ms = NAN;
     r.device_build_error = describe_exception(e);
@@ -581,6 +582,7 @@ void run_matrix(const Context& ctx, const MatrixSource& src, Precision prec,
       r.build_device_peak_bytes = device_peak;
       r.device_build_ms = device.device_build_ms;
       r.device_build_first_ms = device.device_build_first_ms;
+      r.device_build_samples_ms = device.device_build_samples_ms;
       r.device_builder = device.device_builder;
       r.device_build_error = device.device_build_error;
       r.update_values_ms = device.update_values_ms;

@@ -139,6 +139,7 @@ struct Result {
   /// update_values with device values (NaN where the format cannot take new values).
   double device_build_ms = NAN;
   double device_build_first_ms = NAN;  ///< the first build, with one-time costs (kernel loading)
+  std::vector<double> device_build_samples_ms;  ///< the builds after the first, in order
   bool device_builder = false;
   std::string device_build_error;
   double update_values_ms = NAN;

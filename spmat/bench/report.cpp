@@ -99,6 +99,9 @@ Json to_json(const Result& r) {
   if (!std::isnan(r.device_build_ms) || !r.device_build_error.empty()) {
     j.set("device_build_ms", number_or_null(r.device_build_ms));
     j.set("device_build_first_ms", number_or_null(r.device_build_first_ms));
+    Json samples = Json::array();
+    for (const double ms : r.device_build_samples_ms) samples.push(number_or_null(ms));
+    j.set("device_build_samples_ms", std::move(samples));
     j.set("device_builder", r.device_builder);
     j.set("update_values_ms", number_or_null(r.update_values_ms));
     if (!r.device_build_error.empty()) j.set("device_build_error", r.device_build_error);

@@ -465,8 +465,9 @@ ValueTable<bccoo::Bits<Value>> value_table(const Value* values, std::int64_t nnz
   cuda::ScratchBuffer<B> ranked;
   if (sizeof(B) > 4 && std::popcount(differ) <= 32) {
     // 64-bit patterns that differ in at most 32 bits (values of a few binades with short
-    // mantissas: uniform 24-bit draws differ in 30): their differing bits packed into 4-byte
-    // keys, sorted, then the table's candidates unpacked.
+    // mantissas, such as uniform 24-bit draws: the sign, a few exponent bits, at most 24
+    // mantissa bits): their differing bits packed into 4-byte keys, sorted, then the table's
+    // candidates unpacked.
     const PackedBits pb = packed_bits(differ);
     cuda::ScratchBuffer<std::uint32_t> packed(static_cast<std::size_t>(nnz), "bccoo-gpu build: packed values");
     cuda::launch_grid_for("pack_kernel", pack_kernel<B>, nnz, kBlock, patterns, nnz, pb, packed.data());

@@ -91,8 +91,8 @@ struct MaxOp {
 };
 
 /// cuda::run_cub with one temporary storage kept across calls (grown when a call needs more):
-/// the pattern sort runs four CUB algorithms per column position, and an allocation each would
-/// cost more than the small sorts of its last rounds. Scratch memory: a storage outgrown is freed
+/// a build runs a dozen or more CUB algorithms (sorts, scans, selects), and an allocation each
+/// would cost more than the small ones among them. Scratch memory: a storage outgrown is freed
 /// in stream order, after the queued work that reads it, so growing needs no wait.
 class Workspace {
  public:
@@ -149,8 +149,9 @@ __global__ void iota_kernel(std::int64_t n, Index* __restrict__ a, Index* __rest
   }
 }
 
-/// Round t of the pattern sort: key (tie group, column t of the work row, `cols` past its end)
-/// of each still-tied position, with the work row it holds.
+/// The pattern sort's keys at column position t (the build uses t = 0, every row in group 0):
+/// key (tie group, column t of the work row, `cols` past its end) of each position, with the
+/// work row it holds.
 template <class Index>
 __global__ void pattern_keys_kernel(std::int64_t n, const Index* __restrict__ pos, const Index* __restrict__ gid,
                                     const Index* __restrict__ perm, const Index* __restrict__ begin,
@@ -187,7 +188,7 @@ __global__ void pattern_split_kernel(std::int64_t n, const Index* __restrict__ p
 /// rows' columns only past them: most tied rows differ within a few columns.
 constexpr int kKeptColumns = 2;
 
-/// A work row still tied after the first round: its group (the sorted position where the
+/// A work row still tied after the sort by first column: its group (the sorted position where the
 /// group starts), the row, and its columns at positions 1 .. kKeptColumns (`cols` past its end).
 template <class Index>
 struct TiedRow {
@@ -714,7 +715,7 @@ class Builder {
       auto tied = scratch<char>(n0, "tiled build: tied flags");
       auto count = scratch<std::int64_t>(1, "tiled build: tied count");
       cuda::launch_grid_for("iota_kernel", iota_kernel<Index>, n0, kBlock, n0, pos.data(), o.perm.data(), gid.data());
-      // Round 0: every work row by its first column (one group: the key is the column alone).
+      // Every work row by its first column (one group: the key is the column alone).
       cuda::launch_grid_for("pattern_keys_kernel", pattern_keys_kernel<Index>, n0, kBlock, n0, pos.data(), gid.data(),
                             o.perm.data(), g.begin.data(), g.end.data(), a_.col_idx, std::int64_t{0}, cbits, a_.cols,
                             key.data(), val.data());
@@ -740,7 +741,7 @@ class Builder {
       if (n > 1) {
         // The rows still tied (same first column, not ended), each group's positions in
         // ascending order: one stable merge sort of (group, row) with the comparison of the
-        // rest of the rows' columns. A radix round per column position would cost a launch
+        // rest of the rows' columns. A radix sort per column position would cost a launch
         // sequence and a wait each, as many as the longest shared prefix (~80 on R-MAT).
         auto tied_rows = scratch<TiedRow<Index>>(n, "tiled build: tied rows");
         cuda::launch_grid_for("tied_rows_kernel", tied_rows_kernel<Index>, n, kBlock, n, pos2.data(), gid.data(),

@@ -463,6 +463,7 @@ void measure_device_build(const Context& ctx, DeviceInput<V, I>& in, const Forma
   const auto build = [&] {
     D.reset();  // the previous matrix is freed outside the timed region
     device_sync(Backend::cuda);
+    release_host_threads();  // the host's OpenMP workers of earlier work no longer spin
     return wall_ms([&] {
       D.emplace(Matrix<V>::build(in.view, f.name, build_options(f.options)));
       device_sync(Backend::cuda);

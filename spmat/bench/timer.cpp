@@ -24,6 +24,12 @@ TimingStats summarize(std::vector<double> t) {
   return s;
 }
 
+void release_host_threads() {
+#ifdef _OPENMP
+  if (!omp_in_parallel()) (void)omp_pause_resource_all(omp_pause_soft);  // -1: nothing to end
+#endif
+}
+
 namespace cpu {
 
 namespace {

@@ -41,6 +41,14 @@ double wall_ms(F&& f) {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
+/// Ends the OpenMP worker threads that earlier host work (a host build, the reference product)
+/// left waiting. GNU OpenMP's workers spin for a while after a parallel region unless
+/// OMP_WAIT_POLICY=passive; spinning on every core, they take the CPU from the thread that
+/// launches the timed GPU work and from the CUDA driver's threads, and a device build measured
+/// there ran up to 13 times slower. Called before GPU timing, outside the timed region; the next
+/// parallel region starts new workers. No effect inside a parallel region or without OpenMP.
+void release_host_threads();
+
 namespace cpu {
 /// `warmup` untimed calls, then `reps` calls each timed with steady_clock. With `flush_caches`,
 /// a buffer of 2× the last-level cache is written before each timed call (outside the timing).

@@ -32,6 +32,7 @@ void synchronize() { cuda::synchronize_stream(); }
 std::vector<double> time_runs(const std::function<void()>& run, int warmup, int reps,
                               bool flush_l2, double min_warmup_ms, double min_sample_ms,
                               int* calls_per_sample) {
+  release_host_threads();  // spinning OpenMP workers of the host phase delay the launches
   cuda::DeviceBuffer<unsigned char> flush;
   if (flush_l2) flush = cuda::DeviceBuffer<unsigned char>(2 * cuda::device_info().l2_bytes, "L2 flush buffer");
   // After a host-side phase (a build, the reference product) the GPU has idled and its clocks

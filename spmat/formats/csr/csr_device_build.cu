@@ -9,9 +9,9 @@
 // (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does. The
 // lists themselves (medium rows, long rows, their chunks) are made on the device: the rows
 // selected in ascending order by a stable CUB select, the chunk offsets by a CUB scan, one
-// thread per chunk for the rest. Only the merge kernel's tiles are planned on a downloaded copy
-// of row_ptr ((rows+1) indices). No column index or value leaves the device; device and host
-// builds stay bit-identical, plan arrays included.
+// thread per chunk for the rest; the merge-path tiles by one diagonal search per tile and a
+// CUB select of the wide fix-ups. Nothing but a few counts leaves the device, and no host
+// thread works on the matrix; device and host builds stay bit-identical, plan arrays included.
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -175,12 +175,85 @@ __global__ void __launch_bounds__(kMaxLenBlock)
     out[k] = static_cast<std::int32_t>(in[k]);
 }
 
+/// tile_row[b] for b <= n_tiles: the row at which merge-path diagonal min(b·kMergeTile,
+/// rows + nnz) crosses the path, as csr_plan::plan_merge finds it.
+template <class Index>
+__global__ void __launch_bounds__(kMaxLenBlock)
+    tile_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t nnz,
+                     std::int64_t n_tiles, std::int64_t* __restrict__ tile_row) {
+  const std::int64_t total = rows + nnz;
+  for (std::int64_t b = cuda::global_thread_id(); b <= n_tiles; b += cuda::grid_thread_count())
+    tile_row[b] = cuda::merge_path_search(std::min(b * csr_plan::kMergeTile, total), row_ptr + 1,
+                                          rows, nnz);
+}
+
+/// The first tile whose carry tile t adds when it finishes its first row (csr_plan::plan_merge):
+/// the tile before the first one that starts in that row, or tile 0.
+__device__ __forceinline__ std::int64_t first_carry_tile(const std::int64_t* tile_row, std::int64_t t) {
+  const std::int64_t t0 = cuda::lower_bound(tile_row, 0, t, tile_row[t]);
+  return t0 > 0 ? t0 - 1 : 0;
+}
+
+/// Whether tile t (0 < t < n_tiles) is on the wide fix-up list: it finishes its first row, and
+/// that row's carries come from more than kMaxShortFix tiles.
+struct WideFixUp {
+  const std::int64_t* tile_row;
+  __device__ bool operator()(std::int64_t t) const {
+    return tile_row[t + 1] != tile_row[t] && t - first_carry_tile(tile_row, t) > csr_plan::kMaxShortFix;
+  }
+};
+
+__global__ void __launch_bounds__(kMaxLenBlock)
+    fix_first_kernel(const std::int64_t* __restrict__ tile_row, const std::int64_t* __restrict__ fix_tile,
+                     std::int64_t n_fix, std::int64_t* __restrict__ fix_first) {
+  for (std::int64_t i = cuda::global_thread_id(); i < n_fix; i += cuda::grid_thread_count())
+    fix_first[i] = first_carry_tile(tile_row, fix_tile[i]);
+}
+
+/// CsrDevice::set_merge_tiles (csr_plan::plan_merge) made on the device: the tiles' first rows
+/// by one merge-path search each, the wide fix-ups by a stable CUB select (their count is the
+/// one download). `max_len`: the longest row, from the statistics pass.
+template <class Value, class Index>
+void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr, std::int64_t max_len) {
+  if (d.rows == 0) return;
+  const std::int64_t n = (d.rows + d.nnz + csr_plan::kMergeTile - 1) / csr_plan::kMergeTile;
+  d.n_tiles = n;
+  d.merge_skewed = static_cast<double>(max_len) >
+                   csr_plan::kSkewMaxOverMean * static_cast<double>(d.nnz) / static_cast<double>(d.rows);
+  d.tile_row = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n) + 1, "csr merge-path tiles");
+  cuda::launch_grid_for("tile_rows_kernel", tile_rows_kernel<Index>, n + 1, kMaxLenBlock, dev_row_ptr,
+                        d.rows, d.nnz, n, d.tile_row.data());
+  d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge carries");
+  d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge heads");
+  d.n_long_fix = 0;
+  if (n < 2 + csr_plan::kMaxShortFix) return;  // no tile has that many before it
+  cuda::ScratchBuffer<std::int64_t> selected(static_cast<std::size_t>(n), "csr build: wide fix-ups");
+  cuda::ScratchBuffer<std::int64_t> count(1, "csr build: wide fix-up count");
+  {
+    const thrust::counting_iterator<std::int64_t> tiles(1);
+    const auto tmp = cuda::run_cub<cuda::ScratchBuffer<std::byte>>(
+        "csr build: select workspace", [&](void* temp, std::size_t& bytes) {
+          return cub::DeviceSelect::If(temp, bytes, tiles, selected.data(), count.data(), n - 1,
+                                       WideFixUp{d.tile_row.data()}, cuda::stream());
+        });
+  }
+  d.n_long_fix = count.download()[0];  // waits for the stream
+  if (d.n_long_fix == 0) return;
+  const auto n_fix = static_cast<std::size_t>(d.n_long_fix);
+  d.fix_tile = cuda::DeviceBuffer<std::int64_t>(n_fix, "csr merge wide fix-ups");
+  d.fix_first = cuda::DeviceBuffer<std::int64_t>(n_fix, "csr merge wide fix-ups");
+  cuda::copy_device(d.fix_tile.data(), selected.data(), n_fix);
+  cuda::launch_grid_for("fix_first_kernel", fix_first_kernel, d.n_long_fix, kMaxLenBlock,
+                        d.tile_row.data(), d.fix_tile.data(), d.n_long_fix, d.fix_first.data());
+}
+
 /// CsrDevice::set_plan's row plan (csr_plan::plan_rows through apply_row_plan: every kernel
 /// but merge's tiles) for `d`, whose row offsets on the device are `dev_row_ptr`, made on the
 /// device: the same plan, the same arrays.
+/// Returns the longest row (the statistics pass's; 0 without rows).
 template <class Value, class Index>
-void plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
-                    const CsrStorage<Value, Index>& options) {
+std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
+                            const CsrStorage<Value, Index>& options) {
   const int tpr = options.threads_per_row > 0 ? options.threads_per_row
                                                : csr_plan::threads_per_row(d.rows, d.nnz);
   std::vector<unsigned long long> st(kStats, 0);
@@ -194,7 +267,7 @@ void plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
       options.kernel, options.threads_per_row, options.bins);
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
   d.apply_row_plan(p, options);
-  if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return;  // no lists
+  if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return stat(kMaxLen);  // no lists
 
   // The list sizes for the way the plan went, from the same pass.
   int chunk_size = 0;
@@ -233,6 +306,7 @@ void plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
                           d.n_long, d.n_chunks, p.chunk, d.chunk_row.data(), d.chunk_begin.data(),
                           d.chunk_long.data());
   }
+  return stat(kMaxLen);
 }
 
 }  // namespace
@@ -259,16 +333,9 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
   }
   if (!d.narrow) d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
   d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
-  if (options.kernel == CsrKernel::merge) {  // the tiles are planned on the host
-    const std::vector<Index> host_row_ptr = d.row_ptr.download();
-    d.set_plan(host_row_ptr.data(), options);
-    return d;
-  }
-  plan_on_device(d, v.row_ptr, options);
-  if (d.merge_spmv) {  // a large skewed matrix: its spmv tiles are planned on the host too
-    const std::vector<Index> host_row_ptr = d.row_ptr.download();
-    d.set_merge_tiles(host_row_ptr.data());
-  }
+  const std::int64_t max_len = plan_on_device(d, v.row_ptr, options);
+  // The merge kernel's tiles, and those of a large skewed matrix's spmv (set_plan).
+  if (options.kernel == CsrKernel::merge || d.merge_spmv) merge_tiles_on_device(d, v.row_ptr, max_len);
   return d;
 }
 

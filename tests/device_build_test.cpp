@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -26,6 +28,7 @@
 
 #include "spmat/bench/harness.hpp"
 #include "spmat/config.hpp"
+#include "spmat/formats/tiled/tiled.hpp"
 #include "spmat/core/reference.hpp"
 #include "spmat/matrix.hpp"
 #include "spmat/plan/candidate_builder.hpp"
@@ -361,9 +364,32 @@ void check_device_builders(std::uint64_t seed) {
   }
 }
 
+/// The panel arrays of `dev` (built) are the host builder's `h`, byte for byte.
+template <class Value, class Index>
+void expect_host_panels(const Matrix<Value>& dev, const TiledStorage<Value, Index>& h, const std::string& what) {
+  const auto bytes = [](const auto& v) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    const auto* p = reinterpret_cast<const std::byte*>(v.data());
+    return std::vector<std::byte>(p, p + v.size() * sizeof(T));
+  };
+  const std::map<std::string, std::vector<std::byte>> want{
+      {"pn_col_ptr", bytes(h.pn_col_ptr)}, {"pn_val_ptr", bytes(h.pn_val_ptr)}, {"pn_col", bytes(h.pn_col)},
+      {"pn_mask", bytes(h.pn_mask)},       {"pn_val", bytes(h.pn_val)}};
+  int seen = 0;
+  for (const auto& a : detail::impl_of(dev).stored_arrays())
+    if (const auto it = want.find(a.name); it != want.end()) {
+      ++seen;
+      EXPECT_TRUE(a.bytes == it->second) << what << ": " << a.name << " differs from the host builder's ("
+                                         << a.bytes.size() << " vs " << it->second.size() << " bytes)";
+    }
+  EXPECT_EQ(seen, 5) << what;
+}
+
 /// Every tiled layout the device builder makes (whole or segmented rows, pattern order on and
 /// off, panel arrays of 4 to 32 rows, the model's choice) against the host builder, byte for
-/// byte, then after update_values against a fresh host build with the new values.
+/// byte: as built (the panel arrays waiting for their first use on both), once prepared for a
+/// product that runs the panel kernel (the arrays then built from the stored rows: the host
+/// builder's), then after update_values against a fresh build with the new values.
 const char* kTiledLayouts[] = {
     "kernel=rows,variant=baseline,reorder=off",
     "kernel=rows,variant=baseline,reorder=on",
@@ -389,9 +415,15 @@ void check_tiled_layouts(std::uint64_t seed) {
       auto dev = Matrix<Value>::build(cuda::upload_csr(a), "tiled", o);
       expect_same_arrays(host, dev, what);
       expect_spmv_matches(dev, a, what + " (device-built)");
+      const std::int64_t k = 256 / static_cast<std::int64_t>(sizeof(Value));  // B row slices of 256 bytes
+      host.prepare(Op::spmm, k, DenseLayout::row_major);
+      dev.prepare(Op::spmm, k, DenseLayout::row_major);
+      expect_same_arrays(host, dev, what + ", panel arrays built", false);
+      expect_host_panels(dev, TiledStorage<Value, Index>::build(a, o), what);
       dev.update_values(v, Memory::host);
-      expect_same_arrays(Matrix<Value>::build(with_values(a, v), "tiled", Backend::cuda, o), dev, what + ", updated",
-                         false);
+      const auto fresh = Matrix<Value>::build(with_values(a, v), "tiled", Backend::cuda, o);
+      fresh.prepare(Op::spmm, k, DenseLayout::row_major);
+      expect_same_arrays(fresh, dev, what + ", updated", false);
     }
   }
 }

@@ -67,7 +67,19 @@ TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
   h.panel_forced = panel_forced;
   h.panel_reuse = panel_reuse;
   h.reuse = reuse;
+  // The host storage holds the panel arrays; a matrix whose arrays wait builds them for the
+  // download and lets them wait again (to_csr does not change what it holds).
+  const bool pending = panels_pending;
+  ensure_panels(*this);
   cuda::download_arrays(tiled_gpu::device_arrays(*this), tiled_gpu::host_arrays(h));
+  if (pending) {
+    pn_col_ptr = {};
+    pn_val_ptr = {};
+    pn_col = {};
+    pn_mask = {};
+    pn_val = {};
+    panels_pending = true;
+  }
   return h;
 }
 
@@ -101,7 +113,9 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
 
 template <class Value, class Index>
 void upload_values(TiledDevice<Value, Index>& d, const TiledStorage<Value, Index>& h) {
-  cuda::upload_value_arrays<Value>(tiled_gpu::device_arrays(d), tiled_gpu::host_arrays(h));
+  cuda::upload_value_arrays<Value>(tiled_gpu::without_panels(tiled_gpu::device_arrays(d)),
+                                   tiled_gpu::without_panels(tiled_gpu::host_arrays(h)));
+  if (!d.panels_pending && d.pn_val.size() > 0) d.pn_val.upload(h.pn_val);  // built: refreshed
 }
 
 namespace tiled_gpu {
@@ -811,11 +825,22 @@ void reserve_partial(const TiledDevice<Value, Index>& d, std::int64_t k) {
   if (d.partial.size() < need) d.partial = cuda::DeviceBuffer<Value>(need, "tiled partial sums");
 }
 
-/// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns.
+/// Whether spmm with k columns in `layout` runs the panel kernel (row-major only): always with
+/// kernel=panel; with kernel=auto (arrays built, reuse >= panel_reuse) when a B row slice is
+/// >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
 template <class Value, class Index>
-void prepare(const TiledDevice<Value, Index>& d, Op op, std::int64_t k, DenseLayout) {
+bool uses_panel_kernel(const TiledDevice<Value, Index>& d, std::int64_t k, DenseLayout layout) {
+  return !d.sell && layout == DenseLayout::row_major && d.panel_r > 0 &&
+         (d.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256);
+}
+
+/// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns, and the panel
+/// arrays where that spmm runs the panel kernel.
+template <class Value, class Index>
+void prepare(const TiledDevice<Value, Index>& d, Op op, std::int64_t k, DenseLayout layout) {
   if (op == Op::spmv) reserve_partial(d, 1);
   if (op == Op::spmm) reserve_partial(d, k);
+  if (op == Op::spmm && uses_panel_kernel(d, k, layout)) ensure_panels(d);
 }
 
 /// C = alpha·A·B + beta·C. The register tile is min(r, the power of two >= k), so small k (spmv)
@@ -830,11 +855,8 @@ void spmm(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int
     // Whole rows straight to C (through dest when the order is not the identity); segments of
     // split rows to their partial slots, then one block per split row sums them.
     const int store = d.mapped ? tiled_gpu::mapped : tiled_gpu::direct;
-    // Panel kernel (row-major only): always with kernel=panel; with kernel=auto (arrays built,
-    // reuse >= panel_reuse) when a B row slice is >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
-    const bool panel = row_major && d.panel_r > 0 && d.pn_panels > 0 &&
-                       (d.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256);
-    if (panel) {
+    if (uses_panel_kernel(d, k, layout)) {
+      ensure_panels(d);  // their first use
       spmm_panel(d, b, c, k, store, alpha, beta);
     } else {
       spmm_rows(d, b, c, k, row_major, store, alpha, beta);

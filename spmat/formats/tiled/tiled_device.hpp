@@ -7,6 +7,8 @@
 #include <bit>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "spmat/cuda/array_list.hpp"
@@ -38,6 +40,14 @@ auto host_arrays(S& s) {
                   s.pn_val_ptr, s.pn_col, s.pn_mask, s.pn_val);
 }
 inline std::int64_t bits_of(double x) { return std::bit_cast<std::int64_t>(x); }
+/// The arrays of device_arrays / host_arrays without the panel arrays (the last five).
+template <class Tuple>
+auto without_panels(Tuple&& t) {
+  using T = std::remove_cvref_t<Tuple>;
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<std::tuple_element_t<I, T>...>(std::get<I>(t)...);
+  }(std::make_index_sequence<std::tuple_size_v<T> - 5>{});
+}
 }  // namespace tiled_gpu
 
 template <class Value, class Index>
@@ -70,13 +80,19 @@ struct TiledDevice {
   std::int64_t long_rows = 0, long_slots = 0;
   cuda::DeviceBuffer<Index> dest, long_row;
   cuda::DeviceBuffer<std::int64_t> long_ptr;
-  // kernel=panel / auto (arrays built): see TiledStorage.
+  // kernel=panel / auto (arrays built): see TiledStorage. On the GPU the arrays wait for the
+  // first product that runs the panel kernel (or prepare for one): only spmm at
+  // large k reads them, and they took half of the build of short-row matrices (a 5-diagonal
+  // band of 3 M rows, fp32: 0.9 of 1.8 ms of kernels, H100). ensure_panels builds them from the
+  // stored rows; panel_r, pn_panels and panel_reuse hold the layout from the start.
   int panel_r = 0;
   bool panel_forced = false;
   std::int64_t pn_panels = 0;
-  cuda::DeviceBuffer<Index> pn_col_ptr, pn_val_ptr, pn_col;
-  cuda::DeviceBuffer<std::uint32_t> pn_mask;
-  cuda::DeviceBuffer<Value> pn_val;
+  mutable bool panels_pending = false;
+  std::int64_t pn_distinct = 0;  ///< Σ_p D_p: the size of pn_col and pn_mask
+  mutable cuda::DeviceBuffer<Index> pn_col_ptr, pn_val_ptr, pn_col;
+  mutable cuda::DeviceBuffer<std::uint32_t> pn_mask;
+  mutable cuda::DeviceBuffer<Value> pn_val;
   double panel_reuse = 0;
   // What the host storage records of its layout choice (download gives it back).
   std::int64_t segsize = 0;
@@ -131,12 +147,17 @@ struct TiledDevice {
     d.panels = h.panels();
     d.segmented = h.segmented();
     d.permuted = !h.out_row.empty();
-    cuda::upload_arrays("tiled", tiled_gpu::device_arrays(d), tiled_gpu::host_arrays(h));
+    // Every array but the panel arrays (the last five), which wait for their first use as in
+    // a device-built matrix: both then hold the same bytes.
+    cuda::upload_arrays("tiled", tiled_gpu::without_panels(tiled_gpu::device_arrays(d)),
+                        tiled_gpu::without_panels(tiled_gpu::host_arrays(h)));
     d.set_batch(h.batch, h.cstore);
     d.reuse = h.reuse;
     d.panel_r = h.panel_r;
     d.panel_forced = h.panel_forced;
     d.pn_panels = h.panel_count();
+    d.pn_distinct = static_cast<std::int64_t>(h.pn_col.size());
+    d.panels_pending = !h.pn_col_ptr.empty();
     if (!h.sell && !h.out_row.empty()) {
       // dest / long rows from seg_ptr, seg_list (segments of a row are listed in column order).
       std::vector<Index> dest(static_cast<std::size_t>(d.work_rows)), long_row;
@@ -165,8 +186,14 @@ struct TiledDevice {
 
 /// The host storage's traffic model (tiled_traffic) over the device arrays: a device-built
 /// matrix reports what the host-built one does.
+/// Builds the panel arrays of `d` where they wait (panels_pending) from its stored rows, queued
+/// on the current stream without a wait (tiled_device_build.cu); nothing otherwise.
+template <class Value, class Index>
+void ensure_panels(const TiledDevice<Value, Index>& d);
+
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledDevice<Value, Index>& d, Op op, std::int64_t k) {
+  if (op == Op::spmm) ensure_panels(d);  // the panel kernel's bytes count its arrays
   return tiled_traffic<Value, Index>(d, cuda::storage_bytes(tiled_gpu::device_arrays(d)), d.segmented,
                                      d.work_rows, op, k);
 }

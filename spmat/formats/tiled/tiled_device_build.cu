@@ -889,19 +889,18 @@ class Builder {
   std::map<std::tuple<std::int64_t, bool, std::int64_t>, model::ReuseProfile> profiles_;
 };
 
-/// The panel kernel's arrays (tiled.cpp, build_panels) over d's work rows (wr_begin / wr_end,
-/// already in the order), R per panel; none when min_reuse > 0 and nnz / Σ_p D_p < min_reuse.
-/// Three passes over the entries (file comment, step 5) instead of a sort: the host sorts each
-/// panel's (column, row) pairs, and a pair's place in that order is what the searches count.
+/// The panel layout (tiled.cpp, build_panels) over d's work rows (wr_begin / wr_end, already in
+/// the order), R per panel: Σ_p D_p from the first-occurrence pass, the reuse test (none when
+/// min_reuse > 0 and nnz / Σ_p D_p < min_reuse), and the host's overflow check. The arrays
+/// themselves wait for their first use (ensure_panels).
 template <class Value, class Index, class Positions>
-void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, Positions&& positions,
-                  std::int64_t R, double min_reuse, Workspace& ws) {
+void plan_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index>& a, Positions&& positions,
+                 std::int64_t R, double min_reuse, Workspace& ws) {
   const std::int64_t nnz = a.nnz, W = d.work_rows, np = (W + R - 1) / R;
-  cuda::ScratchBuffer<Index> wpos, F;
   std::int64_t total_d = 0;
   if (nnz > 0) {
-    wpos = positions();
-    F = panel_first_scan(a.col_idx, wpos.data(), d.wr_begin.data(), d.wr_end.data(), nnz, R, ws);
+    const cuda::ScratchBuffer<Index> wpos = positions();
+    const auto F = panel_first_scan(a.col_idx, wpos.data(), d.wr_begin.data(), d.wr_end.data(), nnz, R, ws);
     Index t = 0;
     cuda::copy_to_host(&t, F.data() + nnz, 1);  // the reuse test and the sizes
     total_d = static_cast<std::int64_t>(t);
@@ -916,31 +915,8 @@ void build_panels(TiledDevice<Value, Index>& d, const DeviceCsrView<Value, Index
   d.panel_r = static_cast<int>(R);
   d.panel_reuse = reuse;
   d.pn_panels = np;
-  d.pn_col_ptr = buffer<Index>(np + 1, "tiled pn_col_ptr");
-  d.pn_val_ptr = buffer<Index>(np + 1, "tiled pn_val_ptr");
-  d.pn_col = buffer<Index>(total_d, "tiled pn_col");
-  d.pn_mask = buffer<std::uint32_t>(total_d, "tiled pn_mask");
-  d.pn_val = buffer<Value>(nnz, "tiled pn_val");
-  if (nnz == 0) {
-    d.pn_col_ptr.fill_bytes(0);
-    d.pn_val_ptr.fill_bytes(0);
-    return;
-  }
-  auto distinct = scratch<Index>(np + 1, "tiled build: panel columns");
-  auto entries = scratch<Index>(np + 1, "tiled build: panel entries");
-  cuda::launch_grid_for("panel_sizes_kernel", panel_sizes_kernel<Index>, np + 1, kBlock, np, W, R,
-                        d.wr_begin.data(), d.wr_end.data(), F.data(), distinct.data(), entries.data());
-  ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
-    return cub::DeviceScan::ExclusiveSum(t, b, distinct.data(), d.pn_col_ptr.data(), np + 1, cuda::stream());
-  });
-  ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
-    return cub::DeviceScan::ExclusiveSum(t, b, entries.data(), d.pn_val_ptr.data(), np + 1, cuda::stream());
-  });
-  d.pn_mask.fill_bytes(0);
-  cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz, kBlock, nnz, W, R, a.col_idx,
-                        a.values, wpos.data(), d.wr_begin.data(), d.wr_end.data(), F.data(), d.pn_col_ptr.data(),
-                        d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(), d.pn_val.data(),
-                        static_cast<Index*>(nullptr));
+  d.pn_distinct = total_d;
+  d.panels_pending = true;
 }
 
 /// The arrays of upload(TiledStorage::build(csr)) built on the GPU (kernel = auto, rows, panel);
@@ -1034,7 +1010,7 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
   if (opt.kernel == "panel" || opt.kernel == "auto") {
     const std::int64_t R = opt.kernel == "panel" ? opt.panel_rows.value_or(4) : 4;
     const double min_reuse = opt.kernel == "panel" ? 0.0 : opt.panel_reuse;
-    build_panels(d, a, [&] { return b.positions(seg, reorder); }, R, min_reuse, b.workspace());
+    plan_panels(d, a, [&] { return b.positions(seg, reorder); }, R, min_reuse, b.workspace());
   }
   d.panel_forced = opt.kernel == "panel";
   return d;  // the builder's temporaries (scratch) are freed after the queued kernels
@@ -1059,6 +1035,53 @@ std::unique_ptr<MatrixImpl<Value>> build_cuda_from_device(std::type_identity<Til
   return make_cuda_impl(TiledStorage<Value, Index>::build(cuda::download(a.view()), o));
 }
 
+/// The panel arrays (tiled.cpp, build_panels) from the stored rows, in three passes over the
+/// entries (file comment, step 5) instead of a sort: the host sorts each panel's (column, row)
+/// pairs, and a pair's place in that order is what the searches count. map == nullptr: the
+/// arrays, pn_val from `values` (the entries' values in CSR order); else `map` alone (each
+/// entry's place in pn_val).
+template <class Value, class Index>
+void panel_passes(const TiledDevice<Value, Index>& d, const Value* values, Index* map) {
+  const std::int64_t nnz = d.nnz, W = d.work_rows, R = d.panel_r, np = d.pn_panels;
+  Workspace ws;
+  auto wpos = scratch<Index>(nnz, "tiled build: entry positions");
+  if (W > 0)
+    cuda::launch_grid_for("entry_position_from_ranges_kernel", entry_position_from_ranges_kernel<Index>, W, kBlock,
+                          W, d.wr_begin.data(), d.wr_end.data(), wpos.data());
+  const auto F = panel_first_scan(d.col_idx.data(), wpos.data(), d.wr_begin.data(), d.wr_end.data(), nnz, R, ws);
+  const bool arrays = map == nullptr;
+  if (arrays) {  // the offsets, from per-panel sums
+    auto distinct = scratch<Index>(np + 1, "tiled build: panel columns");
+    auto entries = scratch<Index>(np + 1, "tiled build: panel entries");
+    cuda::launch_grid_for("panel_sizes_kernel", panel_sizes_kernel<Index>, np + 1, kBlock, np, W, R,
+                          d.wr_begin.data(), d.wr_end.data(), F.data(), distinct.data(), entries.data());
+    ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+      return cub::DeviceScan::ExclusiveSum(t, b, distinct.data(), d.pn_col_ptr.data(), np + 1, cuda::stream());
+    });
+    ws.run("tiled build: scan workspace", [&](void* t, std::size_t& b) {
+      return cub::DeviceScan::ExclusiveSum(t, b, entries.data(), d.pn_val_ptr.data(), np + 1, cuda::stream());
+    });
+    d.pn_mask.fill_bytes(0);
+  }
+  if (nnz > 0)
+    cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, nnz, kBlock, nnz, W, R,
+                          d.col_idx.data(), values, wpos.data(), d.wr_begin.data(), d.wr_end.data(), F.data(),
+                          d.pn_col_ptr.data(), d.pn_val_ptr.data(), arrays ? d.pn_col.data() : nullptr,
+                          arrays ? d.pn_mask.data() : nullptr, arrays ? d.pn_val.data() : nullptr, map);
+}
+
+template <class Value, class Index>
+void ensure_panels(const TiledDevice<Value, Index>& d) {
+  if (!d.panels_pending) return;
+  d.pn_col_ptr = buffer<Index>(d.pn_panels + 1, "tiled pn_col_ptr");
+  d.pn_val_ptr = buffer<Index>(d.pn_panels + 1, "tiled pn_val_ptr");
+  d.pn_col = buffer<Index>(d.pn_distinct, "tiled pn_col");
+  d.pn_mask = buffer<std::uint32_t>(d.pn_distinct, "tiled pn_mask");
+  d.pn_val = buffer<Value>(d.nnz, "tiled pn_val");
+  panel_passes(d, d.values.data(), static_cast<Index*>(nullptr));
+  d.panels_pending = false;
+}
+
 template <class Value, class Index>
 void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory where) {
   if (d.nnz == 0) return;
@@ -1069,19 +1092,8 @@ void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory whe
   if (d.pn_val.size() > 0) {
     if (d.value_map.size() == 0) {
       // The place of each entry in pn_val, by the build's searches again over the stored rows.
-      Workspace ws;
-      auto wpos = scratch<Index>(d.nnz, "tiled value map: entry positions");
-      if (d.work_rows > 0)
-        cuda::launch_grid_for("entry_position_from_ranges_kernel", entry_position_from_ranges_kernel<Index>,
-                              d.work_rows, kBlock, d.work_rows, d.wr_begin.data(), d.wr_end.data(), wpos.data());
-      const auto F = panel_first_scan(d.col_idx.data(), wpos.data(), d.wr_begin.data(), d.wr_end.data(), d.nnz,
-                                      d.panel_r, ws);
       auto map = buffer<Index>(d.nnz, "tiled value map");
-      cuda::launch_grid_for("panel_fill_kernel", panel_fill_kernel<Value, Index>, d.nnz, kBlock, d.nnz, d.work_rows,
-                            static_cast<std::int64_t>(d.panel_r), d.col_idx.data(), static_cast<const Value*>(nullptr),
-                            wpos.data(), d.wr_begin.data(), d.wr_end.data(), F.data(), d.pn_col_ptr.data(),
-                            d.pn_val_ptr.data(), static_cast<Index*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-                            static_cast<Value*>(nullptr), map.data());
+      panel_passes(d, static_cast<const Value*>(nullptr), map.data());
       cuda::synchronize_stream();  // the map complete on return, as the other value maps
       d.value_map = std::move(map);
     }
@@ -1090,7 +1102,9 @@ void update_values(TiledDevice<Value, Index>& d, const Value* values, Memory whe
   if (staging.size()) cuda::synchronize_stream();  // staging is freed on return
 }
 
-#define SPMAT_INSTANTIATE(V, I) SPMAT_INSTANTIATE_DEVICE_BUILDER(TiledStorage, TiledDevice, V, I)
+#define SPMAT_INSTANTIATE(V, I)                                        \
+  SPMAT_INSTANTIATE_DEVICE_BUILDER(TiledStorage, TiledDevice, V, I)     \
+  template void ensure_panels(const TiledDevice<V, I>&);
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE
 

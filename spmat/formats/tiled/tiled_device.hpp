@@ -184,13 +184,13 @@ struct TiledDevice {
   }
 };
 
-/// The host storage's traffic model (tiled_traffic) over the device arrays: a device-built
-/// matrix reports what the host-built one does.
 /// Builds the panel arrays of `d` where they wait (panels_pending) from its stored rows, queued
 /// on the current stream without a wait (tiled_device_build.cu); nothing otherwise.
 template <class Value, class Index>
 void ensure_panels(const TiledDevice<Value, Index>& d);
 
+/// The host storage's traffic model (tiled_traffic) over the device arrays: a device-built
+/// matrix reports what the host-built one does.
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledDevice<Value, Index>& d, Op op, std::int64_t k) {
   if (op == Op::spmm) ensure_panels(d);  // the panel kernel's bytes count its arrays

@@ -31,12 +31,13 @@
 //   4. the stored arrays: col_idx/values copied, wr_begin/wr_end gathered in the order, the
 //      output map (out_row, seg_ptr = wptr, seg_list = the inverse order) and the row kernels'
 //      dest / long_row / long_ptr (two CUB scans over the rows);
-//   5. the panel kernel's arrays (kernel=panel, and kernel=auto when the reuse passes
-//      panel_reuse), one thread per entry in three passes: whether its column is new to its
-//      panel (binary searches of the panel's earlier work rows), a CUB scan of those flags (its
-//      total, Σ_p D_p, downloaded for the reuse test), then its places in pn_col and pn_val
-//      counted by binary searches of every work row of its panel; pn_mask by atomicOr of its row
-//      bit. The panel offsets are CUB scans of per-panel sums.
+//   5. the panel layout (kernel=panel, and kernel=auto when the reuse passes panel_reuse):
+//      whether each entry's column is new to its panel (binary searches of the panel's earlier
+//      work rows) and a CUB scan of those flags, whose total, Σ_p D_p, is downloaded for the
+//      reuse test. The arrays themselves wait for the first product that runs the panel kernel
+//      (ensure_panels): the same pass again over the stored rows, then each entry's places in
+//      pn_col and pn_val counted by binary searches of every work row of its panel, pn_mask by
+//      atomicOr of its row bit, and the panel offsets by CUB scans of per-panel sums.
 // No nnz-sized array leaves the device, and every temporary is scratch memory freed in stream
 // order: the host waits only for the scalars it reads (the structure, the work-row count of a
 // segment size, the tied count, the counters per profile, the order check, the panel columns).

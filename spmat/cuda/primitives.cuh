@@ -7,6 +7,7 @@
 //     count), the two grid sizes (grid_for for loops that want a few waves of the device,
 //     grid_cover for one thread per item), the grid-stride indices, and launch (with
 //     launch_grid_for, launch_grid_cover): a launch and its check in one call;
+//   * loads: ldg (read-only cached) for reused data, ld_stream (evict-first) for data read once;
 //   * epilogues: y = alpha*s + beta*y (axpby_store) and y = beta*y (scale_store, scale_async),
 //     both never reading y when beta == 0;
 //   * reductions over lanes: subwarp_sum<W>, warp_sum, block_sum (fixed trees: deterministic);
@@ -186,6 +187,16 @@ void launch_after_prior(const char* what, void (*kernel)(Params...), unsigned gr
 template <class T>
 __device__ __forceinline__ T ldg(const T* p) {
   return __ldg(p);
+}
+
+/// Streaming load (ld.global.cs: evict-first in L1 and L2) for data a kernel reads once, such
+/// as a sparse matrix's indices and values in a product. They then do not push the data that is
+/// read again (the gathered x, the scattered y of a transposed product) out of L2, which holds
+/// the whole x of a matrix of a few million columns. Loads of the same sector by one thread
+/// still hit L1: evict-first is not no-allocate.
+template <class T>
+__device__ __forceinline__ T ld_stream(const T* p) {
+  return __ldcs(p);
 }
 
 /// y = alpha*s + beta*y; beta == 0 does not read y (NaN poison in y never reaches the result).

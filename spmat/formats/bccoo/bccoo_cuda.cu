@@ -131,7 +131,7 @@ __device__ __forceinline__ void decode_entry(const std::uint8_t* base, const bcc
 /// kernel and the atomic kernel keep the default policy (little traffic / not tuned).
 template <class T>
 __device__ __forceinline__ T ld_chunk(const T* p) {
-  return __ldcs(p);
+  return cuda::ld_stream(p);
 }
 template <class T>
 __device__ __forceinline__ void st_y(T* p, T v) {

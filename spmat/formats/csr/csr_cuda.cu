@@ -8,8 +8,8 @@
 // the __global__ kernels are thin loops over rows/chunks/merge-path tiles built from the
 // primitives in spmat/cuda/primitives.cuh. Everything a kernel needs beyond the CSR arrays
 // (threads per row, the row bins, the long-row chunk list, the merge-path tiles and their
-// fix-up list) is planned once on the host (csr_plan.hpp) in CsrDevice::set_plan, called by
-// upload and by adopt (csr_device_build.cu), which the benchmark times as setup.
+// fix-up list) is planned once (csr_plan.hpp): by CsrDevice::set_plan in upload, on the device
+// in adopt (csr_device_build.cu), both timed by the benchmark as setup.
 //
 // Common kernel contract (all SpMV variants):
 //   row_ptr: rows+1, col_idx/values: nnz, x: cols, y: rows (spmv_t: x rows, y cols); all device
@@ -21,6 +21,13 @@
 //   Offsets and loop counters are 64-bit, so int32 matrices with rows+nnz > 2^31 are fine.
 //   Minimal bytes: (rows+1)·I + nnz·(C+V) + cols·V (x, if each entry is read once) + rows·V,
 //   C = sizeof(Col).
+//   Cache policy: the merge-path SpMV of a matrix larger than L2 (merge_streams) and the batched
+//   sub-warp SpMV load col_idx and values, read once per product, evict-first
+//   (cuda::ld_stream), so that they do not push the gathered x out of L2. The other kernels
+//   keep the read-only cached path (ldg) for them: where a warp reads a line over several
+//   steps (a thread walks its row in the scalar kernel; sub-warp groups straddle lines), an
+//   evict-first line leaves L1 before the next step (lap3d:200 on an H200, scalar kernel: 2.3×
+//   slower), and a matrix that fits in L2 gains nothing.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -38,11 +45,21 @@ namespace spmat {
 namespace {
 
 using cuda::axpby_store;
+using cuda::ld_stream;
 using cuda::ldg;
 
 // ---------------------------------------------------------------------------------------------
 // SpMV kernels
 // ---------------------------------------------------------------------------------------------
+
+/// A load of data read once per product: evict-first where Stream, else read-only cached.
+template <bool Stream, class T>
+__device__ __forceinline__ T ld_once(const T* p) {
+  if constexpr (Stream)
+    return ld_stream(p);
+  else
+    return ldg(p);
+}
 
 // One thread per row (the GCSB thesis's baseline). Uncoalesced for rows longer than ~1: each
 // thread walks its own row. Deterministic (storage order).
@@ -68,7 +85,11 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // Loads of a warp cover 32/W consecutive rows, i.e. one contiguous stretch of col_idx/values:
 // coalesced. `group` / `groups`: this W-lane group's index among all groups of the grid (or
 // of the fused kernel's short-row blocks).
-template <int W, class Value, class Index, class Col>
+// Batch (RowPlan::batched): kBatchSteps strided steps per trip, their loads all issued before
+// the first product, col_idx and values evict-first: a row of up to kBatchSteps·W nonzeros
+// costs one round of column loads and one of x gathers however many steps it takes. The lane
+// adds its entries in storage order as the one-step loop does: the same sums, bit for bit.
+template <int W, bool Batch, class Value, class Index, class Col>
 __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t groups,
                                              std::int64_t rows, const Index* __restrict__ row_ptr,
                                              const Col* __restrict__ col_idx,
@@ -80,21 +101,41 @@ __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t gr
     const std::int64_t begin = ldg(row_ptr + r), end = ldg(row_ptr + r + 1);
     if (end - begin > skip_above) continue;  // uniform over the W lanes of this row
     Value s = 0;
+    if constexpr (Batch) {
+      constexpr int kSteps = csr_plan::kBatchSteps;
+      for (std::int64_t k0 = begin + lane; k0 < end; k0 += kSteps * W) {
+        Col c[kSteps];
+        Value v[kSteps], xv[kSteps];
+#pragma unroll
+        for (int u = 0; u < kSteps; ++u)
+          if (k0 + u * W < end) {
+            c[u] = ld_stream(col_idx + k0 + u * W);
+            v[u] = ld_stream(values + k0 + u * W);
+          }
+#pragma unroll
+        for (int u = 0; u < kSteps; ++u)
+          if (k0 + u * W < end) xv[u] = ldg(x + c[u]);
+#pragma unroll
+        for (int u = 0; u < kSteps; ++u)
+          if (k0 + u * W < end) s += v[u] * xv[u];
+      }
+    } else {
 #pragma unroll 2
-    for (std::int64_t k = begin + lane; k < end; k += W)
-      s += ldg(values + k) * ldg(x + ldg(col_idx + k));
+      for (std::int64_t k = begin + lane; k < end; k += W)
+        s += ldg(values + k) * ldg(x + ldg(col_idx + k));
+    }
     s = cuda::subwarp_sum<W>(s);
     if (lane == 0) axpby_store(y + r, alpha, s, beta);
   }
 }
 
-template <int W, class Value, class Index, class Col>
+template <int W, bool Batch, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_subwarp_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
                        const Col* __restrict__ col_idx, const Value* __restrict__ values,
                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
                        std::int64_t skip_above) {
-  subwarp_rows<W>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
+  subwarp_rows<W, Batch>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
                   static_cast<std::int64_t>(gridDim.x) * blockDim.x / W, rows, row_ptr, col_idx,
                   values, x, y, alpha, beta, skip_above);
 }
@@ -209,7 +250,7 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
     return;
   }
   b -= nb_medium;
-  subwarp_rows<W>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows, row_ptr,
+  subwarp_rows<W, false>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows, row_ptr,
                   col_idx, values, x, y, alpha, beta, short_max);
 }
 
@@ -288,7 +329,9 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 // csr_merge_fixup_kernel then completes the rows split between tiles. Deterministic: fixed
 // walk order, fixed trees, fixed fix-up order. Every row is written exactly once.
 // Prefetch (MergePlan::skewed): step 1 issues the row-end loads with the nonzeros' loads.
-template <bool Prefetch, class Value, class Index, class Col>
+// kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
+// larger than L2: merge_streams).
+template <bool Prefetch, int kIpt, bool Stream, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                           const std::int64_t* __restrict__ tile_row,
@@ -296,8 +339,8 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
                           const Value* __restrict__ values, const Value* __restrict__ x,
                           Value* __restrict__ y, Value alpha, Value beta,
                           Value* __restrict__ tile_carry, Value* __restrict__ tile_head) {
-  constexpr int kB = csr_plan::kMergeBlock, kIpt = csr_plan::kMergeIpt;
-  constexpr int kT = csr_plan::kMergeTile, kWarps = kB / 32;
+  constexpr int kB = csr_plan::kMergeBlock;
+  constexpr int kT = kB * kIpt, kWarps = kB / 32;
   __shared__ int s_row_end[kT + 1];
   __shared__ Value s_prod[kT];
   __shared__ Value s_scan[kB];
@@ -324,8 +367,8 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
       for (int it = 0; it < kIpt; ++it) {
         const int j = tid + it * kB;
         if (j < nzl) {
-          col[it] = ldg(col_idx + nz0 + j);
-          val[it] = ldg(values + nz0 + j);
+          col[it] = ld_once<Stream>(col_idx + nz0 + j);
+          val[it] = ld_once<Stream>(values + nz0 + j);
         }
       }
 #pragma unroll
@@ -343,7 +386,7 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
         const int j = tid + it * kB;
         if (j < nzl) {
           const std::int64_t k = nz0 + j;
-          s_prod[j] = ldg(values + k) * ldg(x + ldg(col_idx + k));
+          s_prod[j] = ld_once<Stream>(values + k) * ldg(x + ld_once<Stream>(col_idx + k));
         }
       }
       stage_row_ends<kB>(s_row_end, tile, row_ptr, tid);
@@ -507,15 +550,15 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // shared memory, then the block scatters the tile's nonzeros in storage order (consecutive
 // threads, consecutive nonzeros: coalesced loads of col_idx and values), so no row, however
 // long or short, serializes a thread.
-template <class Value, class Index, class Col>
+template <int kIpt, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_t_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                             const std::int64_t* __restrict__ tile_row,
                             const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                             const Value* __restrict__ values, const Value* __restrict__ x,
                             Value* __restrict__ y, Value alpha) {
-  constexpr int kB = csr_plan::kMergeBlock, kIpt = csr_plan::kMergeIpt;
-  constexpr int kT = csr_plan::kMergeTile;
+  constexpr int kB = csr_plan::kMergeBlock;
+  constexpr int kT = kB * kIpt;
   __shared__ int s_row_end[kT + 1];
   __shared__ int s_row_of[kT];
   const int tid = static_cast<int>(threadIdx.x);
@@ -572,13 +615,18 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // Launch helpers
 // ---------------------------------------------------------------------------------------------
 
+/// The sub-warp kernel, with its steps batched where the plan says so (never at a warp a row:
+/// csr_plan::may_batch_steps).
 template <int W, class Value, class Index>
 void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     Value beta, std::int64_t skip_above) {
   with_col_idx(d, [&](const auto* cols) {
-    csr_subwarp_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
-        cuda::stream()>>>(d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta,
-        skip_above);
+    using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
+    auto kernel = csr_subwarp_kernel<W, false, Value, Index, Col>;
+    if constexpr (W < 32)
+      if (d.batched) kernel = csr_subwarp_kernel<W, true, Value, Index, Col>;
+    kernel<<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0, cuda::stream()>>>(
+        d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta, skip_above);
   });
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_kernel");
 }
@@ -640,14 +688,42 @@ void launch_auto(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Val
   }
 }
 
+/// Whether the merge-path SpMV loads the matrix evict-first: where its columns and values
+/// exceed L2, so that they would push the gathered x out of it. Measured on an H200 against the
+/// cached loads in the same run (SpMV, csr-merge against the fastest cuSPARSE, fp64 / fp32):
+/// R-MAT 0.94× -> 0.96× / 0.91× -> 0.93×, power-law 0.90× -> 0.92× / 0.90× -> 0.93×, the band
+/// 0.72× -> 0.80× / 0.68× -> 0.70×, G3_circuit 0.79× -> 0.85× / 0.67× -> 0.72×, random_k
+/// 3 M × 12 0.86× -> 0.93×; the Laplacians level.
+template <class Value, class Col>
+bool merge_streams(std::int64_t nnz) {
+  const auto l2 = static_cast<std::int64_t>(cuda::device_attribute<cudaDevAttrL2CacheSize>(0));
+  return nnz * static_cast<std::int64_t>(sizeof(Col) + sizeof(Value)) > l2;
+}
+
+/// The merge tile kernel for the plan's variant: skewed rows prefetch (and keep the narrow
+/// tiles: csr_plan::merge_items_per_thread), wide tiles where planned, evict-first where
+/// merge_streams.
+template <class Value, class Index, class Col>
+auto merge_tile_kernel(const CsrDevice<Value, Index>& d) {
+  constexpr int kN = csr_plan::kMergeIpt, kW = csr_plan::kMergeWideIpt;
+  const bool stream = merge_streams<Value, Col>(d.nnz);
+  if (d.merge_skewed)
+    return stream ? csr_merge_tile_kernel<true, kN, true, Value, Index, Col>
+                  : csr_merge_tile_kernel<true, kN, false, Value, Index, Col>;
+  if (d.merge_ipt == kW)
+    return stream ? csr_merge_tile_kernel<false, kW, true, Value, Index, Col>
+                  : csr_merge_tile_kernel<false, kW, false, Value, Index, Col>;
+  return stream ? csr_merge_tile_kernel<false, kN, true, Value, Index, Col>
+                : csr_merge_tile_kernel<false, kN, false, Value, Index, Col>;
+}
+
 template <class Value, class Index>
 void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                   Value beta) {
   constexpr int kB = csr_plan::kMergeBlock;
   with_col_idx(d, [&](const auto* cols) {
     using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
-    auto kernel = d.merge_skewed ? csr_merge_tile_kernel<true, Value, Index, Col>
-                                 : csr_merge_tile_kernel<false, Value, Index, Col>;
+    const auto kernel = merge_tile_kernel<Value, Index, Col>(d);
     kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
         d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
         y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
@@ -721,7 +797,7 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::upload(const Csr<Value, Index>&
     d.col_idx = cuda::DeviceBuffer<Index>(a.col_idx, "csr col_idx");
   }
   d.values = cuda::DeviceBuffer<Value>(a.values, "csr values");
-  d.set_plan(a.row_ptr.data(), options);
+  d.set_plan(a.row_ptr.data(), a.col_idx.data(), options);
   return d;
 }
 
@@ -736,6 +812,7 @@ void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
   d.kernel = p.kernel;
   d.merge_spmv = p.merge_spmv;
   d.tpr = p.tpr;
+  d.batched = p.batched;
   d.short_max = p.short_max;
   d.n_medium = static_cast<std::int64_t>(p.medium_rows.size());
   if (d.n_medium > 0) d.medium_rows = cuda::DeviceBuffer<std::int64_t>(p.medium_rows, "csr medium rows");
@@ -758,19 +835,24 @@ void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
 }
 
 template <class Value, class Index>
-void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s) {
+void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const Index* host_col_idx,
+                                       const CsrStorage<Value, Index>& s) {
   // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
   // auto spmv and by the spmv_t of every kernel but merge.
-  apply_row_plan(csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins), s);
-  if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr);
+  csr_plan::RowPlan p = csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins);
+  if (csr_plan::may_batch_steps(p, rows))
+    p.batched = !csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local();
+  apply_row_plan(p, s);
+  if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr, host_col_idx);
 }
 
 template <class Value, class Index>
-void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr) {
+void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr, const Index* host_col_idx) {
   CsrDevice& d = *this;
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
   if (d.rows > 0) {
-    const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr);
+    const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr, host_col_idx);
+    d.merge_ipt = m.ipt;
     d.n_tiles = m.n_tiles;
     d.merge_skewed = m.skewed;
     d.tile_row = cuda::DeviceBuffer<std::int64_t>(m.tile_row, "csr merge-path tiles");
@@ -848,7 +930,11 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
   if (d.kernel == CsrKernel::merge) {
     constexpr int kB = csr_plan::kMergeBlock;
     with_col_idx(d, [&](const auto* cols) {
-      csr_merge_tile_t_kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
+      using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
+      const auto kernel = d.merge_ipt == csr_plan::kMergeWideIpt
+                              ? csr_merge_tile_t_kernel<csr_plan::kMergeWideIpt, Value, Index, Col>
+                              : csr_merge_tile_t_kernel<csr_plan::kMergeIpt, Value, Index, Col>;
+      kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
           d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
           y, alpha);
     });
@@ -903,9 +989,9 @@ SPMAT_DEFINE_DEVICE_ONLY_IMPL(CsrStorage, CsrDevice)
 
 #define SPMAT_INSTANTIATE(V, I)                                                                  \
   template CsrDevice<V, I> CsrDevice<V, I>::upload(const Csr<V, I>&, const CsrStorage<V, I>&);   \
-  template void CsrDevice<V, I>::set_plan(const I*, const CsrStorage<V, I>&);                    \
+  template void CsrDevice<V, I>::set_plan(const I*, const I*, const CsrStorage<V, I>&);          \
   template void CsrDevice<V, I>::apply_row_plan(const csr_plan::RowPlan&, const CsrStorage<V, I>&); \
-  template void CsrDevice<V, I>::set_merge_tiles(const I*);                                       \
+  template void CsrDevice<V, I>::set_merge_tiles(const I*, const I*);                             \
   template CsrStorage<V, I> CsrDevice<V, I>::download() const;
 SPMAT_FOR_EACH_TYPE_PAIR(SPMAT_INSTANTIATE)
 #undef SPMAT_INSTANTIATE

@@ -485,7 +485,8 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     const auto at = brute_force_path_rows(a);
     for (std::int64_t d = 0; d < static_cast<std::int64_t>(at.size()); ++d)
       ASSERT_EQ(csr_plan::merge_path_row(d, a.row_ptr.data() + 1, a.rows, a.nnz()), at[d]) << d;
-    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data());
+    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data());
+    ASSERT_EQ(m.ipt, csr_plan::kMergeIpt);  // below kMergeWideMinNnz
     const std::int64_t total = a.rows + a.nnz();
     ASSERT_EQ(m.n_tiles, (total + csr_plan::kMergeTile - 1) / csr_plan::kMergeTile);
     ASSERT_EQ(m.tile_row.size(), static_cast<std::size_t>(m.n_tiles) + 1);
@@ -527,14 +528,15 @@ MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
   MergeModel out{std::vector<double>(rows, kNan), std::vector<int>(rows, 0), 0};
-  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data());
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data());
+  const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
   std::vector<double> carry(m.n_tiles, kNan), head(m.n_tiles, kNan);
   auto store = [&](std::int64_t r, double v) {
     out.y[r] = v;
     ++out.writes[r];
   };
   for (std::int64_t b = 0; b < m.n_tiles; ++b) {
-    const std::int64_t d0 = b * kMergeTile, d1 = std::min<std::int64_t>(d0 + kMergeTile, total);
+    const std::int64_t d0 = b * tile, d1 = std::min<std::int64_t>(d0 + tile, total);
     const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1], nz0 = d0 - row0;
     const int nr = static_cast<int>(row1 - row0), nzl = static_cast<int>((d1 - row1) - nz0);
     const int items = static_cast<int>(d1 - d0);
@@ -547,7 +549,7 @@ MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
     std::vector<double> part(kMergeBlock), hd(kMergeBlock);
     std::vector<char> has_head(kMergeBlock, 0);
     for (int tid = 0; tid < kMergeBlock; ++tid) {
-      const int dl = std::min(tid * kMergeIpt, items), dl_end = std::min(dl + kMergeIpt, items);
+      const int dl = std::min(tid * m.ipt, items), dl_end = std::min(dl + m.ipt, items);
       int k = static_cast<int>(merge_path_row(dl, row_end.data(), nr, nzl));
       int j = dl - k;
       first[tid] = k;
@@ -624,9 +626,10 @@ std::vector<std::int64_t> model_merge_rows_of_nonzeros(const Csr64& a) {
   using namespace csr_plan;
   const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
   std::vector<std::int64_t> row_of(static_cast<std::size_t>(nnz), -1);
-  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data());
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data());
+  const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
   for (std::int64_t b = 0; b < m.n_tiles; ++b) {
-    const std::int64_t d0 = b * kMergeTile, d1 = std::min<std::int64_t>(d0 + kMergeTile, total);
+    const std::int64_t d0 = b * tile, d1 = std::min<std::int64_t>(d0 + tile, total);
     const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1], nz0 = d0 - row0;
     const int nr = static_cast<int>(row1 - row0), nzl = static_cast<int>((d1 - row1) - nz0);
     const int items = static_cast<int>(d1 - d0);
@@ -634,7 +637,7 @@ std::vector<std::int64_t> model_merge_rows_of_nonzeros(const Csr64& a) {
     for (int i = 0; i <= nr; ++i) row_end[i] = i < nr ? static_cast<int>(a.row_ptr[row0 + i + 1] - nz0) : nzl;
     std::vector<int> local(static_cast<std::size_t>(nzl), -1);
     for (int tid = 0; tid < kMergeBlock; ++tid) {
-      const int dl = std::min(tid * kMergeIpt, items), dl_end = std::min(dl + kMergeIpt, items);
+      const int dl = std::min(tid * m.ipt, items), dl_end = std::min(dl + m.ipt, items);
       int k = static_cast<int>(merge_path_row(dl, row_end.data(), nr, nzl));
       int j = dl - k;
       for (int d = dl; d < dl_end; ++d) {
@@ -662,7 +665,9 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
                  }), 51)});
   all.push_back({"all_rows_empty_40x41", random_csr(40, 41, std::vector<std::int64_t>(40, 0), 52)});
   all.push_back({"one_by_one", random_csr(1, 1, {1}, 53)});
-  std::int64_t wide_total = 0;
+  // Local columns, rows not skewed, kMergeWideMinNnz nonzeros and more: the wide tiles.
+  all.push_back({"band_250000_wide_tiles", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")});
+  std::int64_t wide_total = 0, wide_tiles = 0;
   for (const auto& sc : all) {
     SCOPED_TRACE(sc.name);
     const auto& a = sc.a;
@@ -675,11 +680,69 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
       ASSERT_EQ(model.y[r], want[r]) << "row " << r << " length " << row_len(a, r);
     }
     wide_total += model.wide_fixups;
+    wide_tiles += csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data()).ipt ==
+                  csr_plan::kMergeWideIpt;
     const auto row_of = model_merge_rows_of_nonzeros(a);
     for (std::int64_t r = 0; r < a.rows; ++r)
       for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) ASSERT_EQ(row_of[k], r) << k;
   }
   EXPECT_GT(wide_total, 0) << "no scenario reaches the wide fix-up";
+  EXPECT_EQ(wide_tiles, 1) << "the band is planned with the wide tiles, nothing else";
+}
+
+TEST(CsrCudaPlan, ColumnLocalityTellsBandsAndStencilsFromRandomColumns) {
+  using csr_plan::column_locality;
+  const auto band = gen::generate<double, std::int64_t>("gen:banded:20000:8");
+  const auto l_band = column_locality(band.rows, band.row_ptr.data(), band.col_idx.data());
+  // 17 a row but the sampled rows at the band's two ends (row 1 and one near the last).
+  EXPECT_LE(l_band.sampled, csr_plan::kLocalityRows * 17);
+  EXPECT_GE(l_band.sampled, csr_plan::kLocalityRows * 17 - 2 * 8);
+  EXPECT_EQ(l_band.near, l_band.sampled);
+  EXPECT_TRUE(l_band.local());
+  const auto lap = gen::generate<double, std::int64_t>("gen:lap2d:100");
+  const auto l_lap = column_locality(lap.rows, lap.row_ptr.data(), lap.col_idx.data());
+  EXPECT_GT(l_lap.near * 10, l_lap.sampled * 9);
+  const auto rnd = gen::generate<double, std::int64_t>("gen:random_k:100000:12");
+  const auto l_rnd = column_locality(rnd.rows, rnd.row_ptr.data(), rnd.col_idx.data());
+  EXPECT_EQ(l_rnd.sampled, csr_plan::kLocalityRows * 12);
+  EXPECT_LT(l_rnd.near * 100, l_rnd.sampled);
+  EXPECT_FALSE(l_rnd.local());
+  // Long rows count their first kLocalityRowNnz nonzeros; a matrix of fewer rows samples each
+  // row but the first; one row samples nothing and counts as local.
+  const Csr64 wide = random_csr(50, 5000, std::vector<std::int64_t>(50, 300), 54);
+  EXPECT_EQ(column_locality(wide.rows, wide.row_ptr.data(), wide.col_idx.data()).sampled,
+            49 * csr_plan::kLocalityRowNnz);
+  const Csr64 one = random_csr(1, 10, {3}, 55);
+  EXPECT_EQ(column_locality(one.rows, one.row_ptr.data(), one.col_idx.data()).sampled, 0);
+  EXPECT_TRUE(column_locality(one.rows, one.row_ptr.data(), one.col_idx.data()).local());
+  for (std::int64_t i = 0; i < csr_plan::locality_samples(band.rows); ++i) {
+    ASSERT_GE(csr_plan::locality_row(i, band.rows), 1);
+    ASSERT_LT(csr_plan::locality_row(i, band.rows), band.rows);
+  }
+}
+
+TEST(CsrCudaPlan, BatchedStepsAndWideTilesFollowTheColumnsAndTheSize) {
+  using csr_plan::kMergeIpt;
+  using csr_plan::kMergeWideIpt;
+  using csr_plan::kMergeWideMinNnz;
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, true), kMergeWideIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz - 1, false, true), kMergeIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, true, true), kMergeIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, false), kMergeIpt);
+  // Many rows of 12: 4 lanes, rows enough to batch; the same rows few, or binned, do not.
+  const auto rows = [](std::int64_t n) { return std::vector<std::int64_t>(static_cast<std::size_t>(n), 12); };
+  auto plan = [](const std::vector<std::int64_t>& lengths, CsrBins bins) {
+    std::vector<std::int64_t> row_ptr(lengths.size() + 1, 0);
+    for (std::size_t r = 0; r < lengths.size(); ++r) row_ptr[r + 1] = row_ptr[r] + lengths[r];
+    return csr_plan::plan_rows(static_cast<std::int64_t>(lengths.size()), row_ptr.data(),
+                               CsrKernel::automatic, 0, bins);
+  };
+  const auto many = plan(rows(200000), CsrBins::automatic);
+  EXPECT_EQ(many.tpr, 4);
+  EXPECT_TRUE(csr_plan::may_batch_steps(many, 200000));
+  EXPECT_FALSE(csr_plan::may_batch_steps(plan(rows(20000), CsrBins::automatic), 20000));
+  EXPECT_FALSE(csr_plan::may_batch_steps(plan(rows(200000), CsrBins::on), 200000));
+  EXPECT_FALSE(many.batched);  // plan_rows reads no column: the caller decides
 }
 
 #if SPMAT_WITH_CUDA
@@ -909,6 +972,60 @@ TEST(CsrCuda, LargeSkewedMatricesMatchTheReferenceOnTheMergePath) {
   for (int run = 0; run < 5; ++run) {
     const auto y2 = testing::apply_spmv(dev, Op::spmv, x);
     ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
+  }
+}
+
+/// Scalar `i` of the "plan" array a CUDA csr matrix stores (stored_arrays in
+/// csr_device_build.cu: ..., n_long_fix, merge_skewed, batched, merge_ipt).
+std::int64_t plan_scalar(const Matrix<double>& m, std::size_t i) {
+  for (const auto& a : detail::impl_of(m).stored_arrays()) {
+    if (a.name != "plan") continue;
+    std::int64_t v = 0;
+    EXPECT_GE(a.bytes.size(), (i + 1) * sizeof v);
+    if (a.bytes.size() >= (i + 1) * sizeof v) std::memcpy(&v, a.bytes.data() + i * sizeof v, sizeof v);
+    return v;
+  }
+  ADD_FAILURE() << "no plan array";
+  return -1;
+}
+
+TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kBatched = 10, kMergeIptAt = 11;
+  struct Case {
+    Scenario sc;
+    const char* format;
+    std::size_t slot;
+    std::int64_t want;
+  };
+  const std::int64_t n = 200000;
+  std::vector<Case> cases;
+  cases.push_back({{"random_columns_200000x12", random_csr(n, n, std::vector<std::int64_t>(n, 12), 56)},
+                   "csr", kBatched, 1});
+  cases.push_back({{"band_250000", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")},
+                   "csr-merge", kMergeIptAt, csr_plan::kMergeWideIpt});
+  cases.push_back({{"band_250000_rows", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")},
+                   "csr", kBatched, 0});
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.sc.name);
+    check_spmv_all<double, std::int32_t>(c.format, c.sc);
+    check_spmv_all<float, std::int64_t>(c.format, c.sc);
+    auto a = convert<double, std::int32_t>(c.sc.a);
+    a.values = testing::random_vector<double>(a.nnz(), 57);
+    const auto host = Matrix<double>::build(a, c.format, Backend::cuda);
+    const auto dev = Matrix<double>::build(cuda::upload_csr(a), c.format);
+    EXPECT_EQ(plan_scalar(host, c.slot), c.want);
+    const auto hs = detail::impl_of(host).stored_arrays();
+    const auto ds = detail::impl_of(dev).stored_arrays();
+    ASSERT_EQ(hs.size(), ds.size());
+    for (std::size_t i = 0; i < hs.size(); ++i)
+      EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+    const auto x = testing::random_vector<double>(a.cols, 58);
+    const auto y = testing::apply_spmv(host, Op::spmv, x);
+    for (int run = 0; run < 5; ++run) {
+      const auto y2 = testing::apply_spmv(dev, Op::spmv, x);
+      ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
+    }
   }
 }
 

@@ -3,9 +3,10 @@
 // SPDX-License-Identifier: MIT
 //
 // Built two ways with the same result: CsrDevice::upload (csr_cuda.cu) from the host storage,
-// and CsrDevice::adopt (csr_device_build.cu) from a validated DeviceCsr. Both plan the kernels
-// with set_plan, from the host copy of row_ptr: the plan (csr_plan.hpp) reads row_ptr only, so
-// adopting downloads (rows+1) indices and no column index or value, and both ways choose the
+// and CsrDevice::adopt (csr_device_build.cu) from a validated DeviceCsr. upload plans the
+// kernels with set_plan from the host arrays, adopt on the device from the device arrays: the
+// plan (csr_plan.hpp) reads the row lengths and, where a choice depends on it, a sample of the
+// columns (csr_plan::ColumnLocality), the same integers either way, so both ways choose the
 // same kernels, bins and tiles.
 //
 // Narrow columns (option narrow_cols, csr_narrow_columns below): with 64-bit indices and
@@ -39,6 +40,7 @@ struct CsrDevice {
   CsrKernel kernel = CsrKernel::automatic;  ///< as planned (automatic may have become scalar)
   bool merge_spmv = false;  ///< automatic: spmv by the merge-path tiles (RowPlan::merge_spmv)
   int tpr = 2;  ///< lanes per row (adaptive spmv, and every spmv_t but merge's)
+  bool batched = false;  ///< the sub-warp spmv batches its strided steps (RowPlan::batched)
   // The options it was built with, for download().
   CsrKernel built_kernel = CsrKernel::automatic;
   int built_tpr = 0;
@@ -65,7 +67,9 @@ struct CsrDevice {
   mutable cuda::DeviceBuffer<Value> chunk_partial;  // n_chunks: per-chunk sums (workspace)
   mutable cuda::DeviceBuffer<unsigned> long_done;   // n_long: chunks finished (zero between products)
 
-  // Merge path (kernel == merge, or merge_spmv): tiles of kMergeTile items, one block each.
+  // Merge path (kernel == merge, or merge_spmv): tiles of kMergeBlock·merge_ipt items, one
+  // block each.
+  int merge_ipt = csr_plan::kMergeIpt;  // MergePlan::ipt
   std::int64_t n_tiles = 0;
   cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
   mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
@@ -81,15 +85,15 @@ struct CsrDevice {
   /// Adopts the arrays of `a` (validated) without copying them; `options` is a storage built
   /// from an empty CSR, carrying the kernel options only (csr_device_build.cu).
   static CsrDevice adopt(const DeviceCsr<Value, Index>& a, const CsrStorage<Value, Index>& options);
-  /// Plans the kernels for the options of `s` from the host copy `host_row_ptr` of row_ptr
+  /// Plans the kernels for the options of `s` from host copies of row_ptr and col_idx
   /// (csr_cuda.cu).
-  void set_plan(const Index* host_row_ptr, const CsrStorage<Value, Index>& s);
+  void set_plan(const Index* host_row_ptr, const Index* host_col_idx, const CsrStorage<Value, Index>& s);
   /// The row part of set_plan from a plan already made (csr_plan::plan_rows or
   /// plan_rows_without_lists): kernel, lanes, bins and long-row chunks.
   void apply_row_plan(const csr_plan::RowPlan& p, const CsrStorage<Value, Index>& s);
-  /// The merge-path tiles from the host copy `host_row_ptr` of row_ptr (set_plan does this for
+  /// The merge-path tiles from host copies of row_ptr and col_idx (set_plan does this for
   /// kernel=merge and merge_spmv).
-  void set_merge_tiles(const Index* host_row_ptr);
+  void set_merge_tiles(const Index* host_row_ptr, const Index* host_col_idx);
 
   // The CSR arrays held (spmat/cuda/array_list.hpp; one of the two column arrays is empty):
   // what a product reads, so storage_bytes and the traffic model count the column width

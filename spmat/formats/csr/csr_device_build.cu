@@ -1,12 +1,14 @@
 // spmat/formats/csr/csr_device_build.cu — CSR from a CSR in device memory: the arrays are
 // adopted as they are (no copy; narrow columns, csr_device.hpp, are a 32-bit copy made on the
-// device), and the kernel plan is made from row_ptr alone.
+// device), and the kernel plan is made on the device.
 // SPDX-License-Identifier: MIT
 //
 // The plan (csr_plan.hpp: lanes per row, row bins, long-row chunks, merge-path tiles) is the
 // host planner's. Its choices depend on the row lengths only through csr_plan::RowStats, which
 // one pass over row_ptr sums on the device, with the sizes of every row list the plan may take
-// (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does. The
+// (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does.
+// Where a choice depends on the columns (batched steps, the merge tile width), their sampled
+// csr_plan::ColumnLocality is counted on the device too (two counts downloaded). The
 // lists themselves (medium rows, long rows, their chunks) are made on the device: the rows
 // selected in ascending order by a stable CUB select, the chunk offsets by a CUB scan, one
 // thread per chunk for the rest; the merge-path tiles by one diagonal search per tile and a
@@ -166,6 +168,43 @@ std::vector<unsigned long long> row_stats(const Index* row_ptr, std::int64_t row
   return out.download();  // waits for the stream
 }
 
+/// csr_plan::column_locality on the device: a warp per sampled row, its lanes over the row's
+/// first kLocalityRowNnz nonzeros, the counts summed in integers (out zeroed beforehand):
+/// exactly the host's.
+template <class Index>
+__global__ void __launch_bounds__(kMaxLenBlock)
+    column_locality_kernel(const Index* __restrict__ row_ptr, const Index* __restrict__ col_idx,
+                           std::int64_t rows, unsigned long long* __restrict__ out) {
+  const std::int64_t samples = csr_plan::locality_samples(rows);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  for (std::int64_t i = cuda::global_thread_id() / 32; i < samples; i += cuda::grid_thread_count() / 32) {
+    const std::int64_t r = csr_plan::locality_row(i, rows);
+    const std::int64_t b = row_ptr[r], end = row_ptr[r + 1];
+    const std::int64_t e = end < b + csr_plan::kLocalityRowNnz ? end : b + csr_plan::kLocalityRowNnz;
+    unsigned long long near = 0;
+    for (std::int64_t k = b + lane; k < e; k += 32)
+      near += csr_plan::has_near_column(col_idx + row_ptr[r - 1], col_idx + b, col_idx[k]);
+    for (int o = 16; o > 0; o /= 2) near += __shfl_down_sync(0xffffffffu, near, o);
+    if (lane == 0) {
+      atomicAdd(out, near);
+      atomicAdd(out + 1, static_cast<unsigned long long>(e - b));
+    }
+  }
+}
+
+template <class Index>
+csr_plan::ColumnLocality column_locality_on_device(const Index* row_ptr, const Index* col_idx,
+                                                   std::int64_t rows) {
+  const std::int64_t samples = csr_plan::locality_samples(rows);
+  if (samples == 0) return {};
+  cuda::ScratchBuffer<unsigned long long> out(2, "csr build: column locality");
+  out.fill_bytes(0);
+  cuda::launch_grid_for("column_locality_kernel", column_locality_kernel<Index>, samples * 32,
+                        kMaxLenBlock, row_ptr, col_idx, rows, out.data());
+  const auto c = out.download();  // waits for the stream
+  return {static_cast<std::int64_t>(c[0]), static_cast<std::int64_t>(c[1])};
+}
+
 /// out[k] = in[k] narrowed to 32 bits, k < n (every column < 2^31: csr_narrow_columns).
 template <class Index>
 __global__ void __launch_bounds__(kMaxLenBlock)
@@ -175,16 +214,15 @@ __global__ void __launch_bounds__(kMaxLenBlock)
     out[k] = static_cast<std::int32_t>(in[k]);
 }
 
-/// tile_row[b] for b <= n_tiles: the row at which merge-path diagonal min(b·kMergeTile,
-/// rows + nnz) crosses the path, as csr_plan::plan_merge finds it.
+/// tile_row[b] for b <= n_tiles: the row at which merge-path diagonal min(b·tile, rows + nnz)
+/// crosses the path, as csr_plan::plan_merge finds it.
 template <class Index>
 __global__ void __launch_bounds__(kMaxLenBlock)
     tile_rows_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t nnz,
-                     std::int64_t n_tiles, std::int64_t* __restrict__ tile_row) {
+                     std::int64_t tile, std::int64_t n_tiles, std::int64_t* __restrict__ tile_row) {
   const std::int64_t total = rows + nnz;
   for (std::int64_t b = cuda::global_thread_id(); b <= n_tiles; b += cuda::grid_thread_count())
-    tile_row[b] = cuda::merge_path_search(std::min(b * csr_plan::kMergeTile, total), row_ptr + 1,
-                                          rows, nnz);
+    tile_row[b] = cuda::merge_path_search(std::min(b * tile, total), row_ptr + 1, rows, nnz);
 }
 
 /// The first tile whose carry tile t adds when it finishes its first row (csr_plan::plan_merge):
@@ -214,15 +252,21 @@ __global__ void __launch_bounds__(kMaxLenBlock)
 /// by one merge-path search each, the wide fix-ups by a stable CUB select (their count is the
 /// one download). `max_len`: the longest row, from the statistics pass.
 template <class Value, class Index>
-void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr, std::int64_t max_len) {
+void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
+                           const Index* dev_col_idx, std::int64_t max_len) {
   if (d.rows == 0) return;
-  const std::int64_t n = (d.rows + d.nnz + csr_plan::kMergeTile - 1) / csr_plan::kMergeTile;
-  d.n_tiles = n;
   d.merge_skewed = static_cast<double>(max_len) >
                    csr_plan::kSkewMaxOverMean * static_cast<double>(d.nnz) / static_cast<double>(d.rows);
+  d.merge_ipt = csr_plan::kMergeIpt;
+  if (csr_plan::merge_items_per_thread(d.nnz, d.merge_skewed, true) != csr_plan::kMergeIpt)
+    d.merge_ipt = csr_plan::merge_items_per_thread(
+        d.nnz, d.merge_skewed, column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local());
+  const std::int64_t tile = static_cast<std::int64_t>(csr_plan::kMergeBlock) * d.merge_ipt;
+  const std::int64_t n = (d.rows + d.nnz + tile - 1) / tile;
+  d.n_tiles = n;
   d.tile_row = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n) + 1, "csr merge-path tiles");
   cuda::launch_grid_for("tile_rows_kernel", tile_rows_kernel<Index>, n + 1, kMaxLenBlock, dev_row_ptr,
-                        d.rows, d.nnz, n, d.tile_row.data());
+                        d.rows, d.nnz, tile, n, d.tile_row.data());
   d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge carries");
   d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge heads");
   d.n_long_fix = 0;
@@ -253,7 +297,7 @@ void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
 /// Returns the longest row (the statistics pass's; 0 without rows).
 template <class Value, class Index>
 std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
-                            const CsrStorage<Value, Index>& options) {
+                            const Index* dev_col_idx, const CsrStorage<Value, Index>& options) {
   const int tpr = options.threads_per_row > 0 ? options.threads_per_row
                                                : csr_plan::threads_per_row(d.rows, d.nnz);
   std::vector<unsigned long long> st(kStats, 0);
@@ -261,10 +305,12 @@ std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr
     st = row_stats(dev_row_ptr, d.rows, csr_plan::binned_short_max(tpr),
                    csr_plan::long_row_threshold(d.rows, d.nnz));
   const auto stat = [&](int k) { return static_cast<std::int64_t>(st[static_cast<std::size_t>(k)]); };
-  const csr_plan::RowPlan p = csr_plan::plan_from_stats(
+  csr_plan::RowPlan p = csr_plan::plan_from_stats(
       d.rows, d.nnz,
       csr_plan::RowStats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)},
       options.kernel, options.threads_per_row, options.bins);
+  if (csr_plan::may_batch_steps(p, d.rows))
+    p.batched = !column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
   d.apply_row_plan(p, options);
   if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return stat(kMaxLen);  // no lists
@@ -333,9 +379,10 @@ CsrDevice<Value, Index> CsrDevice<Value, Index>::adopt(const DeviceCsr<Value, In
   }
   if (!d.narrow) d.col_idx = cuda::DeviceArray<Index>::borrow(v.col_idx, n, a.owner(), false);
   d.values = cuda::DeviceArray<Value>::borrow(v.values, n, a.owner(), a.exclusive());
-  const std::int64_t max_len = plan_on_device(d, v.row_ptr, options);
+  const std::int64_t max_len = plan_on_device(d, v.row_ptr, v.col_idx, options);
   // The merge kernel's tiles, and those of a large skewed matrix's spmv (set_plan).
-  if (options.kernel == CsrKernel::merge || d.merge_spmv) merge_tiles_on_device(d, v.row_ptr, max_len);
+  if (options.kernel == CsrKernel::merge || d.merge_spmv)
+    merge_tiles_on_device(d, v.row_ptr, v.col_idx, max_len);
   return d;
 }
 
@@ -379,7 +426,7 @@ std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   v.push_back(cuda::stored_scalars(
       "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.merge_spmv, d.tpr, d.short_max,
                                         d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
-                                        d.n_long_fix, d.merge_skewed}));
+                                        d.n_long_fix, d.merge_skewed, d.batched, d.merge_ipt}));
   cuda::append_stored(v, CsrDevice<Value, Index>::plan_arrays(d));
   return v;
 }

@@ -71,6 +71,29 @@ std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t n
   return p;
 }
 
+template <class Index>
+ColumnLocality column_locality(std::int64_t rows, const Index* row_ptr, const Index* col_idx) {
+  ColumnLocality l;
+  const std::int64_t samples = locality_samples(rows);
+  for (std::int64_t i = 0; i < samples; ++i) {
+    const std::int64_t r = locality_row(i, rows);
+    const std::int64_t b = row_ptr[r], e = std::min<std::int64_t>(row_ptr[r + 1], b + kLocalityRowNnz);
+    for (std::int64_t k = b; k < e; ++k)
+      l.near += has_near_column(col_idx + row_ptr[r - 1], col_idx + row_ptr[r], col_idx[k]);
+    l.sampled += e - b;
+  }
+  return l;
+}
+
+bool may_batch_steps(const RowPlan& p, std::int64_t rows) {
+  return p.kernel == CsrKernel::automatic && !p.binned && p.long_threshold == kNoLongRows &&
+         p.tpr < 32 && rows * p.tpr >= kManyThreads;
+}
+
+int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns) {
+  return nnz >= kMergeWideMinNnz && !skewed && local_columns ? kMergeWideIpt : kMergeIpt;
+}
+
 std::int64_t binned_short_max(int tpr) {
   return tpr < 32 ? 2 * static_cast<std::int64_t>(tpr) : kWarpRowMax;
 }
@@ -219,22 +242,25 @@ std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_
 }
 
 template <class Index>
-MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr) {
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx) {
   MergePlan m;
   if (rows == 0) return m;
-  const std::int64_t total = rows + nnz;
-  const std::int64_t n = (total + kMergeTile - 1) / kMergeTile;
-  m.n_tiles = n;
-  m.tile_row.resize(static_cast<std::size_t>(n) + 1);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t b = 0; b <= n; ++b)
-    m.tile_row[b] = merge_path_row(std::min(b * kMergeTile, total), row_ptr + 1, rows, nnz);
   std::int64_t max_len = 0;
 #pragma omp parallel for schedule(static) reduction(max : max_len)
   for (std::int64_t r = 0; r < rows; ++r)
     max_len = std::max(max_len, static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]));
   m.skewed = static_cast<double>(max_len) >
              kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows);
+  if (col_idx != nullptr && merge_items_per_thread(nnz, m.skewed, true) != kMergeIpt)
+    m.ipt = merge_items_per_thread(nnz, m.skewed, column_locality(rows, row_ptr, col_idx).local());
+  const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
+  const std::int64_t total = rows + nnz;
+  const std::int64_t n = (total + tile - 1) / tile;
+  m.n_tiles = n;
+  m.tile_row.resize(static_cast<std::size_t>(n) + 1);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b <= n; ++b)
+    m.tile_row[b] = merge_path_row(std::min(b * tile, total), row_ptr + 1, rows, nnz);
   // Tile t that finishes its first row r adds the carries of tiles first..t-1 (the tiles whose
   // last row is r; `first` is the one that began r, or tile 0).
   for (std::int64_t t = 1; t < n; ++t) {
@@ -254,7 +280,8 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr) 
 #define SPMAT_INSTANTIATE(I)                                                                   \
   template RowPlan plan_rows(std::int64_t, const I*, CsrKernel, int, CsrBins);                 \
   template std::int64_t merge_path_row(std::int64_t, const I*, std::int64_t, std::int64_t);    \
-  template MergePlan plan_merge(std::int64_t, std::int64_t, const I*);
+  template MergePlan plan_merge(std::int64_t, std::int64_t, const I*, const I*);              \
+  template ColumnLocality column_locality(std::int64_t, const I*, const I*);
 SPMAT_INSTANTIATE(std::int32_t)
 SPMAT_INSTANTIATE(std::int64_t)
 #undef SPMAT_INSTANTIATE

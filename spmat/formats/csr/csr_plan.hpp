@@ -59,13 +59,59 @@ constexpr std::int64_t kMovedShareDen = 16;
 /// 5–7 µs), so the binned kernel stays there.
 constexpr std::int64_t kMergeSpmvMinNnz = std::int64_t(1) << 23;
 
-/// Merge-path tiles: kMergeBlock threads × kMergeIpt items (row ends + nonzeros) per block.
-/// An odd item count keeps the per-thread offsets into the staged tile on distinct shared-memory
-/// banks when rows are long (stride 7 words in fp32, 14 words per half-warp in fp64).
+/// Merge-path tiles: kMergeBlock threads × kMergeIpt items (row ends + nonzeros) per block, or
+/// kMergeWideIpt (merge_items_per_thread). An odd item count keeps the per-thread offsets into
+/// the staged tile on distinct shared-memory banks when rows are long (stride 7 words in fp32,
+/// 14 words per half-warp in fp64).
 constexpr int kMergeBlock = 128;
 constexpr int kMergeIpt = 7;
 constexpr int kMergeTile = kMergeBlock * kMergeIpt;
+constexpr int kMergeWideIpt = 15;
+/// Nonzeros from which a matrix of local columns, rows not skewed, gets the wide tiles.
+constexpr std::int64_t kMergeWideMinNnz = std::int64_t(1) << 22;
 constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
+
+/// Column locality, from a sample of the rows: of the sampled nonzeros (r, c), those whose row's
+/// predecessor r−1 holds a column within kNearColumns of c. Rows with that property gather x
+/// entries their neighbours gathered a moment before (bands, stencils, finite elements in a
+/// good order: served from L1); rows without it (random columns, graphs in arbitrary order)
+/// gather x from L2 or DRAM, one sector per nonzero, and are bound by load latency. Sampled:
+/// up to kLocalityRows rows r >= 1 spread evenly (locality_row), up to kLocalityRowNnz nonzeros
+/// of each. The same integers from host arrays (column_locality) and device arrays
+/// (csr_device_build.cu), so host and device builds plan alike.
+constexpr std::int64_t kLocalityRows = 4096;
+constexpr std::int64_t kLocalityRowNnz = 64;
+constexpr std::int64_t kNearColumns = 8;
+struct ColumnLocality {
+  std::int64_t near = 0, sampled = 0;
+  /// At least half the sampled nonzeros near (a matrix with no sample counts as local).
+  bool local() const { return 2 * near >= sampled; }
+};
+/// The number of sampled rows of a `rows`-row matrix.
+constexpr std::int64_t locality_samples(std::int64_t rows) {
+  return rows < 2 ? 0 : (rows - 1 < kLocalityRows ? rows - 1 : kLocalityRows);
+}
+/// Sampled row i < locality_samples(rows).
+constexpr std::int64_t locality_row(std::int64_t i, std::int64_t rows) {
+  return 1 + i * (rows - 1) / locality_samples(rows);
+}
+/// Whether the ascending columns [first, last) hold one in [c − kNearColumns, c + kNearColumns]
+/// (host and device: constexpr functions are device functions in this build).
+template <class Col>
+constexpr bool has_near_column(const Col* first, const Col* last, std::int64_t c) {
+  std::int64_t lo = 0, hi = last - first;
+  while (lo < hi) {  // first column >= c − kNearColumns
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<std::int64_t>(first[mid]) < c - kNearColumns)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < last - first && static_cast<std::int64_t>(first[lo]) <= c + kNearColumns;
+}
+/// ColumnLocality from host arrays.
+template <class Index>
+ColumnLocality column_locality(std::int64_t rows, const Index* row_ptr, const Index* col_idx);
 
 /// Lanes per row for the sub-warp kernel: 32 for few rows (few_rows); else the largest power
 /// of two <= mean row length, clamped to [2, 32]; from 8 lanes up, halved when rows × the halved lanes reach kManyThreads, and a
@@ -102,7 +148,33 @@ struct RowPlan {
   /// automatic kernel, binned by bins=auto, nnz >= kMergeSpmvMinNnz: spmv by the merge-path
   /// tiles (which set_plan then plans too); spmv_t keeps the binned lists
   bool merge_spmv = false;
+  /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (batch_steps).
+  bool batched = false;
 };
+
+/// Strided steps of a row whose loads the batched sub-warp kernel issues together.
+constexpr int kBatchSteps = 4;
+/// Whether plan `p` of a `rows`-row matrix may batch its steps, before the columns are looked
+/// at: the unbinned auto kernel without long rows (the plain sub-warp kernel runs it), fewer
+/// lanes than a warp, rows enough to fill the GPU (rows × tpr >= kManyThreads). It then
+/// batches them where the columns are not local (ColumnLocality): a random x gather waits on
+/// L2 or DRAM, and a row of three or more steps would wait once per step (the kernel's
+/// unroll by two covers two); with local columns the gathers hit L1 and the batch's registers
+/// cost more blocks than the latency they hide. Measured on an H200 against the unbatched
+/// kernel in the same run, SpMV fp64 / fp32: random_k:3000000:12 (4 lanes, 3 steps)
+/// 0.316 -> 0.289 ms / 0.308 -> 0.277 ms; random_k:2000000:16 (8 lanes, 2 steps) level; the
+/// band (1 M rows × 17, 4 lanes) 10% slower, small finite-element matrices up to 20% slower.
+bool may_batch_steps(const RowPlan& p, std::int64_t rows);
+
+/// Items per thread of the merge-path tiles: kMergeWideIpt for a matrix of at least
+/// kMergeWideMinNnz nonzeros whose rows are not skewed and whose columns are local, else
+/// kMergeIpt. Wider tiles halve the per-tile work (search, scan, carries) per item, but a tile
+/// of twice the shared memory halves the blocks per SM: where x gathers miss L1 those blocks
+/// are what hides their latency. Measured on an H200 (one binary per width, same run), 15
+/// against 7 items, SpMV fp32 against the fastest cuSPARSE: the band 1 M × 17 0.70× -> 0.92×,
+/// lap2d:2000 0.74× -> 0.93×, lap3d:200 0.72× -> 0.82×, G3_circuit 0.72× -> 0.77×; but
+/// random_k:2000000:16 0.94× -> 0.59× and R-MAT 0.93× -> 0.88×.
+int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns);
 
 /// The plan for `kernel` (as built: automatic, scalar, vector or merge) on the matrix with
 /// `rows` rows and row offsets `row_ptr` (rows+1 entries). `forced_tpr` 0 = from the mean.
@@ -152,7 +224,7 @@ template <class Index>
 std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_t rows,
                             std::int64_t nnz);
 
-/// Tiles of kMergeTile merge items: tile b covers diagonals [b·T, min((b+1)·T, rows+nnz)) and
+/// Tiles of T = kMergeBlock·ipt merge items: tile b covers diagonals [b·T, min((b+1)·T, rows+nnz)) and
 /// starts at row tile_row[b] (tile_row has n_tiles+1 entries, the last one = rows). A tile that
 /// finishes the row it started in, begun by earlier tiles, needs a fix-up: those summing more
 /// than kMaxShortFix carries are listed (fix_tile, fix_first = first contributing tile).
@@ -163,13 +235,16 @@ std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_
 /// same run: R-MAT 4–5% faster, power-law 3% in fp64 (level in fp32); banded and Laplacians,
 /// 17–56 M nonzeros, 4–10% slower (bench/results/2026-11-27-h100/csr-merge-skewed/variants.json).
 struct MergePlan {
+  int ipt = kMergeIpt;  ///< items per thread (merge_items_per_thread); tiles of kMergeBlock·ipt
   std::int64_t n_tiles = 0;
   std::vector<std::int64_t> tile_row;
   std::vector<std::int64_t> fix_tile, fix_first;
   bool skewed = false;
 };
 
+/// `col_idx`: the columns, for the tile width (column_locality, sampled only where
+/// merge_items_per_thread depends on it); nullptr plans the narrow tiles.
 template <class Index>
-MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr);
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx);
 
 }  // namespace spmat::csr_plan

@@ -313,30 +313,6 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
   __syncthreads();
 }
 
-// The fix-up of tile b > 0 that finishes its first row row0, done by the tile itself (LookBack):
-// the carries of the tiles before it that hold pieces of row0, each read once its tile has
-// published it (tile_flag[j] == epoch), added in the order of csr_merge_fixup_kernel (carry
-// b-1, b-2, ... back to the tile where row0 began), then `head`: bitwise the two-launch sums.
-// On matrices of a few hundred thousand nonzeros a product takes a few microseconds, about
-// what the fix-up kernel's launch adds; the tile before usually published long before.
-template <class Value>
-__device__ __forceinline__ void merge_look_back(std::int64_t b, std::int64_t row0, Value head,
-                                                const std::int64_t* __restrict__ tile_row,
-                                                const Value* __restrict__ tile_carry,
-                                                const unsigned* __restrict__ tile_flag,
-                                                unsigned epoch, Value* __restrict__ y, Value alpha,
-                                                Value beta) {
-  Value s = 0;
-  for (std::int64_t j = b - 1;; --j) {
-    while (*reinterpret_cast<const volatile unsigned*>(tile_flag + j) != epoch) {
-    }
-    __threadfence();  // pairs with the publisher's: its carry is visible
-    s += __ldcg(tile_carry + j);
-    if (j == 0 || tile_row[j] != row0) break;  // tile j began before row0: its first piece
-  }
-  axpby_store(y + row0, alpha, s + head, beta);
-}
-
 // Merge path (Merrill & Garland, CSR-MergeBased SpMV). Block b owns the tile of merge items
 // (row ends + nonzeros) on diagonals [b·T, min((b+1)·T, rows+nnz)), T = kMergeTile; the tile
 // starts at (row0, nz0) = (tile_row[b], b·T − row0) and ends at (row1, nz1). The block
@@ -354,18 +330,15 @@ __device__ __forceinline__ void merge_look_back(std::int64_t b, std::int64_t row
 // walk order, fixed trees, fixed fix-up order. Every row is written exactly once.
 // Prefetch (MergePlan::skewed): step 1 issues the row-end loads with the nonzeros' loads.
 // kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
-// larger than L2: merge_streams). LookBack (MergePlan::look_back): no fix-up kernel; the
-// tiles complete their first rows themselves (merge_look_back), blocks claiming tiles in
-// order from a counter.
-template <bool Prefetch, int kIpt, bool Stream, bool LookBack, class Value, class Index, class Col>
+// larger than L2: merge_streams).
+template <bool Prefetch, int kIpt, bool Stream, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                           const std::int64_t* __restrict__ tile_row,
                           const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                           const Value* __restrict__ values, const Value* __restrict__ x,
                           Value* __restrict__ y, Value alpha, Value beta,
-                          Value* __restrict__ tile_carry, Value* __restrict__ tile_head,
-                          unsigned* __restrict__ tile_flag, unsigned* __restrict__ look_back) {
+                          Value* __restrict__ tile_carry, Value* __restrict__ tile_head) {
   constexpr int kB = csr_plan::kMergeBlock;
   constexpr int kT = kB * kIpt, kWarps = kB / 32;
   __shared__ int s_row_end[kT + 1];
@@ -375,22 +348,8 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   __shared__ Value s_total[kWarps];
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t total = rows + nnz;
-  // LookBack: this product's flag value (look_back[2] holds the previous product's), and the
-  // tiles claimed in order, so that every tile a tile waits for belongs to a running block.
-  [[maybe_unused]] unsigned epoch = 0;
-  if constexpr (LookBack) epoch = *reinterpret_cast<volatile unsigned*>(look_back + 2) + 1u;
-  __shared__ std::int64_t s_claimed;
-  const auto next_tile = [&](std::int64_t static_next) -> std::int64_t {
-    if constexpr (LookBack) {
-      if (tid == 0) s_claimed = atomicAdd(look_back, 1u);
-      __syncthreads();  // the previous read of s_claimed was before the loop's last barrier
-      return s_claimed;
-    } else {
-      return static_next;
-    }
-  };
-  for (std::int64_t b = next_tile(blockIdx.x); b < n_tiles; b = next_tile(b + gridDim.x)) {  // block-uniform
-    if (!LookBack && b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
+  for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
+    if (b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
     const MergeTile tile = merge_tile<kT>(b, total, tile_row);
     const std::int64_t row0 = tile.row0, nz0 = tile.nz0;
     const int nr = tile.nr, nzl = tile.nzl, items = tile.items;  // row ends, nonzeros: <= kT
@@ -459,34 +418,15 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     const Value v = merge_block_segmented_sum(k, s, s_first, s_last, s_total);
     s_scan[tid] = v;
     __syncthreads();
-    if (tid == kB - 1) {
-      tile_carry[b] = v;  // key nr: the tile's last row
-      if constexpr (LookBack) {  // published before this tile waits for any other
-        __threadfence();
-        *reinterpret_cast<volatile unsigned*>(tile_flag + b) = epoch;
-      }
-    }
     if (has_head) {
       const Value sum = tid > 0 ? s_scan[tid - 1] + head : head;
-      if (k_first == 0 && b > 0) {  // the tile's first row: may continue from earlier tiles
-        if constexpr (LookBack)
-          merge_look_back(b, row0, sum, tile_row, tile_carry, tile_flag, epoch, y, alpha, beta);
-        else
-          tile_head[b] = sum;
-      } else {
+      if (k_first == 0 && b > 0)
+        tile_head[b] = sum;  // the tile's first row: may continue from earlier tiles
+      else
         axpby_store(y + row0 + k_first, alpha, sum, beta);
-      }
     }
+    if (tid == kB - 1) tile_carry[b] = v;  // key nr: the tile's last row
     __syncthreads();  // shared memory is restaged by the next tile
-  }
-  if constexpr (LookBack) {
-    // The block that makes the last failing claim resets the counters for the next product
-    // (ordered after this one by the stream) and records this product's flag value.
-    if (tid == 0 && atomicAdd(look_back + 1, 1u) == gridDim.x - 1) {
-      look_back[0] = 0;
-      look_back[1] = 0;
-      look_back[2] = epoch;
-    }
   }
 }
 
@@ -763,22 +703,18 @@ bool merge_streams(std::int64_t nnz) {
 /// The merge tile kernel for the plan's variant: skewed rows prefetch (and keep the narrow
 /// tiles: csr_plan::merge_items_per_thread), wide tiles where planned, evict-first where
 /// merge_streams.
-template <bool Prefetch, int kIpt, class Value, class Index, class Col>
-auto merge_tile_kernel_with(bool stream, bool look_back) {
-  if (look_back)
-    return stream ? csr_merge_tile_kernel<Prefetch, kIpt, true, true, Value, Index, Col>
-                  : csr_merge_tile_kernel<Prefetch, kIpt, false, true, Value, Index, Col>;
-  return stream ? csr_merge_tile_kernel<Prefetch, kIpt, true, false, Value, Index, Col>
-                : csr_merge_tile_kernel<Prefetch, kIpt, false, false, Value, Index, Col>;
-}
-
 template <class Value, class Index, class Col>
 auto merge_tile_kernel(const CsrDevice<Value, Index>& d) {
   constexpr int kN = csr_plan::kMergeIpt, kW = csr_plan::kMergeWideIpt;
-  const bool stream = merge_streams<Value, Col>(d.nnz), look_back = d.merge_look_back.size() > 0;
-  if (d.merge_skewed) return merge_tile_kernel_with<true, kN, Value, Index, Col>(stream, look_back);
-  if (d.merge_ipt == kW) return merge_tile_kernel_with<false, kW, Value, Index, Col>(stream, look_back);
-  return merge_tile_kernel_with<false, kN, Value, Index, Col>(stream, look_back);
+  const bool stream = merge_streams<Value, Col>(d.nnz);
+  if (d.merge_skewed)
+    return stream ? csr_merge_tile_kernel<true, kN, true, Value, Index, Col>
+                  : csr_merge_tile_kernel<true, kN, false, Value, Index, Col>;
+  if (d.merge_ipt == kW)
+    return stream ? csr_merge_tile_kernel<false, kW, true, Value, Index, Col>
+                  : csr_merge_tile_kernel<false, kW, false, Value, Index, Col>;
+  return stream ? csr_merge_tile_kernel<false, kN, true, Value, Index, Col>
+                : csr_merge_tile_kernel<false, kN, false, Value, Index, Col>;
 }
 
 template <class Value, class Index>
@@ -790,11 +726,9 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
     const auto kernel = merge_tile_kernel<Value, Index, Col>(d);
     kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
         d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
-        y, alpha, beta, d.tile_carry.data(), d.tile_head.data(), d.tile_flag.data(),
-        d.merge_look_back.data());
+        y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
   });
   SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_kernel");
-  if (d.merge_look_back.size() > 0) return;  // the tiles did their fix-ups (no wide one)
   if (d.n_tiles > 1) {
     cuda::launch_after_prior("csr_merge_fixup_kernel", csr_merge_fixup_kernel<Value>,
                              cuda::grid_for(d.n_tiles - 1, 256), 256, d.n_tiles,
@@ -922,8 +856,9 @@ void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr, const I
     d.n_tiles = m.n_tiles;
     d.merge_skewed = m.skewed;
     d.tile_row = cuda::DeviceBuffer<std::int64_t>(m.tile_row, "csr merge-path tiles");
+    d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(m.n_tiles), "csr merge carries");
+    d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(m.n_tiles), "csr merge heads");
     d.n_long_fix = static_cast<std::int64_t>(m.fix_tile.size());
-    d.alloc_merge_workspace();
     if (d.n_long_fix > 0) {
       d.fix_tile = cuda::DeviceBuffer<std::int64_t>(m.fix_tile, "csr merge wide fix-ups");
       d.fix_first = cuda::DeviceBuffer<std::int64_t>(m.fix_first, "csr merge wide fix-ups");

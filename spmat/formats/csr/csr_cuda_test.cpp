@@ -721,14 +721,6 @@ TEST(CsrCudaPlan, ColumnLocalityTellsBandsAndStencilsFromRandomColumns) {
   }
 }
 
-TEST(CsrCudaPlan, SmallMergePathsWithShortFixUpsLookBack) {
-  using csr_plan::kMergeLookBackTiles;
-  EXPECT_TRUE(csr_plan::merge_look_back(1, 0));
-  EXPECT_TRUE(csr_plan::merge_look_back(kMergeLookBackTiles, 0));
-  EXPECT_FALSE(csr_plan::merge_look_back(kMergeLookBackTiles + 1, 0));
-  EXPECT_FALSE(csr_plan::merge_look_back(40, 1));  // a wide fix-up: the fix-up kernels
-}
-
 TEST(CsrCudaPlan, BatchedStepsAndWideTilesFollowTheColumnsAndTheSize) {
   using csr_plan::kMergeIpt;
   using csr_plan::kMergeWideIpt;
@@ -1035,43 +1027,6 @@ TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
       ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
     }
   }
-}
-
-TEST(CsrCuda, MergePathMatchesTheReferenceWithAndWithoutLookBack) {
-  SPMAT_SKIP_WITHOUT_GPU();
-  // Rows of 8 and of 150 nonzeros split between tiles, in the most tiles that look back and in
-  // one tile more (the fix-up kernel): every row against the reference with y poisoned, the
-  // device build's arrays against the host build's, then twenty products bitwise equal (the
-  // flags and counters carry over from product to product).
-  using csr_plan::kMergeLookBackTiles;
-  for (const std::int64_t len : {8, 150})
-    for (const std::int64_t tiles : {kMergeLookBackTiles, kMergeLookBackTiles + 1}) {
-      const std::int64_t fit = kMergeLookBackTiles * csr_plan::kMergeTile / (len + 1);
-      const std::int64_t rows = tiles > kMergeLookBackTiles ? fit + 1 : fit;
-      Scenario sc{"rows_of_" + std::to_string(len) + "_in_" + std::to_string(tiles) + "_tiles",
-                  random_csr(rows, 50000, std::vector<std::int64_t>(static_cast<std::size_t>(rows), len), 44)};
-      SCOPED_TRACE(sc.name);
-      const auto plan = csr_plan::plan_merge(sc.a.rows, sc.a.nnz(), sc.a.row_ptr.data(), sc.a.col_idx.data());
-      ASSERT_EQ(plan.n_tiles, tiles);
-      ASSERT_TRUE(plan.fix_tile.empty());
-      check_spmv_all<double, std::int32_t>("csr-merge", sc);
-      check_spmv_all<float, std::int64_t>("csr-merge", sc);
-      auto a = convert<double, std::int32_t>(sc.a);
-      a.values = testing::random_vector<double>(a.nnz(), 45);
-      const auto host = Matrix<double>::build(a, "csr-merge", Backend::cuda);
-      const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr-merge");
-      const auto hs = detail::impl_of(host).stored_arrays();
-      const auto ds = detail::impl_of(dev).stored_arrays();
-      ASSERT_EQ(hs.size(), ds.size());
-      for (std::size_t i = 0; i < hs.size(); ++i)
-        EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
-      const auto x = testing::random_vector<double>(a.cols, 46);
-      const auto y = testing::apply_spmv(host, Op::spmv, x);
-      for (int run = 0; run < 20; ++run) {
-        const auto y2 = testing::apply_spmv(run % 2 ? host : dev, Op::spmv, x);
-        ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
-      }
-    }
 }
 
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {

@@ -74,10 +74,6 @@ struct CsrDevice {
   cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
   mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
   mutable cuda::DeviceBuffer<Value> tile_head;   // n_tiles: partial of the first row, if finished
-  // Look-back (csr_plan::merge_look_back; else empty): the flag of each tile's carry (the
-  // product it belongs to), and the tile claim counter, the exit counter and the last flag.
-  mutable cuda::DeviceBuffer<unsigned> tile_flag;        // n_tiles
-  mutable cuda::DeviceBuffer<unsigned> merge_look_back;  // 3 (zero before the first product)
   bool merge_skewed = false;  // MergePlan::skewed: the tile kernel variant
   std::int64_t n_long_fix = 0;
   cuda::DeviceBuffer<std::int64_t> fix_tile, fix_first;  // n_long_fix: wide fix-ups
@@ -98,21 +94,6 @@ struct CsrDevice {
   /// The merge-path tiles from host copies of row_ptr and col_idx (set_plan does this for
   /// kernel=merge and merge_spmv).
   void set_merge_tiles(const Index* host_row_ptr, const Index* host_col_idx);
-  /// The merge path's work buffers for n_tiles tiles and n_long_fix wide fix-ups: carries,
-  /// heads and, where the tiles look back (csr_plan::merge_look_back), their zeroed flags and
-  /// counters.
-  void alloc_merge_workspace() {
-    const auto n = static_cast<std::size_t>(n_tiles);
-    tile_carry = cuda::DeviceBuffer<Value>(n, "csr merge carries");
-    tile_head = cuda::DeviceBuffer<Value>(n, "csr merge heads");
-    tile_flag = {};
-    merge_look_back = {};
-    if (!csr_plan::merge_look_back(n_tiles, n_long_fix)) return;
-    tile_flag = cuda::DeviceBuffer<unsigned>(n, "csr merge tile flags");
-    tile_flag.fill_bytes(0);
-    merge_look_back = cuda::DeviceBuffer<unsigned>(3, "csr merge look-back counters");
-    merge_look_back.fill_bytes(0);
-  }
 
   // The CSR arrays held (spmat/cuda/array_list.hpp; one of the two column arrays is empty):
   // what a product reads, so storage_bytes and the traffic model count the column width
@@ -141,8 +122,7 @@ struct CsrDevice {
   /// (spmat/cuda/device_impl.hpp).
   std::size_t storage_bytes() const {
     return cuda::storage_bytes(arrays(*this)) + cuda::storage_bytes(plan_arrays(*this)) +
-           chunk_partial.bytes() + long_done.bytes() + tile_carry.bytes() + tile_head.bytes() +
-           tile_flag.bytes() + merge_look_back.bytes();
+           chunk_partial.bytes() + long_done.bytes() + tile_carry.bytes() + tile_head.bytes();
   }
   /// The host storage these arrays and options make (downloads).
   CsrStorage<Value, Index> download() const;

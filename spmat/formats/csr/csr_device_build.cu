@@ -267,11 +267,10 @@ void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
   d.tile_row = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n) + 1, "csr merge-path tiles");
   cuda::launch_grid_for("tile_rows_kernel", tile_rows_kernel<Index>, n + 1, kMaxLenBlock, dev_row_ptr,
                         d.rows, d.nnz, tile, n, d.tile_row.data());
+  d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge carries");
+  d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge heads");
   d.n_long_fix = 0;
-  if (n < 2 + csr_plan::kMaxShortFix) {  // no tile has that many before it
-    d.alloc_merge_workspace();
-    return;
-  }
+  if (n < 2 + csr_plan::kMaxShortFix) return;  // no tile has that many before it
   cuda::ScratchBuffer<std::int64_t> selected(static_cast<std::size_t>(n), "csr build: wide fix-ups");
   cuda::ScratchBuffer<std::int64_t> count(1, "csr build: wide fix-up count");
   {
@@ -283,7 +282,6 @@ void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
         });
   }
   d.n_long_fix = count.download()[0];  // waits for the stream
-  d.alloc_merge_workspace();
   if (d.n_long_fix == 0) return;
   const auto n_fix = static_cast<std::size_t>(d.n_long_fix);
   d.fix_tile = cuda::DeviceBuffer<std::int64_t>(n_fix, "csr merge wide fix-ups");

@@ -70,14 +70,6 @@ constexpr int kMergeWideIpt = 15;
 /// Nonzeros from which a matrix of local columns, rows not skewed, gets the wide tiles.
 constexpr std::int64_t kMergeWideMinNnz = std::int64_t(1) << 22;
 constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
-/// The tiles of a merge-path product of at most kMergeLookBackTiles tiles, none of whose
-/// fix-ups is wide, complete their first rows themselves from the carries the tiles before
-/// them publish (a decoupled look-back): one launch instead of two. Above it the fix-up
-/// kernel's launch is small against the product.
-constexpr std::int64_t kMergeLookBackTiles = 8192;
-inline bool merge_look_back(std::int64_t n_tiles, std::int64_t n_wide_fixups) {
-  return n_tiles <= kMergeLookBackTiles && n_wide_fixups == 0;
-}
 
 /// Column locality, from a sample of the rows: of the sampled nonzeros (r, c), those whose row's
 /// predecessor r−1 holds a column within kNearColumns of c. Rows with that property gather x

@@ -162,8 +162,9 @@ constexpr int kBatchSteps = 4;
 /// unroll by two covers two); with local columns the gathers hit L1 and the batch's registers
 /// cost more blocks than the latency they hide. Measured on an H200 against the unbatched
 /// kernel in the same run, SpMV fp64 / fp32: random_k:3000000:12 (4 lanes, 3 steps)
-/// 0.316 -> 0.289 ms / 0.308 -> 0.277 ms; random_k:2000000:16 (8 lanes, 2 steps) level; the
-/// band (1 M rows × 17, 4 lanes) 10% slower, small finite-element matrices up to 20% slower.
+/// 0.388 -> 0.316 ms / 0.300 -> 0.277 ms; random_k:2000000:16 (8 lanes, 2 steps) level; the
+/// band (1 M rows × 17, 4 lanes) 0.070 -> 0.081 ms in fp64, small finite-element matrices up
+/// to 30% slower (bench/results/2026-11-27-h200/csr-locality/variants, A against E).
 bool may_batch_steps(const RowPlan& p, std::int64_t rows);
 
 /// Items per thread of the merge-path tiles: kMergeWideIpt for a matrix of at least

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // Batch (RowPlan::batched): kBatchSteps strided steps per trip, their loads all issued before
 // the first product, col_idx and values evict-first: a row of up to kBatchSteps·W nonzeros
 // costs one round of column loads and one of x gathers however many steps it takes. The lane
-// adds its entries in storage order as the one-step loop does: the same sums, bit for bit.
+// adds its entries in storage order, as the one-step loop does.
 template <int W, bool Batch, class Value, class Index, class Col>
 __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t groups,
                                              std::int64_t rows, const Index* __restrict__ row_ptr,
@@ -136,8 +136,8 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
                        std::int64_t skip_above) {
   subwarp_rows<W, Batch>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
-                  static_cast<std::int64_t>(gridDim.x) * blockDim.x / W, rows, row_ptr, col_idx,
-                  values, x, y, alpha, beta, skip_above);
+                         static_cast<std::int64_t>(gridDim.x) * blockDim.x / W, rows, row_ptr,
+                         col_idx, values, x, y, alpha, beta, skip_above);
 }
 
 // Medium rows of the binned auto kernel (csr_plan::RowPlan): one warp per row of the compacted
@@ -250,8 +250,8 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
     return;
   }
   b -= nb_medium;
-  subwarp_rows<W, false>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows, row_ptr,
-                  col_idx, values, x, y, alpha, beta, short_max);
+  subwarp_rows<W, false>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows,
+                         row_ptr, col_idx, values, x, y, alpha, beta, short_max);
 }
 
 // Block-wide inclusive segmented sum over the kMergeBlock threads of a merge tile: segments are

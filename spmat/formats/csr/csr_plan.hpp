@@ -148,7 +148,7 @@ struct RowPlan {
   /// automatic kernel, binned by bins=auto, nnz >= kMergeSpmvMinNnz: spmv by the merge-path
   /// tiles (which set_plan then plans too); spmv_t keeps the binned lists
   bool merge_spmv = false;
-  /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (batch_steps).
+  /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (may_batch_steps).
   bool batched = false;
 };
 

@@ -323,11 +323,18 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 //      memory) and walk its IPT items from shared memory, writing the rows it begins and ends;
 //   3. combines the partial sums of rows split between its threads with a segmented block sum:
 //      the thread that ends a row R it did not begin adds the partials of the threads before it
-//      that ended in R (all in this tile) to its own. If R is the tile's first row and the tile
-//      is not the first one, R may have begun in earlier tiles: the sum goes to tile_head[b]
-//      instead of y. The partial of the tile's unfinished last row goes to tile_carry[b].
-// csr_merge_fixup_kernel then completes the rows split between tiles. Deterministic: fixed
-// walk order, fixed trees, fixed fix-up order. Every row is written exactly once.
+//      that ended in R (all in this tile) to its own.
+// Rows split between tiles are completed in one of two ways (csr_plan::MergePlan::owner):
+//   - owner completion (tile_own != nullptr): the tile that began a row completes it. A first
+//     row begun earlier (kTileSkipsFirstRow) is not written; a last row begun here
+//     (kTileCompletesLastRow) is read on past the tile's end, those products summed by the
+//     block (strided, then a fixed tree) and added to the tile's partial. One launch.
+//   - carries: if R is the tile's first row and the tile is not the first one, R may have
+//     begun in earlier tiles: the sum goes to tile_head[b] instead of y. The partial of the
+//     tile's unfinished last row goes to tile_carry[b]. csr_merge_fixup_kernel then completes
+//     the rows split between tiles.
+// Deterministic: fixed walk order, fixed trees, fixed fix-up order. Every row is written
+// exactly once.
 // Prefetch (MergePlan::skewed): step 1 issues the row-end loads with the nonzeros' loads.
 // kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
 // larger than L2: merge_streams).
@@ -338,6 +345,7 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
                           const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
                           const Value* __restrict__ values, const Value* __restrict__ x,
                           Value* __restrict__ y, Value alpha, Value beta,
+                          const std::int32_t* __restrict__ tile_own,
                           Value* __restrict__ tile_carry, Value* __restrict__ tile_head) {
   constexpr int kB = csr_plan::kMergeBlock;
   constexpr int kT = kB * kIpt, kWarps = kB / 32;
@@ -345,14 +353,26 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   __shared__ Value s_prod[kT];
   __shared__ Value s_scan[kB];
   __shared__ int s_first[kWarps], s_last[kWarps];
-  __shared__ Value s_total[kWarps];
+  __shared__ Value s_total[kWarps], s_past[32];
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t total = rows + nnz;
+  const bool owner = tile_own != nullptr;
   for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
     if (b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
     const MergeTile tile = merge_tile<kT>(b, total, tile_row);
     const std::int64_t row0 = tile.row0, nz0 = tile.nz0;
     const int nr = tile.nr, nzl = tile.nzl, items = tile.items;  // row ends, nonzeros: <= kT
+    const std::int32_t own = owner ? tile_own[b] : 0;
+    // Owner completion: the products of the last row past the tile's end, issued with the
+    // tile's own loads (one round of latency for most tiles: at most kB of them).
+    Value past = 0;
+    if (own & csr_plan::kTileCompletesLastRow) {
+      const int n_past = own >> csr_plan::kTilePastEndShift;
+      const std::int64_t nz1 = nz0 + nzl;
+#pragma unroll 4
+      for (int i = tid; i < n_past; i += kB)
+        past += ld_once<Stream>(values + nz1 + i) * ldg(x + ld_once<Stream>(col_idx + nz1 + i));
+    }
     if constexpr (Prefetch) {
       // The tile's loads issued together: the row ends of its first 2·kB rows (most tiles have
       // fewer) beside its columns and values, then the x entries they gather: two rounds of
@@ -420,12 +440,20 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     __syncthreads();
     if (has_head) {
       const Value sum = tid > 0 ? s_scan[tid - 1] + head : head;
-      if (k_first == 0 && b > 0)
-        tile_head[b] = sum;  // the tile's first row: may continue from earlier tiles
-      else
+      if (k_first != 0 || b == 0)
         axpby_store(y + row0 + k_first, alpha, sum, beta);
+      else if (!owner)
+        tile_head[b] = sum;  // the tile's first row: may continue from earlier tiles
+      else if (!(own & csr_plan::kTileSkipsFirstRow))
+        axpby_store(y + row0, alpha, sum, beta);  // begun here: this tile owns it
     }
-    if (tid == kB - 1) tile_carry[b] = v;  // key nr: the tile's last row
+    if (own & csr_plan::kTileCompletesLastRow) {  // block-uniform
+      past = cuda::block_sum(past, s_past);
+      if (tid == 0)  // s_scan[kB - 1]: key nr, the tile's last row, begun here
+        axpby_store(y + tile.row1, alpha, s_scan[kB - 1] + past, beta);
+    } else if (!owner && tid == kB - 1) {
+      tile_carry[b] = v;  // key nr: the tile's last row
+    }
     __syncthreads();  // shared memory is restaged by the next tile
   }
 }
@@ -688,26 +716,53 @@ void launch_auto(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Val
   }
 }
 
-/// Whether the merge-path SpMV loads the matrix evict-first: where its columns and values
-/// exceed L2, so that they would push the gathered x out of it. Measured on an H200 against the
+/// Whether the merge-path SpMV loads the matrix evict-first: where the arrays it reads (row
+/// offsets, columns, values, and x) exceed L2, so that the ones read once would push the
+/// gathered x out of it. Measured on an H200 against the
 /// cached loads in the same run (SpMV, csr-merge against the fastest cuSPARSE, fp64 / fp32):
 /// R-MAT 0.94× -> 0.96× / 0.91× -> 0.93×, power-law 0.90× -> 0.92× / 0.90× -> 0.93×, the band
 /// 0.72× -> 0.80× / 0.68× -> 0.70×, G3_circuit 0.79× -> 0.85× / 0.67× -> 0.72×, random_k
 /// 3 M × 12 0.86× -> 0.93×; the Laplacians level.
-template <class Value, class Col>
-bool merge_streams(std::int64_t nnz) {
+template <class Value, class Index, class Col>
+bool merge_streams(const CsrDevice<Value, Index>& d) {
   const auto l2 = static_cast<std::int64_t>(cuda::device_attribute<cudaDevAttrL2CacheSize>(0));
-  return nnz * static_cast<std::int64_t>(sizeof(Col) + sizeof(Value)) > l2;
+  const std::int64_t bytes = d.nnz * static_cast<std::int64_t>(sizeof(Col) + sizeof(Value)) +
+                             (d.rows + 1) * static_cast<std::int64_t>(sizeof(Index)) +
+                             d.cols * static_cast<std::int64_t>(sizeof(Value));
+  return bytes > l2;
 }
 
-/// The merge tile kernel for the plan's variant: skewed rows prefetch (and keep the narrow
-/// tiles: csr_plan::merge_items_per_thread), wide tiles where planned, evict-first where
-/// merge_streams.
+/// Whether all the tiles of `d` are resident at once with the prefetching tile kernel (more
+/// registers a thread, so fewer blocks an SM). A product of one wave is as long as its slowest
+/// tile's chain of memory round trips, and prefetching takes one round out of it; with more
+/// waves the blocks lost to the registers cost more than the round (regular rows, H100: 4–10%
+/// slower, csr_plan::MergePlan::skewed). Queried once per thread and device.
+template <class Value, class Index, class Col>
+bool merge_tiles_in_one_wave(const CsrDevice<Value, Index>& d) {
+  thread_local int cached_device = -1;
+  thread_local std::int64_t resident = 0;
+  int dev = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    int blocks = 0;
+    SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, csr_merge_tile_kernel<true, csr_plan::kMergeIpt, false, Value, Index, Col>,
+        csr_plan::kMergeBlock, 0));
+    resident = static_cast<std::int64_t>(blocks) * cuda::sm_count();
+    cached_device = dev;
+  }
+  return d.n_tiles <= resident;
+}
+
+/// The merge tile kernel for the plan's variant: skewed rows and tiles that fit in one wave
+/// prefetch (with the narrow tiles: csr_plan::merge_items_per_thread gives skewed rows those,
+/// and wide tiles come only above a few million nonzeros), wide tiles where planned,
+/// evict-first where merge_streams.
 template <class Value, class Index, class Col>
 auto merge_tile_kernel(const CsrDevice<Value, Index>& d) {
   constexpr int kN = csr_plan::kMergeIpt, kW = csr_plan::kMergeWideIpt;
-  const bool stream = merge_streams<Value, Col>(d.nnz);
-  if (d.merge_skewed)
+  const bool stream = merge_streams<Value, Index, Col>(d);
+  if (d.merge_skewed || (d.merge_ipt == kN && merge_tiles_in_one_wave<Value, Index, Col>(d)))
     return stream ? csr_merge_tile_kernel<true, kN, true, Value, Index, Col>
                   : csr_merge_tile_kernel<true, kN, false, Value, Index, Col>;
   if (d.merge_ipt == kW)
@@ -726,9 +781,11 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
     const auto kernel = merge_tile_kernel<Value, Index, Col>(d);
     kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
         d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
-        y, alpha, beta, d.tile_carry.data(), d.tile_head.data());
+        y, alpha, beta, d.tile_own.size() > 0 ? d.tile_own.data() : nullptr,
+        d.tile_carry.data(), d.tile_head.data());
   });
   SPMAT_CUDA_CHECK_LAUNCH("csr_merge_tile_kernel");
+  if (d.tile_own.size() > 0) return;  // owner completion: no carries
   if (d.n_tiles > 1) {
     cuda::launch_after_prior("csr_merge_fixup_kernel", csr_merge_fixup_kernel<Value>,
                              cuda::grid_for(d.n_tiles - 1, 256), 256, d.n_tiles,
@@ -856,6 +913,10 @@ void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr, const I
     d.n_tiles = m.n_tiles;
     d.merge_skewed = m.skewed;
     d.tile_row = cuda::DeviceBuffer<std::int64_t>(m.tile_row, "csr merge-path tiles");
+    if (m.owner) {
+      d.tile_own = cuda::DeviceBuffer<std::int32_t>(m.tile_own, "csr merge-path tile owners");
+      return;
+    }
     d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(m.n_tiles), "csr merge carries");
     d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(m.n_tiles), "csr merge heads");
     d.n_long_fix = static_cast<std::int64_t>(m.fix_tile.size());

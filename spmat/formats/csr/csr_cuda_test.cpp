@@ -492,6 +492,29 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     ASSERT_EQ(m.tile_row.size(), static_cast<std::size_t>(m.n_tiles) + 1);
     for (std::int64_t b = 0; b <= m.n_tiles; ++b)
       EXPECT_EQ(m.tile_row[b], at[std::min(b * csr_plan::kMergeTile, total)]) << b;
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
+    ASSERT_EQ(m.owner, csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len));
+    EXPECT_EQ(m.skewed, static_cast<double>(max_len) > csr_plan::kSkewMaxOverMean *
+                                                           static_cast<double>(a.nnz()) / static_cast<double>(a.rows));
+    if (m.owner) {
+      // Each row belongs to the tile holding its first merge item, diagonal row_ptr[r] + r.
+      EXPECT_TRUE(m.fix_tile.empty());
+      ASSERT_EQ(m.tile_own.size(), static_cast<std::size_t>(m.n_tiles));
+      auto owner_of = [&](std::int64_t r) { return (a.row_ptr[r] + r) / csr_plan::kMergeTile; };
+      for (std::int64_t b = 0; b < m.n_tiles; ++b) {
+        const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1];
+        std::int32_t want = owner_of(row0) != b ? csr_plan::kTileSkipsFirstRow : 0;
+        if (row1 < a.rows && owner_of(row1) == b) {
+          const std::int64_t nz1 = std::min((b + 1) * csr_plan::kMergeTile, total) - row1;
+          want |= csr_plan::kTileCompletesLastRow |
+                  static_cast<std::int32_t>((a.row_ptr[row1 + 1] - nz1) << csr_plan::kTilePastEndShift);
+        }
+        EXPECT_EQ(m.tile_own[b], want) << "tile " << b;
+      }
+      continue;
+    }
+    EXPECT_TRUE(m.tile_own.empty());
     // Wide fix-ups: exactly the tiles finishing a row whose carries span > kMaxShortFix tiles.
     std::vector<std::int64_t> want_tile, want_first;
     for (std::int64_t t = 1; t < m.n_tiles; ++t) {
@@ -505,22 +528,20 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     }
     EXPECT_EQ(m.fix_tile, want_tile);
     EXPECT_EQ(m.fix_first, want_first);
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
-    EXPECT_EQ(m.skewed, static_cast<double>(max_len) > csr_plan::kSkewMaxOverMean *
-                                                           static_cast<double>(a.nnz()) / static_cast<double>(a.rows));
   }
 }
 
 /// Host model of csr_merge_tile_kernel and the two fix-up kernels (csr_cuda.cu): the same tile
 /// plan, the same staging, per-thread search and walk, the block's segmented sum in thread
-/// order and the same fix-up rule, for y = A·x. `writes` counts the stores of each row (the
-/// kernels must store every row exactly once). Carries and heads start as NaN so that reading
-/// one that was never written shows in y.
+/// order and the same completion rule (owner tiles, or carries and fix-ups), for y = A·x.
+/// `writes` counts the stores of each row (the kernels must store every row exactly once).
+/// Carries and heads start as NaN so that reading one that was never written shows in y.
 struct MergeModel {
   std::vector<double> y;
   std::vector<int> writes;
   std::int64_t wide_fixups = 0;
+  bool owner = false;
+  std::int64_t past_end = 0;  ///< owner completion: nonzeros read past their tile's end
 };
 
 MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
@@ -529,6 +550,9 @@ MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
   const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
   MergeModel out{std::vector<double>(rows, kNan), std::vector<int>(rows, 0), 0};
   const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data());
+  out.owner = m.owner;
+  EXPECT_EQ(m.tile_own.size(), m.owner ? static_cast<std::size_t>(m.n_tiles) : 0u);
+  if (m.owner) EXPECT_TRUE(m.fix_tile.empty());
   const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
   std::vector<double> carry(m.n_tiles, kNan), head(m.n_tiles, kNan);
   auto store = [&](std::int64_t r, double v) {
@@ -577,17 +601,31 @@ MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
       if (tid > 0) EXPECT_EQ(key[tid - 1], first[tid]);  // what the head sum relies on
       scan[tid] = part[tid] + (tid > 0 && key[tid - 1] == key[tid] ? scan[tid - 1] : 0.0);
     }
+    const std::int32_t own = m.owner ? m.tile_own[b] : 0;
     for (int tid = 0; tid < kMergeBlock; ++tid) {
       if (!has_head[tid]) continue;
       const double sum = tid > 0 ? scan[tid - 1] + hd[tid] : hd[tid];
-      if (first[tid] == 0 && b > 0)
-        head[b] = sum;
-      else
+      if (first[tid] != 0 || b == 0)
         store(row0 + first[tid], sum);
+      else if (!m.owner)
+        head[b] = sum;
+      else if (!(own & kTileSkipsFirstRow))
+        store(row0, sum);
     }
     EXPECT_EQ(key[kMergeBlock - 1], nr);
-    carry[b] = scan[kMergeBlock - 1];
+    if (own & kTileCompletesLastRow) {
+      const std::int64_t nz1 = nz0 + nzl, n_past = own >> kTilePastEndShift;
+      EXPECT_LT(row1, rows);
+      EXPECT_EQ(nz1 + n_past, a.row_ptr[row1 + 1]);  // to the end of the row
+      double past = 0;
+      for (std::int64_t i = 0; i < n_past; ++i) past += a.values[nz1 + i] * x[a.col_idx[nz1 + i]];
+      store(row1, scan[kMergeBlock - 1] + past);
+      out.past_end += n_past;
+    } else if (!m.owner) {
+      carry[b] = scan[kMergeBlock - 1];
+    }
   }
+  if (m.owner) return out;
   std::size_t wide = 0;
   for (std::int64_t t = 1; t < m.n_tiles; ++t) {
     const std::int64_t r = m.tile_row[t];
@@ -667,7 +705,7 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
   all.push_back({"one_by_one", random_csr(1, 1, {1}, 53)});
   // Local columns, rows not skewed, kMergeWideMinNnz nonzeros and more: the wide tiles.
   all.push_back({"band_250000_wide_tiles", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")});
-  std::int64_t wide_total = 0, wide_tiles = 0;
+  std::int64_t wide_total = 0, wide_tiles = 0, owner = 0, carries = 0, past_end = 0;
   for (const auto& sc : all) {
     SCOPED_TRACE(sc.name);
     const auto& a = sc.a;
@@ -680,6 +718,11 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
       ASSERT_EQ(model.y[r], want[r]) << "row " << r << " length " << row_len(a, r);
     }
     wide_total += model.wide_fixups;
+    past_end += model.past_end;
+    (model.owner ? owner : carries) += 1;
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
+    EXPECT_EQ(model.owner, csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len));
     wide_tiles += csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data()).ipt ==
                   csr_plan::kMergeWideIpt;
     const auto row_of = model_merge_rows_of_nonzeros(a);
@@ -687,6 +730,9 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
       for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) ASSERT_EQ(row_of[k], r) << k;
   }
   EXPECT_GT(wide_total, 0) << "no scenario reaches the wide fix-up";
+  EXPECT_GT(owner, 0) << "no scenario is completed by owner tiles";
+  EXPECT_GT(carries, 0) << "no scenario passes carries";
+  EXPECT_GT(past_end, 0) << "no owner tile reads past its end";
   EXPECT_EQ(wide_tiles, 1) << "the band is planned with the wide tiles, nothing else";
 }
 

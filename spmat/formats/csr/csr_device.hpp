@@ -72,6 +72,8 @@ struct CsrDevice {
   int merge_ipt = csr_plan::kMergeIpt;  // MergePlan::ipt
   std::int64_t n_tiles = 0;
   cuda::DeviceBuffer<std::int64_t> tile_row;     // n_tiles+1: start row of each tile
+  // Owner completion (MergePlan::owner): n_tiles ownership words, and no carries; else empty.
+  cuda::DeviceBuffer<std::int32_t> tile_own;
   mutable cuda::DeviceBuffer<Value> tile_carry;  // n_tiles: partial of the tile's last row
   mutable cuda::DeviceBuffer<Value> tile_head;   // n_tiles: partial of the first row, if finished
   bool merge_skewed = false;  // MergePlan::skewed: the tile kernel variant
@@ -112,6 +114,7 @@ struct CsrDevice {
                       cuda::Field{"chunk_begin", d.chunk_begin},
                       cuda::Field{"chunk_long", d.chunk_long},
                       cuda::Field{"tile_row", d.tile_row},
+                      cuda::Field{"tile_own", d.tile_own},
                       cuda::Field{"fix_tile", d.fix_tile},
                       cuda::Field{"fix_first", d.fix_first}};
   }

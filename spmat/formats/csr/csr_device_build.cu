@@ -225,6 +225,23 @@ __global__ void __launch_bounds__(kMaxLenBlock)
     tile_row[b] = cuda::merge_path_search(std::min(b * tile, total), row_ptr + 1, rows, nnz);
 }
 
+/// tile_own[b] for b < n_tiles (owner completion): csr_plan::tile_ownership of tile b.
+template <class Index>
+__global__ void __launch_bounds__(kMaxLenBlock)
+    tile_owners_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, std::int64_t nnz,
+                       std::int64_t tile, std::int64_t n_tiles,
+                       const std::int64_t* __restrict__ tile_row, std::int32_t* __restrict__ tile_own) {
+  const std::int64_t total = rows + nnz;
+  for (std::int64_t b = cuda::global_thread_id(); b < n_tiles; b += cuda::grid_thread_count()) {
+    const std::int64_t row0 = tile_row[b], row1 = tile_row[b + 1];
+    const std::int64_t nz0 = b * tile - row0, nz1 = std::min((b + 1) * tile, total) - row1;
+    const bool has_last = row1 < rows;
+    tile_own[b] = csr_plan::tile_ownership(nz0, nz1, row_ptr[row0], has_last,
+                                           has_last ? std::int64_t{row_ptr[row1]} : nnz,
+                                           has_last ? std::int64_t{row_ptr[row1 + 1]} : nnz);
+  }
+}
+
 /// The first tile whose carry tile t adds when it finishes its first row (csr_plan::plan_merge):
 /// the tile before the first one that starts in that row, or tile 0.
 __device__ __forceinline__ std::int64_t first_carry_tile(const std::int64_t* tile_row, std::int64_t t) {
@@ -249,8 +266,9 @@ __global__ void __launch_bounds__(kMaxLenBlock)
 }
 
 /// CsrDevice::set_merge_tiles (csr_plan::plan_merge) made on the device: the tiles' first rows
-/// by one merge-path search each, the wide fix-ups by a stable CUB select (their count is the
-/// one download). `max_len`: the longest row, from the statistics pass.
+/// by one merge-path search each, then either their ownership words (one thread a tile) or the
+/// wide fix-ups by a stable CUB select (their count is the one download). `max_len`: the
+/// longest row, from the statistics pass.
 template <class Value, class Index>
 void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
                            const Index* dev_col_idx, std::int64_t max_len) {
@@ -267,6 +285,12 @@ void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
   d.tile_row = cuda::DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n) + 1, "csr merge-path tiles");
   cuda::launch_grid_for("tile_rows_kernel", tile_rows_kernel<Index>, n + 1, kMaxLenBlock, dev_row_ptr,
                         d.rows, d.nnz, tile, n, d.tile_row.data());
+  if (csr_plan::merge_owner_completes(d.rows, d.nnz, max_len)) {
+    d.tile_own = cuda::DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n), "csr merge-path tile owners");
+    cuda::launch_grid_for("tile_owners_kernel", tile_owners_kernel<Index>, n, kMaxLenBlock, dev_row_ptr,
+                          d.rows, d.nnz, tile, n, d.tile_row.data(), d.tile_own.data());
+    return;
+  }
   d.tile_carry = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge carries");
   d.tile_head = cuda::DeviceBuffer<Value>(static_cast<std::size_t>(n), "csr merge heads");
   d.n_long_fix = 0;

@@ -261,6 +261,19 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, 
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b <= n; ++b)
     m.tile_row[b] = merge_path_row(std::min(b * tile, total), row_ptr + 1, rows, nnz);
+  m.owner = merge_owner_completes(rows, nnz, max_len);
+  if (m.owner) {
+    m.tile_own.resize(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t b = 0; b < n; ++b) {
+      const std::int64_t row0 = m.tile_row[b], row1 = m.tile_row[b + 1];
+      const std::int64_t nz0 = b * tile - row0, nz1 = std::min((b + 1) * tile, total) - row1;
+      const bool has_last = row1 < rows;
+      m.tile_own[b] = tile_ownership(nz0, nz1, row_ptr[row0], has_last,
+                                     has_last ? row_ptr[row1] : nnz, has_last ? row_ptr[row1 + 1] : nnz);
+    }
+    return m;
+  }
   // Tile t that finishes its first row r adds the carries of tiles first..t-1 (the tiles whose
   // last row is r; `first` is the one that began r, or tile 0).
   for (std::int64_t t = 1; t < n; ++t) {

@@ -71,6 +71,45 @@ constexpr int kMergeWideIpt = 15;
 constexpr std::int64_t kMergeWideMinNnz = std::int64_t(1) << 22;
 constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
 
+/// Owner completion of the merge-path rows (MergePlan::owner): each row is summed by the tile
+/// that holds its first merge item (its first nonzero, or the end of an empty row). A tile
+/// drops the partial of a first row that began in an earlier tile, and reads its last row on
+/// past its own end when it began that row. One launch then completes every row: no carries,
+/// no fix-up kernel, whose launch is most of the time of a product of a few microseconds. The
+/// reads past the end cost the tile up to the longest row: kMergeOwnerMaxRow / kMergeBlock
+/// loads a thread, in rounds of four; a matrix with a longer row keeps the carries and
+/// fix-ups, which split a long row over as many tiles as it spans. So does a matrix of more
+/// than kMergeOwnerMaxItems merge items, where the fix-up launch overlaps the tile kernel's
+/// end and costs less than the ownership words and the block sum of every tile.
+/// Measured on an H200 (SpMV, csr-merge against the fastest cuSPARSE in the same run, owner
+/// completion against carries, both without the one-wave prefetch of csr_cuda.cu): the real
+/// matrices of 0.2–0.6 M nonzeros 0.72–0.85× -> 0.84–1.04× in fp32, 0.61–0.91× -> 0.75–1.08× in
+/// fp64; rows of 1,100–1,400 nonzeros (email-Enron, loc-Brightkite) gain as much; a row of
+/// 5,941 (Maragal_6), 46 loads a thread in 12 rounds, 0.75× -> 0.39× in fp64; lap2d:2000,
+/// lap3d:200 and the band 2–5% slower. On an H100, lap3d27:100 6% slower and banded:2000000:4
+/// 3% faster; G3_circuit level
+/// (bench/results/2026-11-27-h200/csr-merge-owner, bench/results/2026-11-27-h100/csr-merge-owner).
+constexpr std::int64_t kMergeOwnerMaxRow = 2048;
+constexpr std::int64_t kMergeOwnerMaxItems = std::int64_t(1) << 23;
+
+/// Tile b's ownership word under owner completion (MergePlan::tile_own): kTileSkipsFirstRow
+/// when its first row began in an earlier tile; kTileCompletesLastRow when it began its last
+/// row (the one not ended inside it), with that row's nonzeros past the tile's end in the bits
+/// from kTilePastEndShift up. The tile covers nonzeros [nz0, nz1); its first row begins at
+/// first_begin; its last row, if any (has_last: not past the last row), spans
+/// [last_begin, last_end). Host and device (constexpr functions are device functions here).
+constexpr std::int32_t kTileSkipsFirstRow = 1;
+constexpr std::int32_t kTileCompletesLastRow = 2;
+constexpr int kTilePastEndShift = 2;
+constexpr std::int32_t tile_ownership(std::int64_t nz0, std::int64_t nz1, std::int64_t first_begin,
+                                      bool has_last, std::int64_t last_begin,
+                                      std::int64_t last_end) {
+  std::int32_t w = first_begin < nz0 ? kTileSkipsFirstRow : 0;
+  if (has_last && last_begin >= nz0 && last_begin < nz1)
+    w |= kTileCompletesLastRow | static_cast<std::int32_t>((last_end - nz1) << kTilePastEndShift);
+  return w;
+}
+
 /// Column locality, from a sample of the rows: of the sampled nonzeros (r, c), those whose row's
 /// predecessor r−1 holds a column within kNearColumns of c. Rows with that property gather x
 /// entries their neighbours gathered a moment before (bands, stencils, finite elements in a
@@ -226,9 +265,10 @@ std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_
                             std::int64_t nnz);
 
 /// Tiles of T = kMergeBlock·ipt merge items: tile b covers diagonals [b·T, min((b+1)·T, rows+nnz)) and
-/// starts at row tile_row[b] (tile_row has n_tiles+1 entries, the last one = rows). A tile that
-/// finishes the row it started in, begun by earlier tiles, needs a fix-up: those summing more
-/// than kMaxShortFix carries are listed (fix_tile, fix_first = first contributing tile).
+/// starts at row tile_row[b] (tile_row has n_tiles+1 entries, the last one = rows). Rows are
+/// completed by their owner tiles (kMergeOwnerMaxRow) or by carries: then a tile that finishes
+/// the row it started in, begun by earlier tiles, needs a fix-up, and those summing more than
+/// kMaxShortFix carries are listed (fix_tile, fix_first = first contributing tile).
 /// `skewed`: the longest row is more than kSkewMaxOverMean times the mean. The tile kernel then
 /// issues a tile's row ends together with its nonzeros (more loads in flight per thread, fewer
 /// blocks per SM): the random gathers of skewed graphs gain more from the loads in flight than
@@ -239,9 +279,21 @@ struct MergePlan {
   int ipt = kMergeIpt;  ///< items per thread (merge_items_per_thread); tiles of kMergeBlock·ipt
   std::int64_t n_tiles = 0;
   std::vector<std::int64_t> tile_row;
-  std::vector<std::int64_t> fix_tile, fix_first;
+  std::vector<std::int64_t> fix_tile, fix_first;  ///< carries only
   bool skewed = false;
+  /// Owner completion (no row longer than kMergeOwnerMaxRow, at most kMergeOwnerMaxItems
+  /// merge items; merge_owner_completes): tile_own holds each tile's
+  /// ownership word (tile_ownership) and there are no fix-ups; else tile_own is empty and the
+  /// tiles pass carries to the fix-up kernels.
+  bool owner = false;
+  std::vector<std::int32_t> tile_own;
 };
+
+/// Whether the merge-path rows of a matrix of `rows` rows, `nnz` nonzeros and longest row
+/// `max_len` are completed by their owner tiles (kMergeOwnerMaxRow, kMergeOwnerMaxItems).
+constexpr bool merge_owner_completes(std::int64_t rows, std::int64_t nnz, std::int64_t max_len) {
+  return max_len <= kMergeOwnerMaxRow && rows + nnz <= kMergeOwnerMaxItems;
+}
 
 /// `col_idx`: the columns, for the tile width (column_locality, sampled only where
 /// merge_items_per_thread depends on it); nullptr plans the narrow tiles.

@@ -13,6 +13,8 @@
 // make_cuda_impl(Dev&&) (the device-only matrix, SPMAT_DEFINE_DEVICE_ONLY_IMPL) is defined with
 // the kernels.
 #pragma once
+#include <omp.h>
+
 #include <cstdint>
 #include <memory>
 #include <type_traits>
@@ -26,9 +28,17 @@
 namespace spmat::cuda {
 
 /// The host storage `Host` built from an empty matrix: its options parsed and checked by the host
-/// builder, with the host builder's messages, for a device builder to read them from.
+/// builder, with the host builder's messages, for a device builder to read them from. On one
+/// OpenMP thread: an empty build has nothing to share, and a parallel region of it (tiled's panel
+/// pass, sell's and bccoo-gpu's) would wake the whole team, whose workers then spin on every core
+/// through the device build that follows, taking the CPU from its launches.
 template <class Host>
 Host parsed_options(const FormatOptions& o) {
+  struct OneThread {
+    int saved = omp_get_max_threads();
+    OneThread() { omp_set_num_threads(1); }
+    ~OneThread() { omp_set_num_threads(saved); }
+  } one_thread;
   return Host::build(Csr<format_value_t<Host>, format_index_t<Host>>{}, o);
 }
 

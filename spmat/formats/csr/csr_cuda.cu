@@ -736,7 +736,11 @@ bool merge_streams(const CsrDevice<Value, Index>& d) {
 /// registers a thread, so fewer blocks an SM). A product of one wave is as long as its slowest
 /// tile's chain of memory round trips, and prefetching takes one round out of it; with more
 /// waves the blocks lost to the registers cost more than the round (regular rows, H100: 4–10%
-/// slower, csr_plan::MergePlan::skewed). Queried once per thread and device.
+/// slower, csr_plan::MergePlan::skewed). Measured on an H100 against the same build without it
+/// (csr-merge against the fastest cuSPARSE, real matrices of 4 K–0.6 M nonzeros but Maragal_6,
+/// which is at 0.76–0.78× either way): fp64 0.75–1.14× -> 0.87–1.16×, fp32 0.90–1.09× ->
+/// 0.89–1.07×
+/// (bench/results/2026-11-27-h100/csr-merge-owner/variants). Queried once per thread and device.
 template <class Value, class Index, class Col>
 bool merge_tiles_in_one_wave(const CsrDevice<Value, Index>& d) {
   thread_local int cached_device = -1;

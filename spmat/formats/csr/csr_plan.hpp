@@ -86,8 +86,8 @@ constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go
 /// matrices of 0.2–0.6 M nonzeros 0.72–0.85× -> 0.84–1.04× in fp32, 0.61–0.91× -> 0.75–1.08× in
 /// fp64; rows of 1,100–1,400 nonzeros (email-Enron, loc-Brightkite) gain as much; a row of
 /// 5,941 (Maragal_6), 46 loads a thread in 12 rounds, 0.75× -> 0.39× in fp64; lap2d:2000,
-/// lap3d:200 and the band 2–5% slower. On an H100, lap3d27:100 6% slower and banded:2000000:4
-/// 3% faster; G3_circuit level
+/// lap3d:200 and the band 1–5% slower. Above kMergeOwnerMaxItems on an H100: lap3d27:100 and
+/// random_k:3000000:12 1–7% slower, banded:2000000:4 2–4% faster, G3_circuit level
 /// (bench/results/2026-11-27-h200/csr-merge-owner, bench/results/2026-11-27-h100/csr-merge-owner).
 constexpr std::int64_t kMergeOwnerMaxRow = 2048;
 constexpr std::int64_t kMergeOwnerMaxItems = std::int64_t(1) << 23;

@@ -27,7 +27,10 @@
 //   keep the read-only cached path (ldg) for them: where a warp reads a line over several
 //   steps (a thread walks its row in the scalar kernel; sub-warp groups straddle lines), an
 //   evict-first line leaves L1 before the next step (lap3d:200 on an H200, scalar kernel: 2.3×
-//   slower), and a matrix that fits in L2 gains nothing.
+//   slower), and a matrix that fits in L2 gains nothing. The plain sub-warp kernel loading
+//   evict-first above L2 ran the bands 13–19% faster in fp32 on an H100, but 1.2–1.5× slower in
+//   fp64, and the 27-point stencil 1.1–1.7× slower
+//   (bench/results/2026-11-27-h100/csr-subwarp-stream), so it keeps the cached loads.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>

@@ -1075,6 +1075,49 @@ TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
   }
 }
 
+TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  std::vector<Scenario> all = skewed_scenarios();
+  // Rows just past a tile's end, over several tiles, and one past the owner limit.
+  all.push_back({"rows_of_1500_owner", random_csr(300, 4000, std::vector<std::int64_t>(300, 1500), 59)});
+  all.push_back({"one_row_past_the_owner_limit",
+                 random_csr(2000, 9000, row_lengths(2000, [](std::int64_t r) -> std::int64_t {
+                              return r == 700 ? csr_plan::kMergeOwnerMaxRow + 1 : r % 9;
+                            }), 60)});
+  int owner = 0, carries = 0;
+  for (const auto& sc : all) {
+    SCOPED_TRACE(sc.name);
+    check_spmv_all<double, std::int32_t>("csr-merge", sc);
+    auto a = convert<double, std::int32_t>(sc.a);
+    a.values = testing::random_vector<double>(a.nnz(), 61);
+    std::int64_t max_len = 0;
+    for (std::int64_t r = 0; r < sc.a.rows; ++r) max_len = std::max(max_len, row_len(sc.a, r));
+    const bool want_owner = csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len);
+    (want_owner ? owner : carries) += 1;
+    const auto host = Matrix<double>::build(a, "csr-merge", Backend::cuda);
+    const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr-merge");
+    const auto hs = detail::impl_of(host).stored_arrays();
+    const auto ds = detail::impl_of(dev).stored_arrays();
+    ASSERT_EQ(hs.size(), ds.size());
+    bool seen = false;
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+      if (hs[i].name != "tile_own") continue;
+      seen = true;
+      EXPECT_EQ(!hs[i].bytes.empty(), want_owner && a.rows > 0);
+    }
+    EXPECT_TRUE(seen) << "no tile_own array";
+    const auto x = testing::random_vector<double>(a.cols, 62);
+    const auto y = testing::apply_spmv(host, Op::spmv, x);
+    for (int run = 0; run < 3; ++run) {
+      const auto y2 = testing::apply_spmv(dev, Op::spmv, x);
+      ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
+    }
+  }
+  EXPECT_GT(owner, 0);
+  EXPECT_GT(carries, 0);
+}
+
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
   SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants()) {

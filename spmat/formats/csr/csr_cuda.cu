@@ -338,7 +338,8 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 //     the rows split between tiles.
 // Deterministic: fixed walk order, fixed trees, fixed fix-up order. Every row is written
 // exactly once.
-// Prefetch (MergePlan::skewed): step 1 issues the row-end loads with the nonzeros' loads.
+// Prefetch (MergePlan::skewed, or tiles that fit in one wave: merge_tiles_in_one_wave): step 1
+// issues the row-end loads with the nonzeros' loads.
 // kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
 // larger than L2: merge_streams).
 template <bool Prefetch, int kIpt, bool Stream, class Value, class Index, class Col>
@@ -742,8 +743,8 @@ bool merge_streams(const CsrDevice<Value, Index>& d) {
 /// slower, csr_plan::MergePlan::skewed). Measured on an H100 against the same build without it
 /// (csr-merge against the fastest cuSPARSE, real matrices of 4 K–0.6 M nonzeros but Maragal_6,
 /// which is at 0.76–0.78× either way): fp64 0.75–1.14× -> 0.87–1.16×, fp32 0.90–1.09× ->
-/// 0.89–1.07×
-/// (bench/results/2026-11-27-h100/csr-merge-owner/variants). Queried once per thread and device.
+/// 0.89–1.07× (bench/results/2026-11-27-h100/csr-merge-owner/variants). Queried once per
+/// thread and device.
 template <class Value, class Index, class Col>
 bool merge_tiles_in_one_wave(const CsrDevice<Value, Index>& d) {
   thread_local int cached_device = -1;

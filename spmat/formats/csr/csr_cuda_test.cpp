@@ -168,6 +168,11 @@ TEST(CsrCudaOptions, NarrowColsTakesAutoOnOffAndRejectsOtherValues) {
 }
 
 std::int64_t row_len(const Csr64& a, std::int64_t r) { return a.row_ptr[r + 1] - a.row_ptr[r]; }
+std::int64_t max_row_len(const Csr64& a) {
+  std::int64_t m = 0;
+  for (std::int64_t r = 0; r < a.rows; ++r) m = std::max(m, row_len(a, r));
+  return m;
+}
 
 /// Every row is owned by exactly one SpMV kernel of the plan (sub-warp: length <= short_max;
 /// the medium list; the long list), and the chunks of each long row cover it once, in order.
@@ -419,8 +424,7 @@ TEST(CsrCudaPlan, RegularMatricesArePlannedFromTheLongestRowAlone) {
   for (const char* spec : {"gen:lap2d:60", "gen:random_k:3000:16", "gen:banded:4000:8",
                            "gen:random_k:500:40", "gen:lap3d:12"}) {
     const Csr64 a = gen::generate<double, std::int64_t>(spec);
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, a.row_ptr[r + 1] - a.row_ptr[r]);
+    const std::int64_t max_len = max_row_len(a);
     for (CsrKernel k : {CsrKernel::automatic, CsrKernel::scalar, CsrKernel::vector})
       for (int tpr : {0, 4, 32}) {
         SCOPED_TRACE(std::string(spec) + " kernel " + std::to_string(static_cast<int>(k)) +
@@ -442,9 +446,7 @@ TEST(CsrCudaPlan, RegularMatricesArePlannedFromTheLongestRowAlone) {
   }
   // Rows to bin or chunk need the row lengths: no plan from the longest row alone.
   for (const auto& sc : skewed_scenarios()) {
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < sc.a.rows; ++r)
-      max_len = std::max(max_len, sc.a.row_ptr[r + 1] - sc.a.row_ptr[r]);
+    const std::int64_t max_len = max_row_len(sc.a);
     const auto p = csr_plan::plan_rows(sc.a.rows, sc.a.row_ptr.data(), CsrKernel::automatic, 0,
                                        CsrBins::automatic);
     if (p.binned || !p.long_rows.empty()) {
@@ -492,8 +494,7 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     ASSERT_EQ(m.tile_row.size(), static_cast<std::size_t>(m.n_tiles) + 1);
     for (std::int64_t b = 0; b <= m.n_tiles; ++b)
       EXPECT_EQ(m.tile_row[b], at[std::min(b * csr_plan::kMergeTile, total)]) << b;
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
+    const std::int64_t max_len = max_row_len(a);
     ASSERT_EQ(m.owner, csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len));
     EXPECT_EQ(m.skewed, static_cast<double>(max_len) > csr_plan::kSkewMaxOverMean *
                                                            static_cast<double>(a.nnz()) / static_cast<double>(a.rows));
@@ -720,8 +721,7 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
     wide_total += model.wide_fixups;
     past_end += model.past_end;
     (model.owner ? owner : carries) += 1;
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, row_len(a, r));
+    const std::int64_t max_len = max_row_len(a);
     EXPECT_EQ(model.owner, csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len));
     wide_tiles += csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data()).ipt ==
                   csr_plan::kMergeWideIpt;
@@ -1090,8 +1090,7 @@ TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
     check_spmv_all<double, std::int32_t>("csr-merge", sc);
     auto a = convert<double, std::int32_t>(sc.a);
     a.values = testing::random_vector<double>(a.nnz(), 61);
-    std::int64_t max_len = 0;
-    for (std::int64_t r = 0; r < sc.a.rows; ++r) max_len = std::max(max_len, row_len(sc.a, r));
+    const std::int64_t max_len = max_row_len(sc.a);
     const bool want_owner = csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len);
     (want_owner ? owner : carries) += 1;
     const auto host = Matrix<double>::build(a, "csr-merge", Backend::cuda);

@@ -21,16 +21,14 @@
 //   Offsets and loop counters are 64-bit, so int32 matrices with rows+nnz > 2^31 are fine.
 //   Minimal bytes: (rows+1)·I + nnz·(C+V) + cols·V (x, if each entry is read once) + rows·V,
 //   C = sizeof(Col).
-//   Cache policy: the merge-path SpMV of a matrix larger than L2 (merge_streams) and the batched
-//   sub-warp SpMV load col_idx and values, read once per product, evict-first
+//   Cache policy: the merge-path SpMV of a matrix larger than L2 (reads_exceed_l2), the batched
+//   sub-warp SpMV, and the plain sub-warp SpMV in fp32 at few lanes a row above L2
+//   (subwarp_streams) load col_idx and values, read once per product, evict-first
 //   (cuda::ld_stream), so that they do not push the gathered x out of L2. The other kernels
 //   keep the read-only cached path (ldg) for them: where a warp reads a line over several
 //   steps (a thread walks its row in the scalar kernel; sub-warp groups straddle lines), an
 //   evict-first line leaves L1 before the next step (lap3d:200 on an H200, scalar kernel: 2.3×
-//   slower), and a matrix that fits in L2 gains nothing. The plain sub-warp kernel loading
-//   evict-first above L2 ran the bands 13–19% faster in fp32 on an H100, but 1.2–1.5× slower in
-//   fp64, and the 27-point stencil 1.1–1.7× slower
-//   (bench/results/2026-11-27-h100/csr-subwarp-stream), so it keeps the cached loads.
+//   slower), and a matrix that fits in L2 gains nothing.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -92,7 +90,8 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // the first product, col_idx and values evict-first: a row of up to kBatchSteps·W nonzeros
 // costs one round of column loads and one of x gathers however many steps it takes. The lane
 // adds its entries in storage order, as the one-step loop does.
-template <int W, bool Batch, class Value, class Index, class Col>
+// Stream (subwarp_streams): the one-step loop loads col_idx and values evict-first too.
+template <int W, bool Batch, bool Stream, class Value, class Index, class Col>
 __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t groups,
                                              std::int64_t rows, const Index* __restrict__ row_ptr,
                                              const Col* __restrict__ col_idx,
@@ -125,20 +124,20 @@ __device__ __forceinline__ void subwarp_rows(std::int64_t group, std::int64_t gr
     } else {
 #pragma unroll 2
       for (std::int64_t k = begin + lane; k < end; k += W)
-        s += ldg(values + k) * ldg(x + ldg(col_idx + k));
+        s += ld_once<Stream>(values + k) * ldg(x + ld_once<Stream>(col_idx + k));
     }
     s = cuda::subwarp_sum<W>(s);
     if (lane == 0) axpby_store(y + r, alpha, s, beta);
   }
 }
 
-template <int W, bool Batch, class Value, class Index, class Col>
+template <int W, bool Batch, bool Stream, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kBlock)
     csr_subwarp_kernel(std::int64_t rows, const Index* __restrict__ row_ptr,
                        const Col* __restrict__ col_idx, const Value* __restrict__ values,
                        const Value* __restrict__ x, Value* __restrict__ y, Value alpha, Value beta,
                        std::int64_t skip_above) {
-  subwarp_rows<W, Batch>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
+  subwarp_rows<W, Batch, Stream>((static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W,
                          static_cast<std::int64_t>(gridDim.x) * blockDim.x / W, rows, row_ptr,
                          col_idx, values, x, y, alpha, beta, skip_above);
 }
@@ -253,7 +252,7 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
     return;
   }
   b -= nb_medium;
-  subwarp_rows<W, false>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows,
+  subwarp_rows<W, false, false>((b * blockDim.x + threadIdx.x) / W, nb_short * blockDim.x / W, rows,
                          row_ptr, col_idx, values, x, y, alpha, beta, short_max);
 }
 
@@ -341,7 +340,7 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 // Prefetch (MergePlan::skewed, or tiles that fit in one wave: merge_tiles_in_one_wave): step 1
 // issues the row-end loads with the nonzeros' loads.
 // kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
-// larger than L2: merge_streams).
+// larger than L2: reads_exceed_l2).
 template <bool Prefetch, int kIpt, bool Stream, class Value, class Index, class Col>
 __global__ void __launch_bounds__(csr_plan::kMergeBlock)
     csr_merge_tile_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
@@ -465,30 +464,42 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
 // Merge fix-up, one thread per tile t > 0 that finished its first row R = tile_row[t]: adds
 // the carries of the tiles before it whose last row was R (walking back while those tiles also
 // started in R), then tile_head[t], and writes y[R]. Walks longer than kMaxShortFix carries
-// are left to the wide fix-up (listed in setup).
+// are left to the wide fix-up (listed in setup). The kMaxShortFix carries and tile starts a
+// walk may need are loaded together, so a row split over several tiles costs one round trip to
+// L2, not one a tile; the sum is in walk order whatever the loads. Measured on an H100 against
+// the walk that loads one tile at a time, same run: Maragal_6 (rows of up to 5,941 over up to 7
+// tiles) 0.76× -> 0.82× of the fastest cuSPARSE in fp32, 0.78× -> 0.88× in fp64; the other
+// matrices level (bench/results/2026-11-27-h100/csr-stream-lanes/ab).
 template <class Value>
 __global__ void csr_merge_fixup_kernel(std::int64_t n_tiles,
                                        const std::int64_t* __restrict__ tile_row,
                                        const Value* __restrict__ carry,
                                        const Value* __restrict__ head, Value* __restrict__ y,
                                        Value alpha, Value beta) {
+  constexpr int kN = csr_plan::kMaxShortFix;
   cuda::wait_for_prior_grid();  // launched during the tile kernel's last tiles
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x + 1;
        t < n_tiles; t += stride) {
     const std::int64_t r = tile_row[t];
     if (tile_row[t + 1] == r) continue;  // tile t did not finish its first row
+    Value c[kN];
+    std::int64_t start[kN];
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      const std::int64_t j = t - 1 - n;
+      c[n] = j >= 0 ? carry[j] : Value(0);
+      start[n] = j > 0 ? tile_row[j] : -1;  // tile 0 starts the walk's first piece
+    }
     Value s = 0;
-    std::int64_t j = t - 1;
-    bool wide = false;
-    for (int n = 1;; ++n) {
-      s += carry[j];
-      if (j == 0 || tile_row[j] != r) break;  // tile j started before row r: first piece
-      if (n == csr_plan::kMaxShortFix) {
-        wide = true;
+    bool wide = true;
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      s += c[n];
+      if (start[n] != r) {  // tile t-1-n started before row r: the first piece
+        wide = false;
         break;
       }
-      --j;
     }
     if (!wide) axpby_store(y + r, alpha, s + head[t], beta);
   }
@@ -647,16 +658,53 @@ __global__ void __launch_bounds__(csr_plan::kBlock)
 // Launch helpers
 // ---------------------------------------------------------------------------------------------
 
+/// Whether the arrays an SpMV reads (row offsets, columns, values, and x) exceed L2: then the
+/// ones read once (columns, values) would push the gathered x out of it, and the merge path
+/// and the fp32 sub-warp kernel at few lanes a row load them evict-first.
+///
+/// Merge path, measured on an H200 against the cached loads in the same run (SpMV, csr-merge
+/// against the fastest cuSPARSE, fp64 / fp32): R-MAT 0.94× -> 0.96× / 0.91× -> 0.93×,
+/// power-law 0.90× -> 0.92× / 0.90× -> 0.93×, the band 0.72× -> 0.80× / 0.68× -> 0.70×,
+/// G3_circuit 0.79× -> 0.85× / 0.67× -> 0.72×, random_k 3 M × 12 0.86× -> 0.93×; the
+/// Laplacians level.
+template <class Value, class Index, class Col>
+bool reads_exceed_l2(const CsrDevice<Value, Index>& d) {
+  const auto l2 = static_cast<std::int64_t>(cuda::device_attribute<cudaDevAttrL2CacheSize>(0));
+  const std::int64_t bytes = d.nnz * static_cast<std::int64_t>(sizeof(Col) + sizeof(Value)) +
+                             (d.rows + 1) * static_cast<std::int64_t>(sizeof(Index)) +
+                             d.cols * static_cast<std::int64_t>(sizeof(Value));
+  return bytes > l2;
+}
+
+/// Whether the plain sub-warp kernel loads columns and values evict-first: fp32, at most
+/// kStreamMaxLanes lanes a row, a mean row of at most kStreamMaxSteps strided steps, reads above
+/// L2. A group of lanes reads its row's lines over several steps, and an evict-first line may
+/// leave L1 between them: short walks gain, long ones lose. Measured on an H100 against the
+/// cached loads, two runs of each (csr against the fastest cuSPARSE, fp32, 4 lanes,
+/// bench/results/2026-11-27-h100/csr-stream-lanes/stream-steps): bands of 2 M × 9, 1.5 M × 13 and 1 M × 17
+/// (3–5 steps) 0.82× -> 0.97×, 0.92× -> 1.04×, 0.92× -> 1.05×; lap2d, lap3d, G3_circuit and a
+/// 3 M × 5 band level; but the 27-point stencils (7 steps) 0.88× -> 0.79× and 0.95× -> 0.90×,
+/// and fp64 bands 1.2–1.5× slower, so those keep the cached loads.
+constexpr int kStreamMaxLanes = 4;
+constexpr int kStreamMaxSteps = 5;
+template <int W, class Value, class Index, class Col>
+bool subwarp_streams(const CsrDevice<Value, Index>& d) {
+  return sizeof(Value) == 4 && W <= kStreamMaxLanes &&
+         d.nnz <= static_cast<std::int64_t>(kStreamMaxSteps) * W * d.rows &&
+         reads_exceed_l2<Value, Index, Col>(d);
+}
+
 /// The sub-warp kernel, with its steps batched where the plan says so (never at a warp a row:
-/// csr_plan::may_batch_steps).
+/// csr_plan::may_batch_steps), evict-first where subwarp_streams.
 template <int W, class Value, class Index>
 void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     Value beta, std::int64_t skip_above) {
   with_col_idx(d, [&](const auto* cols) {
     using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
-    auto kernel = csr_subwarp_kernel<W, false, Value, Index, Col>;
+    auto kernel = subwarp_streams<W, Value, Index, Col>(d) ? csr_subwarp_kernel<W, false, true, Value, Index, Col>
+                                                           : csr_subwarp_kernel<W, false, false, Value, Index, Col>;
     if constexpr (W < 32)
-      if (d.batched) kernel = csr_subwarp_kernel<W, true, Value, Index, Col>;
+      if (d.batched) kernel = csr_subwarp_kernel<W, true, false, Value, Index, Col>;
     kernel<<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0, cuda::stream()>>>(
         d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta, skip_above);
   });
@@ -720,22 +768,6 @@ void launch_auto(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Val
   }
 }
 
-/// Whether the merge-path SpMV loads the matrix evict-first: where the arrays it reads (row
-/// offsets, columns, values, and x) exceed L2, so that the ones read once would push the
-/// gathered x out of it. Measured on an H200 against the
-/// cached loads in the same run (SpMV, csr-merge against the fastest cuSPARSE, fp64 / fp32):
-/// R-MAT 0.94× -> 0.96× / 0.91× -> 0.93×, power-law 0.90× -> 0.92× / 0.90× -> 0.93×, the band
-/// 0.72× -> 0.80× / 0.68× -> 0.70×, G3_circuit 0.79× -> 0.85× / 0.67× -> 0.72×, random_k
-/// 3 M × 12 0.86× -> 0.93×; the Laplacians level.
-template <class Value, class Index, class Col>
-bool merge_streams(const CsrDevice<Value, Index>& d) {
-  const auto l2 = static_cast<std::int64_t>(cuda::device_attribute<cudaDevAttrL2CacheSize>(0));
-  const std::int64_t bytes = d.nnz * static_cast<std::int64_t>(sizeof(Col) + sizeof(Value)) +
-                             (d.rows + 1) * static_cast<std::int64_t>(sizeof(Index)) +
-                             d.cols * static_cast<std::int64_t>(sizeof(Value));
-  return bytes > l2;
-}
-
 /// Whether all the tiles of `d` are resident at once with the prefetching tile kernel (more
 /// registers a thread, so fewer blocks an SM). A product of one wave is as long as its slowest
 /// tile's chain of memory round trips, and prefetching takes one round out of it; with more
@@ -765,11 +797,11 @@ bool merge_tiles_in_one_wave(const CsrDevice<Value, Index>& d) {
 /// The merge tile kernel for the plan's variant: skewed rows and tiles that fit in one wave
 /// prefetch (with the narrow tiles: csr_plan::merge_items_per_thread gives skewed rows those,
 /// and wide tiles come only above a few million nonzeros), wide tiles where planned,
-/// evict-first where merge_streams.
+/// evict-first where reads_exceed_l2.
 template <class Value, class Index, class Col>
 auto merge_tile_kernel(const CsrDevice<Value, Index>& d) {
   constexpr int kN = csr_plan::kMergeIpt, kW = csr_plan::kMergeWideIpt;
-  const bool stream = merge_streams<Value, Index, Col>(d);
+  const bool stream = reads_exceed_l2<Value, Index, Col>(d);
   if (d.merge_skewed || (d.merge_ipt == kN && merge_tiles_in_one_wave<Value, Index, Col>(d)))
     return stream ? csr_merge_tile_kernel<true, kN, true, Value, Index, Col>
                   : csr_merge_tile_kernel<true, kN, false, Value, Index, Col>;
@@ -905,8 +937,11 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const Index* h
   // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
   // auto spmv and by the spmv_t of every kernel but merge.
   csr_plan::RowPlan p = csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins);
-  if (csr_plan::may_batch_steps(p, rows))
+  if (csr_plan::may_batch_steps(p, rows)) {
     p.batched = !csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local();
+    if (p.batched && s.threads_per_row == 0)
+      p.tpr = csr_plan::batched_lanes(p.tpr, rows, nnz);
+  }
   apply_row_plan(p, s);
   if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr, host_col_idx);
 }

@@ -791,6 +791,27 @@ TEST(CsrCudaPlan, BatchedStepsAndWideTilesFollowTheColumnsAndTheSize) {
   EXPECT_FALSE(many.batched);  // plan_rows reads no column: the caller decides
 }
 
+TEST(CsrCudaPlan, BatchedRowsGetLanesForOneRoundOfSteps) {
+  using csr_plan::batched_lanes;
+  using csr_plan::kBatchSteps;
+  const std::int64_t rows = 2000000;
+  // threads_per_row gives a mean row of 20 four lanes (it idles fewer than 8): five steps,
+  // two batches. Batched, the row gets 8 lanes: three steps, one batch.
+  ASSERT_EQ(csr_plan::threads_per_row(rows, 20 * rows), 4);
+  EXPECT_EQ(batched_lanes(4, rows, 20 * rows), 8);
+  // A mean row that already fits one batch keeps its lanes, at the boundary too.
+  EXPECT_EQ(batched_lanes(4, rows, 12 * rows), 4);
+  EXPECT_EQ(batched_lanes(4, rows, kBatchSteps * 4 * rows), 4);
+  EXPECT_EQ(batched_lanes(4, rows, kBatchSteps * 4 * rows + 1), 8);
+  // Never past 16 lanes (a warp a row is not batched), and never fewer than given.
+  EXPECT_EQ(batched_lanes(4, rows, 1000 * rows), 16);
+  EXPECT_EQ(batched_lanes(8, rows, 2 * rows), 8);
+  for (std::int64_t mean = 1; mean <= 64; ++mean) {
+    const int t = batched_lanes(csr_plan::threads_per_row(rows, mean * rows), rows, mean * rows);
+    EXPECT_TRUE(t == 16 || mean <= kBatchSteps * t) << "mean " << mean << ", " << t << " lanes";
+  }
+}
+
 #if SPMAT_WITH_CUDA
 
 /// Shapes chosen to hit every path: empty rows, one 100,000-entry row (long-row chunks, wide

@@ -333,8 +333,10 @@ std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr
       d.rows, d.nnz,
       csr_plan::RowStats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)},
       options.kernel, options.threads_per_row, options.bins);
-  if (csr_plan::may_batch_steps(p, d.rows))
+  if (csr_plan::may_batch_steps(p, d.rows)) {
     p.batched = !column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
+    if (p.batched && options.threads_per_row == 0) p.tpr = csr_plan::batched_lanes(p.tpr, d.rows, d.nnz);
+  }
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
   d.apply_row_plan(p, options);
   if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return stat(kMaxLen);  // no lists

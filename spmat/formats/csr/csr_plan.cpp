@@ -90,6 +90,13 @@ bool may_batch_steps(const RowPlan& p, std::int64_t rows) {
          p.tpr < 32 && rows * p.tpr >= kManyThreads;
 }
 
+int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz) {
+  // Integer form of mean > kBatchSteps · t: nnz > kBatchSteps · t · rows.
+  int t = tpr;
+  while (t < 16 && nnz > static_cast<std::int64_t>(kBatchSteps) * t * rows) t *= 2;
+  return t;
+}
+
 int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns) {
   return nnz >= kMergeWideMinNnz && !skewed && local_columns ? kMergeWideIpt : kMergeIpt;
 }

@@ -206,6 +206,16 @@ constexpr int kBatchSteps = 4;
 /// to 30% slower (bench/results/2026-11-27-h200/csr-locality/variants, A against E).
 bool may_batch_steps(const RowPlan& p, std::int64_t rows);
 
+/// Lanes per row once the steps are batched, for lanes `tpr` chosen from the mean row length:
+/// doubled (up to 16) until a mean row takes at most kBatchSteps strided steps, one round of
+/// loads. threads_per_row halves 8 lanes to 4 where that idles fewer lanes, which a row of more
+/// than kBatchSteps steps pays with a second dependent round. Measured on an H100, SpMV fp32
+/// against the fastest cuSPARSE, random_k:2000000:20 (mean 20): 4 lanes 0.83×, 8 lanes 0.95×;
+/// random_k:3000000:12 (mean 12) keeps 4 lanes, 0.98–1.0× (8 lanes: 0.94–0.96×); fp64
+/// random_k:2500000:18 0.54× -> 0.94×. Their SpMVᵀ (same lanes) is level or faster
+/// (bench/results/2026-11-27-h100/csr-stream-lanes).
+int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz);
+
 /// Items per thread of the merge-path tiles: kMergeWideIpt for a matrix of at least
 /// kMergeWideMinNnz nonzeros whose rows are not skewed and whose columns are local, else
 /// kMergeIpt. Wider tiles halve the per-tile work (search, scan, carries) per item, but a tile

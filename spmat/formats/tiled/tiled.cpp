@@ -175,7 +175,7 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
       int_choice_option("kt", &O::kt, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256},
                         "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"),
       int_choice_option("batch", &O::batch, {0, 4, 8},
-                        "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros)"),
+                        "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or a warp per row slice, else 8)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
                     "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"),
       choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},

@@ -61,8 +61,8 @@ TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
   h.sell = sell;
   h.kt = kt;
   h.device = device;
-  h.batch = batch;
-  h.cstore = stream ? 2 : 1;
+  h.batch = batch_auto ? 0 : batch;  // the options as given: auto stays auto
+  h.cstore = cstore_auto ? 0 : (stream ? 2 : 1);
   h.panel_r = panel_r;
   h.panel_forced = panel_forced;
   h.panel_reuse = panel_reuse;
@@ -94,11 +94,11 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
   const std::int64_t device = d.device == "h100" ? 0 : d.device == "h200" ? 1 : 2;
   std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
                                d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
-                               device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
+                               d.batch_auto, d.cstore_auto, device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
                                d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered};
   out.push_back(cuda::stored_scalars(
       "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
-      "sell, kt, batch, stream, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
+      "sell, kt, batch, stream, batch_auto, cstore_auto, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
       "panel_reuse, segsize, reordered", sc));
   std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
                                bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
@@ -725,7 +725,7 @@ inline double device_l2_bytes() {
 
 template <int G, int NV, int V, int B, class Value, class Index>
 void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
-                 std::int64_t kt, int store, Value alpha, Value beta) {
+                 std::int64_t kt, int store, Value alpha, Value beta, bool stream) {
   constexpr std::int64_t rows_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
   const std::int64_t blocks = (d.work_rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t tiles = (k + kt - 1) / kt;
@@ -735,7 +735,7 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
     tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0,
         cuda::stream()>>>(d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(),
         d.col_idx.data(), d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
-        beta, d.stream);
+        beta, stream);
     SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
   }
 }
@@ -760,9 +760,11 @@ template <int V, class Value, class Index>
 void dispatch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                    std::int64_t kt, int store, Value alpha, Value beta) {
   const std::int64_t lanes = std::max<std::int64_t>(1, kt / V);  // packs per row per tile
-#define SPMAT_TILED_ROWS(g, nv)                                                  \
-  return d.batch == 4 ? launch_rows<g, nv, V, 4>(d, b, c, k, kt, store, alpha, beta) \
-                      : launch_rows<g, nv, V, 8>(d, b, c, k, kt, store, alpha, beta)
+  const int lane_count = static_cast<int>(std::min<std::int64_t>(lanes, 32));  // G below
+  const bool stream = d.rows_stream(lane_count);
+#define SPMAT_TILED_ROWS(g, nv)                                                                  \
+  return d.rows_batch(lane_count) == 4 ? launch_rows<g, nv, V, 4>(d, b, c, k, kt, store, alpha, beta, stream) \
+                                       : launch_rows<g, nv, V, 8>(d, b, c, k, kt, store, alpha, beta, stream)
   switch (lanes) {
     case 1: SPMAT_TILED_ROWS(1, 1);
     case 2: SPMAT_TILED_ROWS(2, 1);

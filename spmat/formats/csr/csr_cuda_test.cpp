@@ -1138,6 +1138,58 @@ TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
   EXPECT_GT(carries, 0);
 }
 
+TEST(CsrCudaPlan, TheScalarChoiceCanBeRuledOutByTheCaller) {
+  // Short, even rows: the automatic kernel becomes the scalar one unless the caller rules it
+  // out (columns not local); then the plan is the sub-warp kernel's, as with the lanes forced.
+  const std::int64_t n = 300000;
+  std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(n) + 1);
+  for (std::int64_t r = 0; r <= n; ++r) row_ptr[static_cast<std::size_t>(r)] = 6 * r;
+  const auto with = csr_plan::plan_rows(n, row_ptr.data(), CsrKernel::automatic, 0, CsrBins::automatic);
+  const auto without =
+      csr_plan::plan_rows(n, row_ptr.data(), CsrKernel::automatic, 0, CsrBins::automatic, false);
+  EXPECT_EQ(with.kernel, CsrKernel::scalar);
+  EXPECT_EQ(without.kernel, CsrKernel::automatic);
+  EXPECT_EQ(without.tpr, csr_plan::threads_per_row(n, 6 * n));
+  EXPECT_TRUE(csr_plan::may_batch_steps(without, n));
+  EXPECT_TRUE(csr_plan::scalar_suits_columns(true));
+  EXPECT_FALSE(csr_plan::scalar_suits_columns(false));
+  // Only the automatic kernel is affected: a kernel asked for stays.
+  EXPECT_EQ(csr_plan::plan_rows(n, row_ptr.data(), CsrKernel::scalar, 0, CsrBins::automatic, false).kernel,
+            CsrKernel::scalar);
+}
+
+TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  // 200,000 rows of 6: random columns (batched sub-warp kernel) and a band (scalar kernel),
+  // built from the host and from the device: the same plan, the fp64 reference's product.
+  const std::int64_t n = 200000;
+  const Csr64 random = random_csr(n, n, std::vector<std::int64_t>(static_cast<std::size_t>(n), 6), 63);
+  const Csr64 band = gen::generate<double, std::int64_t>("gen:banded:200000:2");
+  for (const auto& [name, a64, want_scalar] :
+       {std::tuple{"random", &random, false}, std::tuple{"band", &band, true}}) {
+    SCOPED_TRACE(name);
+    check_spmv_all<double, std::int32_t>("csr", Scenario{name, *a64});
+    const auto a = convert<double, std::int32_t>(*a64);
+    const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
+    const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
+    const auto hs = detail::impl_of(host).stored_arrays();
+    const auto ds = detail::impl_of(dev).stored_arrays();
+    ASSERT_EQ(hs.size(), ds.size());
+    bool seen = false;
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+      if (hs[i].name != "plan") continue;
+      seen = true;
+      std::vector<std::int64_t> plan(hs[i].bytes.size() / sizeof(std::int64_t));
+      std::memcpy(plan.data(), hs[i].bytes.data(), plan.size() * sizeof(std::int64_t));
+      ASSERT_GE(plan.size(), 11u);
+      EXPECT_EQ(plan[0] == static_cast<std::int64_t>(CsrKernel::scalar), want_scalar);
+      EXPECT_EQ(plan[10] != 0, !want_scalar);  // random columns: batched steps
+    }
+    EXPECT_TRUE(seen) << "no plan scalars";
+  }
+}
+
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
   SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants()) {

@@ -7,13 +7,16 @@
 // host planner's. Its choices depend on the row lengths only through csr_plan::RowStats, which
 // one pass over row_ptr sums on the device, with the sizes of every row list the plan may take
 // (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does.
-// Where a choice depends on the columns (batched steps, the merge tile width), their sampled
-// csr_plan::ColumnLocality is counted on the device too (two counts downloaded). The
+// Where a choice depends on the columns (the scalar kernel, batched steps, the merge tile
+// width), their sampled csr_plan::ColumnLocality is counted on the device too (two counts
+// downloaded). The
 // lists themselves (medium rows, long rows, their chunks) are made on the device: the rows
 // selected in ascending order by a stable CUB select, the chunk offsets by a CUB scan, one
 // thread per chunk for the rest; the merge-path tiles by one diagonal search per tile and a
 // CUB select of the wide fix-ups. Nothing but a few counts leaves the device, and no host
 // thread works on the matrix; device and host builds stay bit-identical, plan arrays included.
+#include <optional>
+
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -329,12 +332,21 @@ std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr
     st = row_stats(dev_row_ptr, d.rows, csr_plan::binned_short_max(tpr),
                    csr_plan::long_row_threshold(d.rows, d.nnz));
   const auto stat = [&](int k) { return static_cast<std::int64_t>(st[static_cast<std::size_t>(k)]); };
-  csr_plan::RowPlan p = csr_plan::plan_from_stats(
-      d.rows, d.nnz,
-      csr_plan::RowStats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)},
-      options.kernel, options.threads_per_row, options.bins);
+  const csr_plan::RowStats stats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)};
+  csr_plan::RowPlan p = csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel,
+                                                  options.threads_per_row, options.bins);
+  // The columns are sampled where a choice depends on them, once (as set_plan does).
+  std::optional<bool> local;
+  const auto local_columns = [&] {
+    if (!local) local = column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
+    return *local;
+  };
+  if (p.kernel == CsrKernel::scalar && options.kernel == CsrKernel::automatic &&
+      !csr_plan::scalar_suits_columns(local_columns()))
+    p = csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel, options.threads_per_row,
+                                  options.bins, false);
   if (csr_plan::may_batch_steps(p, d.rows)) {
-    p.batched = !column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
+    p.batched = !local_columns();
     if (p.batched && options.threads_per_row == 0) p.tpr = csr_plan::batched_lanes(p.tpr, d.rows, d.nnz);
   }
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.

@@ -51,14 +51,15 @@ std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
 
 std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
                                                std::int64_t max_len, CsrKernel kernel,
-                                               int forced_tpr, CsrBins bins) {
+                                               int forced_tpr, CsrBins bins,
+                                               bool scalar_allowed) {
   RowPlan p;
   p.kernel = kernel;
   p.tpr = forced_tpr > 0 ? forced_tpr : threads_per_row(rows, nnz);
   if (rows == 0) return p;
   p.max_len = max_len;
   // The same decisions as plan_rows, in the same order (see there for why).
-  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
+  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on && scalar_allowed &&
       nnz < 8 * rows && max_len <= 32 && !few_rows(rows))
     p.kernel = CsrKernel::scalar;
   if (p.kernel == CsrKernel::automatic && bins != CsrBins::off &&
@@ -106,8 +107,9 @@ std::int64_t binned_short_max(int tpr) {
 }
 
 RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& stats,
-                        CsrKernel kernel, int forced_tpr, CsrBins bins) {
-  if (auto without = plan_rows_without_lists(rows, nnz, stats.max_len, kernel, forced_tpr, bins))
+                        CsrKernel kernel, int forced_tpr, CsrBins bins, bool scalar_allowed) {
+  if (auto without = plan_rows_without_lists(rows, nnz, stats.max_len, kernel, forced_tpr, bins,
+                                             scalar_allowed))
     return *without;
   RowPlan p;
   p.kernel = kernel;
@@ -120,7 +122,7 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
   // 0.291. With 16/row (random_k, banded:8) sub-warps win (0.27 vs 0.54; 0.106 vs 0.143), and
   // one long row makes the scalar kernel collapse (powerlaw: 182 ms), hence both conditions.
   // A matrix of few rows is latency-bound and takes a warp per row (threads_per_row).
-  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on &&
+  if (kernel == CsrKernel::automatic && forced_tpr == 0 && bins != CsrBins::on && scalar_allowed &&
       nnz < 8 * rows && p.max_len <= 32 && !few_rows(rows))
     p.kernel = CsrKernel::scalar;
 
@@ -153,9 +155,9 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
 
 template <class Index>
 RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
-                  CsrBins bins) {
+                  CsrBins bins, bool scalar_allowed) {
   const std::int64_t nnz = rows > 0 ? static_cast<std::int64_t>(row_ptr[rows] - row_ptr[0]) : 0;
-  if (rows == 0) return plan_from_stats(rows, nnz, RowStats{}, kernel, forced_tpr, bins);
+  if (rows == 0) return plan_from_stats(rows, nnz, RowStats{}, kernel, forced_tpr, bins, scalar_allowed);
   auto len = [&](std::int64_t r) { return static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]); };
   // Passes over every row (tens of milliseconds serially at tens of millions of rows) run in
   // parallel; the lists come out in ascending row order as a serial loop would make them.
@@ -174,7 +176,7 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
     if (l > unbinned_long) long_unbinned += l;
   }
   RowPlan p = plan_from_stats(rows, nnz, RowStats{max_len, moved, long_binned, long_unbinned},
-                              kernel, forced_tpr, bins);
+                              kernel, forced_tpr, bins, scalar_allowed);
   if (!p.binned && p.long_threshold == kNoLongRows) return p;  // no lists
 
   const std::int64_t thr = p.long_threshold;
@@ -298,7 +300,7 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, 
 }
 
 #define SPMAT_INSTANTIATE(I)                                                                   \
-  template RowPlan plan_rows(std::int64_t, const I*, CsrKernel, int, CsrBins);                 \
+  template RowPlan plan_rows(std::int64_t, const I*, CsrKernel, int, CsrBins, bool);           \
   template std::int64_t merge_path_row(std::int64_t, const I*, std::int64_t, std::int64_t);    \
   template MergePlan plan_merge(std::int64_t, std::int64_t, const I*, const I*);              \
   template ColumnLocality column_locality(std::int64_t, const I*, const I*);

@@ -230,9 +230,22 @@ int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns);
 /// `rows` rows and row offsets `row_ptr` (rows+1 entries). `forced_tpr` 0 = from the mean.
 /// Binning applies to the automatic kernel only: `bins` on forces it (and skips the scalar
 /// choice), off forbids it, automatic decides from the row-length statistics.
+/// `scalar_allowed` false: the automatic kernel does not become the scalar one (the caller
+/// found the columns not local: scalar_suits_columns).
 template <class Index>
 RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int forced_tpr,
-                  CsrBins bins);
+                  CsrBins bins, bool scalar_allowed = true);
+
+/// Whether the scalar kernel the automatic one became for short, even rows suits columns of
+/// this locality: only local ones. One thread walking its row issues its x gathers one after
+/// another, which L1 serves where the columns are local (lap2d, lap3d, G3_circuit: the scalar
+/// kernel 1.0–1.4× of cuSPARSE, 4 lanes 0.8–1.0×); random columns wait on L2 or DRAM each
+/// time, where the batched sub-warp kernel issues them together. Measured on an H100, SpMV
+/// against the fastest cuSPARSE, scalar -> sub-warp (auto lanes, batched): random_k
+/// 6 M × 6 0.76× -> 1.01× in fp32, 0.70× -> 0.94× in fp64; 4 M × 7 0.56× -> 0.95× in fp64;
+/// random_p 3 M rows (mean 6) 0.55× -> 0.97× in fp64
+/// (bench/results/2026-11-27-h100/csr-stream-lanes/short_rows.json).
+constexpr bool scalar_suits_columns(bool local_columns) { return local_columns; }
 
 /// plan_rows when the longest row (`max_len`) shows that the plan holds no row lists (no medium
 /// rows to bin, no long rows to chunk): decided from rows, nnz and max_len alone, so a build
@@ -240,7 +253,8 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
 /// plan needs the row lengths (plan_rows then). plan_rows returns this plan where it exists.
 std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
                                                std::int64_t max_len, CsrKernel kernel,
-                                               int forced_tpr, CsrBins bins);
+                                               int forced_tpr, CsrBins bins,
+                                               bool scalar_allowed = true);
 
 /// The longest row the sub-warp kernel keeps when the rows are binned, for `tpr` lanes per row:
 /// rows up to 2·tpr (mean-length rows take 1–2 strided steps there, tpr <= mean < 2·tpr); with
@@ -265,7 +279,8 @@ struct RowStats {
 /// chunks; where neither exists, the plan is complete (plan_rows_without_lists' case among
 /// others).
 RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& stats,
-                        CsrKernel kernel, int forced_tpr, CsrBins bins);
+                        CsrKernel kernel, int forced_tpr, CsrBins bins,
+                        bool scalar_allowed = true);
 
 /// Merge-path search on the host, with the rule of cuda::merge_path_search (row end i is
 /// consumed before nonzero j iff row_end[i] <= j): the kernel searches inside a tile with the

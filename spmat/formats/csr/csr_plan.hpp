@@ -244,7 +244,7 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
 /// against the fastest cuSPARSE, scalar -> sub-warp (auto lanes, batched): random_k
 /// 6 M × 6 0.76× -> 1.01× in fp32, 0.70× -> 0.94× in fp64; 4 M × 7 0.56× -> 0.95× in fp64;
 /// random_p 3 M rows (mean 6) 0.55× -> 0.97× in fp64
-/// (bench/results/2026-11-27-h100/csr-stream-lanes/short_rows.json).
+/// (bench/results/2026-11-27-h100/csr-stream-lanes/short-rows).
 constexpr bool scalar_suits_columns(bool local_columns) { return local_columns; }
 
 /// plan_rows when the longest row (`max_len`) shows that the plan holds no row lists (no medium

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -1096,6 +1097,22 @@ TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
   }
 }
 
+/// Expects the host-built and device-built matrices to store the same bytes in every array;
+/// returns the array named `name` (nullopt if neither holds one).
+std::optional<std::vector<std::byte>> expect_same_stored_arrays(const Matrix<double>& host,
+                                                                const Matrix<double>& dev,
+                                                                const std::string& name) {
+  const auto hs = detail::impl_of(host).stored_arrays();
+  const auto ds = detail::impl_of(dev).stored_arrays();
+  EXPECT_EQ(hs.size(), ds.size());
+  std::optional<std::vector<std::byte>> named;
+  for (std::size_t i = 0; i < std::min(hs.size(), ds.size()); ++i) {
+    EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
+    if (hs[i].name == name) named = hs[i].bytes;
+  }
+  return named;
+}
+
 TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
   SPMAT_SKIP_WITHOUT_GPU();
   std::vector<Scenario> all = skewed_scenarios();
@@ -1116,17 +1133,9 @@ TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
     (want_owner ? owner : carries) += 1;
     const auto host = Matrix<double>::build(a, "csr-merge", Backend::cuda);
     const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr-merge");
-    const auto hs = detail::impl_of(host).stored_arrays();
-    const auto ds = detail::impl_of(dev).stored_arrays();
-    ASSERT_EQ(hs.size(), ds.size());
-    bool seen = false;
-    for (std::size_t i = 0; i < hs.size(); ++i) {
-      EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
-      if (hs[i].name != "tile_own") continue;
-      seen = true;
-      EXPECT_EQ(!hs[i].bytes.empty(), want_owner && a.rows > 0);
-    }
-    EXPECT_TRUE(seen) << "no tile_own array";
+    const auto tile_own = expect_same_stored_arrays(host, dev, "tile_own");
+    ASSERT_TRUE(tile_own.has_value()) << "no tile_own array";
+    EXPECT_EQ(!tile_own->empty(), want_owner && a.rows > 0);
     const auto x = testing::random_vector<double>(a.cols, 62);
     const auto y = testing::apply_spmv(host, Op::spmv, x);
     for (int run = 0; run < 3; ++run) {
@@ -1172,21 +1181,13 @@ TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {
     const auto a = convert<double, std::int32_t>(*a64);
     const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
     const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
-    const auto hs = detail::impl_of(host).stored_arrays();
-    const auto ds = detail::impl_of(dev).stored_arrays();
-    ASSERT_EQ(hs.size(), ds.size());
-    bool seen = false;
-    for (std::size_t i = 0; i < hs.size(); ++i) {
-      EXPECT_TRUE(hs[i].bytes == ds[i].bytes) << "array " << hs[i].name << " differs";
-      if (hs[i].name != "plan") continue;
-      seen = true;
-      std::vector<std::int64_t> plan(hs[i].bytes.size() / sizeof(std::int64_t));
-      std::memcpy(plan.data(), hs[i].bytes.data(), plan.size() * sizeof(std::int64_t));
-      ASSERT_GE(plan.size(), 11u);
-      EXPECT_EQ(plan[0] == static_cast<std::int64_t>(CsrKernel::scalar), want_scalar);
-      EXPECT_EQ(plan[10] != 0, !want_scalar);  // random columns: batched steps
-    }
-    EXPECT_TRUE(seen) << "no plan scalars";
+    const auto bytes = expect_same_stored_arrays(host, dev, "plan");
+    ASSERT_TRUE(bytes.has_value()) << "no plan scalars";
+    std::vector<std::int64_t> plan(bytes->size() / sizeof(std::int64_t));
+    std::memcpy(plan.data(), bytes->data(), plan.size() * sizeof(std::int64_t));
+    ASSERT_GE(plan.size(), 11u);
+    EXPECT_EQ(plan[0] == static_cast<std::int64_t>(CsrKernel::scalar), want_scalar);
+    EXPECT_EQ(plan[10] != 0, !want_scalar);  // random columns: batched steps
   }
 }
 

@@ -9,12 +9,12 @@
 // (one download of a few counts); csr_plan::plan_from_stats then decides as plan_rows does.
 // Where a choice depends on the columns (the scalar kernel, batched steps, the merge tile
 // width), their sampled csr_plan::ColumnLocality is counted on the device too (two counts
-// downloaded). The
-// lists themselves (medium rows, long rows, their chunks) are made on the device: the rows
-// selected in ascending order by a stable CUB select, the chunk offsets by a CUB scan, one
-// thread per chunk for the rest; the merge-path tiles by one diagonal search per tile and a
-// CUB select of the wide fix-ups. Nothing but a few counts leaves the device, and no host
-// thread works on the matrix; device and host builds stay bit-identical, plan arrays included.
+// downloaded). The lists themselves (medium rows, long rows, their chunks) are made on the
+// device: the rows selected in ascending order by a stable CUB select, the chunk offsets by a
+// CUB scan, one thread per chunk for the rest; the merge-path tiles by one diagonal search per
+// tile and a CUB select of the wide fix-ups. Nothing but a few counts leaves the device, and
+// no host thread works on the matrix; device and host builds stay bit-identical, plan arrays
+// included.
 #include <optional>
 
 #include <cuda_runtime.h>

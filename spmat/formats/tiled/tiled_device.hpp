@@ -144,9 +144,10 @@ struct TiledDevice {
   /// whether its C stores stream. A group of a whole warp (fp32 K-tiles of 128 columns, fp64 of
   /// 64) loads 512 bytes per B row: four rows in flight are enough, and eight cost the
   /// registers of the warps that would hide the gathers' latency. Measured on an H100, SpMM
-  /// fp32 row-major K = 128 against the fastest cuSPARSE, batch 8 -> 4 (and plain C stores):
-  /// EAT_RS 0.73× -> 0.86×, email-Enron 0.74× -> 0.85×, Maragal_6 0.74× -> 0.82×; crystk01,
-  /// bcsstk29 and ct2010 level.
+  /// row-major against the fastest cuSPARSE, batch 8 -> 4 (and plain C stores), same run: fp32
+  /// K = 128 EAT_RS 0.73× -> 0.87×, email-Enron 0.74× -> 0.85×, Maragal_6 0.74× -> 0.82×,
+  /// bcsstk29 0.97× -> 0.93×, the others level; fp64 K = 128 loc-Brightkite 0.66× -> 0.92×
+  /// (bench/results/2026-11-27-h100/tiled-warp-batch).
   int rows_batch(int lanes) const { return batch_auto && lanes >= 32 ? 4 : batch; }
   bool rows_stream(int lanes) const { return cstore_auto ? rows_batch(lanes) == 8 : stream; }
 

@@ -654,7 +654,9 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   // names the kernel the format runs for row-major B and C.
   const double reuse = d.panel.columns.sum_distinct > 0
                            ? static_cast<double>(a.nnz()) / d.panel.columns.sum_distinct : 0.0;
-  d.kernel = reuse >= cal.panel_reuse && static_cast<double>(k) * static_cast<double>(vb) >= cal.panel_slice_bytes
+  d.kernel = reuse >= cal.panel_reuse &&
+                     static_cast<double>(k) * static_cast<double>(vb) >= cal.panel_slice_bytes &&
+                     auto_runs_panel(k, vb, d.panel.columns.panels, cal.panel_per_sm, dev.sm_count)
                  ? "panel" : "rows";
   d.reason += "; kernel=" + d.kernel + " (panel R=" + std::to_string(d.panel.columns.panel_rows) + " " +
               std::to_string(d.panel.predicted.seconds * 1e3) + " ms vs rows " + std::to_string(rows_s * 1e3) + " ms)";

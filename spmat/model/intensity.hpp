@@ -264,6 +264,7 @@ struct RowsCalibration {
   /// K·sizeof(value) >= panel_slice_bytes (tiled.cpp: option panel_reuse; tiled_cuda.cu: 256 B).
   double panel_reuse = 1.2;
   double panel_slice_bytes = 256;
+  std::int64_t panel_per_sm = 120;  ///< tiled option panel_per_sm (auto_runs_panel)
   /// Bytes of the smallest unit a B piece costs (DRAM and L2): one 32 B sector on NVIDIA parts
   /// (64 B granules fit the H100 data no better: see tiled-spmm.md, Model).
   int granule_bytes = 32;
@@ -328,6 +329,22 @@ PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r);
 /// The same over work rows (segmented and/or reordered, as the format builds them).
 template <class Value, class Index>
 PanelColumns panel_columns(const Csr<Value, Index>& a, std::span<const WorkRow> work, std::int64_t r);
+
+/// Whether tiled's kernel=auto runs the panel kernel (its arrays built, row-major B and C) for a
+/// product of k columns: a B row slice k·value_bytes of at least 256 bytes, and at least
+/// panel_per_sm panels per SM (0: no minimum). The panel kernel gives a warp to each panel of 4
+/// rows, the row kernel (at these K) to each row: with few panels the row kernel's four times
+/// as many warps hide the L2 latency of the gathers better than the panel's reuse saves bytes.
+/// H100, fp32 K = 128, each against the fastest cuSPARSE SpMM, row kernel / panel kernel: FEM
+/// matrices of 5–15 k rows (9–29 panels per SM) 0.75–1.37× / 0.42–1.01×; fe_pwt, fe_body and
+/// rgg_n_2_15 (62–85 per SM) 1.08–1.24× / 1.00–1.19×; delaunay_n16, ct2010 and lap2d:300
+/// (124–170 per SM) 1.02–1.05× / 1.11–1.27×; every matrix of 10^6 rows and more 0.89–1.24× /
+/// 1.12–1.97×. The count alone does not separate all: the 27-point stencil of 64 k rows (121
+/// per SM) ran 1.38× / 1.15× (bench/results/2026-11-27-h100/tiled-panel-rule).
+inline bool auto_runs_panel(std::int64_t k, std::size_t value_bytes, std::int64_t panels,
+                            std::int64_t panel_per_sm, std::int64_t sms) {
+  return k * static_cast<std::int64_t>(value_bytes) >= 256 && panels >= panel_per_sm * sms;
+}
 
 /// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order), L2 bytes
 /// = sum_distinct × K × value bytes (granule-rounded), latency floor of the heaviest panel.

@@ -299,6 +299,7 @@ TEST(Model, DecisionNamesThePanelKernelWhereKernelAutoRunsIt) {
   }
   RowsCalibration cal;
   cal.l1_gbs = 1e-3;  // lane-slot gathers dominate everything
+  cal.panel_per_sm = 0;  // 8 panels: no minimum count (checked at the end)
   // K = 64 fp32: a B row slice is 256 B and the reuse 640 / 80 = 8 >= 1.2: kernel=auto's panel.
   const auto d = decide_rows(a, 64, DeviceModel::h100(), {}, cal, 256, 8);
   ASSERT_EQ(d.variants.size(), 4u);
@@ -316,6 +317,10 @@ TEST(Model, DecisionNamesThePanelKernelWhereKernelAutoRunsIt) {
   RowsCalibration strict = cal;
   strict.panel_reuse = 9;
   EXPECT_EQ(decide_rows(a, 64, DeviceModel::h100(), {}, strict, 256, 8).kernel, "rows");
+  // With the default minimum of panels per SM, 8 panels on 132 SMs run the row-wise kernel.
+  RowsCalibration few = cal;
+  few.panel_per_sm = RowsCalibration{}.panel_per_sm;
+  EXPECT_EQ(decide_rows(a, 64, DeviceModel::h100(), {}, few, 256, 8).kernel, "rows");
   // predict_rows reproduces the decision's in-order whole-row variant.
   const auto v = predict_rows(a, 64, DeviceModel::h100(), 0, false, 0, cal);
   EXPECT_DOUBLE_EQ(v.predicted.seconds, d.variants[0].predicted.seconds);

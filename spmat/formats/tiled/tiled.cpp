@@ -167,11 +167,15 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
   constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
   static const OptionTable<O> t{
       choice_option("kernel", &O::kernel, {"auto", "rows", "panel", "sell"},
-                    "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse), "
+                    "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse and there are "
+                    "panel_per_sm panels per SM), "
                     "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
                     "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"),
       double_option("panel_reuse", &O::panel_reuse, 0.0, true,
                     "kernel=auto: build the panel kernel's arrays (R = 4) iff nnz / sum of panel-distinct columns >= this"),
+      int_option("panel_per_sm", &O::panel_per_sm, 0, no_max,
+                 "kernel=auto: run the panel kernel only with at least this many panels (of 4 work rows) per SM, "
+                 "else the row kernel (0 = no minimum)"),
       int_choice_option("kt", &O::kt, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256},
                         "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"),
       int_choice_option("batch", &O::batch, {0, 4, 8},
@@ -234,6 +238,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
 
   s.sell = kernel == "sell";
   s.kt = opt.kt;
+  s.panel_per_sm = opt.panel_per_sm;
   s.batch = opt.batch;
   s.cstore = opt.cstore == "auto" ? 0 : (opt.cstore == "plain" ? 1 : 2);
   s.device = opt.device;

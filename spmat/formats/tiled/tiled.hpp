@@ -83,6 +83,7 @@ struct TiledStorage {
   /// kernel=panel / auto: 0 = no panel arrays; else R, the work rows per panel of the panel kernel.
   int panel_r = 0;
   bool panel_forced = false;  ///< kernel=panel: row-major calls always use the panel kernel
+  std::int64_t panel_per_sm = 120;  ///< kernel=auto: fewest panels per SM for the panel kernel
   double panel_reuse = 0;     ///< nnz / Σ_p D_p of the panel arrays (0 when not built)
 
   // kernel=rows: work rows as ranges of A's arrays (work_rows each), and the reuse profile.
@@ -160,7 +161,8 @@ template <class Value, class Index, class S>
 std::size_t tiled_traffic(const S& s, std::size_t stored, bool segmented, std::int64_t work_rows, Op op,
                           std::int64_t k) {
   if (op != Op::spmm) return default_traffic(stored, op, s.shape(), k, sizeof(Value));
-  if (s.panel_r > 0 && (s.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256)) {
+  if (s.panel_r > 0 && (s.panel_forced || model::auto_runs_panel(k, sizeof(Value), s.panel_count(),
+                                                                  s.panel_per_sm, model::device_by_name(s.device).sm_count))) {
     // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64
     // fp64), B once (each slice is read once per panel from L2; DRAM sees it once at best), C once.
     const std::int64_t tile = 32 * static_cast<std::int64_t>(16 / sizeof(Value));

@@ -60,6 +60,7 @@ TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
   h.reordered = reordered;
   h.sell = sell;
   h.kt = kt;
+  h.panel_per_sm = panel_per_sm;
   h.device = device;
   h.batch = batch_auto ? 0 : batch;  // the options as given: auto stays auto
   h.cstore = cstore_auto ? 0 : (stream ? 2 : 1);
@@ -95,11 +96,11 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
   std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
                                d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
                                d.batch_auto, d.cstore_auto, device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
-                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered};
+                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm};
   out.push_back(cuda::stored_scalars(
       "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
       "sell, kt, batch, stream, batch_auto, cstore_auto, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
-      "panel_reuse, segsize, reordered", sc));
+      "panel_reuse, segsize, reordered, panel_per_sm", sc));
   std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
                                bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
                                p.split_work_rows};
@@ -828,12 +829,13 @@ void reserve_partial(const TiledDevice<Value, Index>& d, std::int64_t k) {
 }
 
 /// Whether spmm with k columns in `layout` runs the panel kernel (row-major only): always with
-/// kernel=panel; with kernel=auto (arrays built, reuse >= panel_reuse) when a B row slice is
-/// >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
+/// kernel=panel; with kernel=auto (arrays built, reuse >= panel_reuse) as model::auto_runs_panel
+/// says for this device's SM count.
 template <class Value, class Index>
 bool uses_panel_kernel(const TiledDevice<Value, Index>& d, std::int64_t k, DenseLayout layout) {
   return !d.sell && layout == DenseLayout::row_major && d.panel_r > 0 &&
-         (d.panel_forced || k * static_cast<std::int64_t>(sizeof(Value)) >= 256);
+         (d.panel_forced ||
+          model::auto_runs_panel(k, sizeof(Value), d.pn_panels, d.panel_per_sm, cuda::sm_count()));
 }
 
 /// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns, and the panel

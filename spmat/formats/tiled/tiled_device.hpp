@@ -89,6 +89,7 @@ struct TiledDevice {
   // stored rows; panel_r, pn_panels and panel_reuse hold the layout from the start.
   int panel_r = 0;
   bool panel_forced = false;
+  std::int64_t panel_per_sm = 120;  ///< kernel=auto: fewest panels per SM for the panel kernel
   std::int64_t pn_panels = 0;
   mutable bool panels_pending = false;
   std::int64_t pn_distinct = 0;  ///< Σ_p D_p: the size of pn_col and pn_mask
@@ -104,6 +105,8 @@ struct TiledDevice {
   cuda::DeviceBuffer<Index> value_map;
 
   Shape shape() const { return {rows, cols, nnz}; }
+  /// Panels of the panel kernel (0 without its layout), whether or not their arrays wait.
+  std::int64_t panel_count() const { return pn_panels; }
   /// The host storage (to_csr of a device-built matrix; plan_reason is not kept).
   TiledStorage<Value, Index> download() const;
 
@@ -125,6 +128,7 @@ struct TiledDevice {
     r = h.r;
     sell = h.sell;
     kt = h.kt;
+    panel_per_sm = h.panel_per_sm;
     device = h.device;
   }
 

@@ -171,7 +171,8 @@ const char* kConfigs[] = {
     "kernel=panel,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=4,variant=segmented,segsize=3,reorder=on",
     "kernel=panel,panel_rows=32,variant=baseline,reorder=on",
-    "variant=baseline,reorder=off,panel_reuse=0.5",  // auto with the panel arrays built
+    "variant=baseline,reorder=off,panel_reuse=0.5,panel_per_sm=0",  // auto running the panel kernel
+    "variant=baseline,reorder=off,panel_reuse=0.5",  // auto, arrays built, too few panels: rows
 };
 const std::int64_t kKs[] = {1, 3, 16, 33, 128, 256};
 
@@ -455,6 +456,24 @@ TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
   EXPECT_LT(r.storage_bytes(), s.storage_bytes());
 }
 
+TEST(Tiled, AutoRunsThePanelKernelOnlyWithEnoughPanelsPerSm) {
+  // A B row slice of >= 256 bytes and >= panel_per_sm panels per SM (0: no minimum).
+  EXPECT_TRUE(model::auto_runs_panel(128, 4, 120 * 132, 120, 132));
+  EXPECT_FALSE(model::auto_runs_panel(128, 4, 120 * 132 - 1, 120, 132));
+  EXPECT_FALSE(model::auto_runs_panel(32, 4, 1 << 20, 120, 132));  // 128-byte slices
+  EXPECT_TRUE(model::auto_runs_panel(32, 8, 1, 0, 132));
+  // The option reaches the storage, and `spmat model` names the kernel the format runs: a band
+  // of 1,000 rows has 250 panels (the row kernel), one of 80,000 rows 20,000 (the panel kernel,
+  // >= 120 · 132).
+  const auto small = banded_csr<float, std::int32_t>(1000, 4);
+  using S = TiledStorage<float, std::int32_t>;
+  EXPECT_EQ(S::build(small, FormatOptions::parse("panel_per_sm=0")).panel_per_sm, 0);
+  EXPECT_EQ(S::build(small, {}).panel_per_sm, 120);
+  const auto dev = model::device_by_name("h100");
+  EXPECT_EQ(model::decide_rows(small, 128, dev).kernel, "rows");
+  EXPECT_EQ(model::decide_rows(banded_csr<float, std::int32_t>(80000, 4), 128, dev).kernel, "panel");
+}
+
 TEST(Tiled, AutoLayoutIsTheModelsRowsDecision) {
   // The builder and `spmat model` (model::decide_rows) decide the layout with one rule
   // (model::choose_rows_variant): the same segment size on skewed, banded and random rows.
@@ -513,6 +532,27 @@ void check_gpu_panel() {
 TEST(Tiled, CudaPanelKernelMatchesTheReference) {
   SPMAT_SKIP_WITHOUT_GPU();
   testing::for_each_type_pair([]<class V, class I>() { check_gpu_panel<V, I>(); });
+}
+
+TEST(Tiled, CudaAutoKeepsTheRowKernelWithFewPanels) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  // A band of 1,000 rows has panel reuse (its arrays are planned) but 250 panels: a product at
+  // K = 128 runs the row kernel and leaves the panel arrays unbuilt, unless panel_per_sm=0.
+  const auto band = banded_csr<float, std::int32_t>(1000, 4);
+  const auto b = testing::random_vector<float>(band.cols * 128, 3, true);
+  const auto want = reference::spmm<float, std::int32_t, float, float>(band, b, 128, DenseLayout::row_major);
+  for (const std::string cfg : {"variant=baseline,reorder=off", "variant=baseline,reorder=off,panel_per_sm=0"}) {
+    SCOPED_TRACE(cfg);
+    const auto m = Matrix<float>::build(band, "tiled", Backend::cuda, FormatOptions::parse(cfg));
+    const std::size_t before = m.storage_bytes();
+    m.prepare(Op::spmm, 128, DenseLayout::row_major);
+    if (cfg.find("panel_per_sm") == std::string::npos)
+      EXPECT_EQ(m.storage_bytes(), before);
+    else
+      EXPECT_GT(m.storage_bytes(), before);
+    const auto c = testing::apply_spmm(m, b, 128, DenseLayout::row_major);
+    EXPECT_LE(reference::relative_norm2_error<float>(c, want), testing::tolerance<float>());
+  }
 }
 
 TEST(Tiled, CudaSpmmMatchesTheReferenceForAllTypePairs) {

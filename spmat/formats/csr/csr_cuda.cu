@@ -31,7 +31,6 @@
 //   slower), and a matrix that fits in L2 gains nothing.
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -937,21 +936,12 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const Index* h
                                        const CsrStorage<Value, Index>& s) {
   // Kernel (auto may become scalar), lanes per row, row bins and long-row chunks: used by the
   // auto spmv and by the spmv_t of every kernel but merge.
-  csr_plan::RowPlan p = csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins);
-  // The columns are sampled where a choice depends on them, once.
-  std::optional<bool> local;
-  const auto local_columns = [&] {
-    if (!local) local = csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local();
-    return *local;
-  };
-  if (p.kernel == CsrKernel::scalar && s.kernel == CsrKernel::automatic &&
-      !csr_plan::scalar_suits_columns(local_columns()))
-    p = csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins, false);
-  if (csr_plan::may_batch_steps(p, rows)) {
-    p.batched = !local_columns();
-    if (p.batched && s.threads_per_row == 0)
-      p.tpr = csr_plan::batched_lanes(p.tpr, rows, nnz);
-  }
+  const csr_plan::RowPlan p = csr_plan::plan_for_columns(
+      [&](bool scalar_allowed) {
+        return csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins, scalar_allowed);
+      },
+      [&] { return csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local(); }, s.kernel,
+      s.threads_per_row, rows, nnz);
   apply_row_plan(p, s);
   if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr, host_col_idx);
 }

@@ -1167,6 +1167,42 @@ TEST(CsrCudaPlan, TheScalarChoiceCanBeRuledOutByTheCaller) {
             CsrKernel::scalar);
 }
 
+TEST(CsrCudaPlan, PlanForColumnsSamplesTheColumnsOnceAndOnlyWhereAChoiceDependsOnThem) {
+  const auto plan_even = [](std::int64_t n, std::int64_t len, CsrKernel kernel, int tpr) {
+    std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(n) + 1);
+    for (std::int64_t r = 0; r <= n; ++r) row_ptr[static_cast<std::size_t>(r)] = len * r;
+    return [=](bool local, int* samples) {
+      return csr_plan::plan_for_columns(
+          [&](bool scalar_allowed) {
+            return csr_plan::plan_rows(n, row_ptr.data(), kernel, tpr, CsrBins::automatic, scalar_allowed);
+          },
+          [=] { return ++*samples, local; }, kernel, tpr, n, len * n);
+    };
+  };
+  // 300,000 rows of 6: local columns keep the scalar kernel; random ones take the batched
+  // sub-warp kernel, sampled once for both decisions.
+  const auto short_rows = plan_even(300000, 6, CsrKernel::automatic, 0);
+  int samples = 0;
+  EXPECT_EQ(short_rows(true, &samples).kernel, CsrKernel::scalar);
+  EXPECT_EQ(samples, 1);
+  samples = 0;
+  const auto random = short_rows(false, &samples);
+  EXPECT_EQ(random.kernel, CsrKernel::automatic);
+  EXPECT_TRUE(random.batched);
+  EXPECT_EQ(samples, 1);
+  // 2,000,000 rows of 20 with random columns: batched, lanes widened (4 -> 8) unless forced.
+  samples = 0;
+  const auto wide = plan_even(2000000, 20, CsrKernel::automatic, 0)(false, &samples);
+  EXPECT_TRUE(wide.batched);
+  EXPECT_EQ(wide.tpr, csr_plan::batched_lanes(csr_plan::threads_per_row(2000000, 40000000), 2000000, 40000000));
+  EXPECT_GT(wide.tpr, csr_plan::threads_per_row(2000000, 40000000));
+  EXPECT_EQ(plan_even(2000000, 20, CsrKernel::automatic, 4)(false, &samples).tpr, 4);
+  // A small matrix decides nothing from its columns: none are sampled.
+  samples = 0;
+  plan_even(1000, 6, CsrKernel::vector, 0)(false, &samples);
+  EXPECT_EQ(samples, 0);
+}
+
 TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {
   SPMAT_SKIP_WITHOUT_GPU();
   // 200,000 rows of 6: random columns (batched sub-warp kernel) and a band (scalar kernel),

@@ -15,7 +15,6 @@
 // tile and a CUB select of the wide fix-ups. Nothing but a few counts leaves the device, and
 // no host thread works on the matrix; device and host builds stay bit-identical, plan arrays
 // included.
-#include <optional>
 
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -333,22 +332,14 @@ std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr
                    csr_plan::long_row_threshold(d.rows, d.nnz));
   const auto stat = [&](int k) { return static_cast<std::int64_t>(st[static_cast<std::size_t>(k)]); };
   const csr_plan::RowStats stats{stat(kMaxLen), stat(kMoved), stat(kLongNnzBinned), stat(kLongNnzUnbinned)};
-  csr_plan::RowPlan p = csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel,
-                                                  options.threads_per_row, options.bins);
-  // The columns are sampled where a choice depends on them, once (as set_plan does).
-  std::optional<bool> local;
-  const auto local_columns = [&] {
-    if (!local) local = column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
-    return *local;
-  };
-  if (p.kernel == CsrKernel::scalar && options.kernel == CsrKernel::automatic &&
-      !csr_plan::scalar_suits_columns(local_columns()))
-    p = csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel, options.threads_per_row,
-                                  options.bins, false);
-  if (csr_plan::may_batch_steps(p, d.rows)) {
-    p.batched = !local_columns();
-    if (p.batched && options.threads_per_row == 0) p.tpr = csr_plan::batched_lanes(p.tpr, d.rows, d.nnz);
-  }
+  // The plan as set_plan makes it, from the device's statistics and column sample.
+  const csr_plan::RowPlan p = csr_plan::plan_for_columns(
+      [&](bool scalar_allowed) {
+        return csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel, options.threads_per_row,
+                                         options.bins, scalar_allowed);
+      },
+      [&] { return column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local(); },
+      options.kernel, options.threads_per_row, d.rows, d.nnz);
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
   d.apply_row_plan(p, options);
   if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return stat(kMaxLen);  // no lists

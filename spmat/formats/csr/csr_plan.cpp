@@ -98,6 +98,24 @@ int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz) {
   return t;
 }
 
+RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan,
+                         const std::function<bool()>& local_columns, CsrKernel kernel,
+                         int forced_tpr, std::int64_t rows, std::int64_t nnz) {
+  std::optional<bool> local;
+  const auto is_local = [&] {
+    if (!local) local = local_columns();
+    return *local;
+  };
+  RowPlan p = plan(true);
+  if (p.kernel == CsrKernel::scalar && kernel == CsrKernel::automatic && !scalar_suits_columns(is_local()))
+    p = plan(false);
+  if (may_batch_steps(p, rows)) {
+    p.batched = !is_local();
+    if (p.batched && forced_tpr == 0) p.tpr = batched_lanes(p.tpr, rows, nnz);
+  }
+  return p;
+}
+
 int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns) {
   return nnz >= kMergeWideMinNnz && !skewed && local_columns ? kMergeWideIpt : kMergeIpt;
 }

@@ -7,6 +7,7 @@
 // matrix, in setup.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <limits>
 #include <vector>
@@ -246,6 +247,17 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
 /// random_p 3 M rows (mean 6) 0.55× -> 0.97× in fp64
 /// (bench/results/2026-11-27-h100/csr-stream-lanes/short-rows).
 constexpr bool scalar_suits_columns(bool local_columns) { return local_columns; }
+
+/// The row plan of a matrix whose columns may matter: `plan(scalar_allowed)` plans its rows
+/// (plan_rows from host offsets, plan_from_stats from device statistics), `local_columns()`
+/// samples its columns (column_locality, on the host or the device) and is called at most once,
+/// only where a choice depends on it. The automatic kernel keeps the scalar kernel only for local
+/// columns (scalar_suits_columns); rows that may batch their steps batch them for random columns
+/// (may_batch_steps), with lanes widened for one round of steps where `forced_tpr` is 0
+/// (batched_lanes). Host and device builds both plan through here, so they plan alike.
+RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan,
+                         const std::function<bool()>& local_columns, CsrKernel kernel,
+                         int forced_tpr, std::int64_t rows, std::int64_t nnz);
 
 /// plan_rows when the longest row (`max_len`) shows that the plan holds no row lists (no medium
 /// rows to bin, no long rows to chunk): decided from rows, nnz and max_len alone, so a build

@@ -427,15 +427,16 @@ void dram_bytes(RowsTraffic& t, const ReuseProfile& p, std::int64_t k, std::size
 }
 
 /// time = max(DRAM, L1 slots, L2 pieces, latency) + launches (predicted/all-miss, the latter at
-/// rates / rate_spread, latency and launches · rate_spread); optimistic: full β, rates ·
-/// rate_spread, no latency, no launches.
+/// rates / rate_spread, latency and launches · rate_spread); optimistic: full β, L1 at its
+/// hardware peak (l1_peak_gbs), L2 at l2_gbs · rate_spread, no latency, no launches.
 void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode,
                  const RowsCalibration& cal, int launches) {
   const double beta = dev.bandwidth_gbs * 1e9;
   const double spread = mode == BMode::optimistic ? cal.rate_spread
                         : mode == BMode::all_miss ? 1.0 / cal.rate_spread
                                                   : 1.0;
-  t.l1_seconds = t.l1_bytes / (cal.l1_gbs * spread * 1e9);
+  const double l1_gbs = mode == BMode::optimistic ? cal.l1_peak_gbs : cal.l1_gbs * spread;
+  t.l1_seconds = t.l1_bytes / (l1_gbs * 1e9);
   t.l2_seconds = t.l2_bytes / (cal.l2_gbs * spread * 1e9);
   if (mode == BMode::optimistic) {
     t.dram_seconds = t.total / beta;

@@ -255,6 +255,13 @@ struct RowsCalibration {
   /// the slow end).
   /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
   double rate_spread = 1.25;
+  /// The optimistic bound's L1 ceiling is the hardware's L1 load bandwidth (128 B a clock per
+  /// SM; 132 SMs at 1.98 GHz on the H100 and H200: 33 TB/s), not the fitted l1_gbs·rate_spread:
+  /// matrices whose neighbouring rows share most of their columns gather faster than the fit.
+  /// H100, row kernel, K = 64–128: bcsstk29, bcsstk33, crystk01 and s3rmq4m1 (28–68 nonzeros a
+  /// row) at 10.3–11.4 TB/s of slots, against l1_gbs·rate_spread = 7.2 TB/s
+  /// (bench/results/2026-11-27-h100/tiled-panel-rule/model_bounds.json).
+  double l1_peak_gbs = 33000;
   /// The panel kernel (kernel=panel) streams B and C at a higher share of β than the row-wise
   /// kernel: 0.59-0.71 on the H100 at K = 128, R = 4 (banded, lap2d, lap3d, G3_circuit); 0.65
   /// is their middle.

@@ -226,9 +226,10 @@ TEST(Model, RowKernelGatherCeilingsByHand) {
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 8, 4, 4, false, dev, BMode::all_miss, g64).l1_bytes, 48 * 128);
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 8, 4, 4, false, dev, BMode::all_miss, g64).b_bytes, 4 * 128);
   // A slow L1 path makes the slot term the time: 1536 B at 1 kB/s = 1.536 s (+ one launch);
-  // all-miss at 1 kB/s / 1.25 (+ the launch × 1.25), optimistic the 384 B of nonzeros at
-  // 1 kB/s · 1.25.
+  // all-miss at 1 kB/s / 1.25 (+ the launch × 1.25), optimistic the 384 B of nonzeros at the
+  // L1 peak (1.25 kB/s here).
   cal.l1_gbs = 1e-6;
+  cal.l1_peak_gbs = 1.25e-6;
   const auto slow = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal);
   EXPECT_DOUBLE_EQ(slow.l1_seconds, 1.536);
   EXPECT_NEAR(slow.seconds, 1.536 + 4e-6, 1e-12);

@@ -298,9 +298,9 @@ __device__ __forceinline__ MergeTile merge_tile(std::int64_t b, std::int64_t tot
   t.row0 = tile_row[b];
   t.row1 = tile_row[b + 1];
   t.nz0 = t.d0 - t.row0;
+  t.items = static_cast<int>(t.d1 - t.d0);  // the counts are at most kT: 32-bit from here on
   t.nr = static_cast<int>(t.row1 - t.row0);
-  t.nzl = static_cast<int>((t.d1 - t.row1) - t.nz0);
-  t.items = static_cast<int>(t.d1 - t.d0);
+  t.nzl = t.items - t.nr;
   return t;
 }
 
@@ -315,14 +315,80 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
   __syncthreads();
 }
 
+/// The tile-local merge item of row end i of a tile whose first nonzero is nz0: it comes after
+/// the i row ends and the row_end[i] − nz0 nonzeros before it (row end i is consumed before
+/// nonzero j iff row_end[i] <= j, as in cuda::merge_path_search). `row_end`: the tile's first
+/// row end, row_ptr + row0 + 1. In 32 bits whatever Index: row_end[i] − nz0 is at most the
+/// tile's nonzeros, so the low words of the two give it exactly (`nz0_lo`: nz0's low word).
+template <class Index>
+__device__ __forceinline__ int row_end_item(const Index* __restrict__ row_end, unsigned nz0_lo,
+                                            int i) {
+  return static_cast<int>(static_cast<unsigned>(ldg(row_end + i)) - nz0_lo) + i;
+}
+
+/// Marks merge item `item` of the tile as a row end in the bit mask s_ends (bit item % 32 of
+/// word item / 32). The row ends' items are distinct, so the result does not depend on the
+/// order of the threads' ORs.
+__device__ __forceinline__ void mark_row_end(unsigned* s_ends, int item) {
+  atomicOr(s_ends + (item >> 5), 1u << (item & 31));
+}
+
+/// The row ends among merge items [d, d + kIpt) of a tile (bit i: item d + i), and in `before`
+/// the number of row ends before item d: the row coordinate where diagonal d crosses the tile's
+/// path, the cut of cuda::merge_path_search without a search. From the tile's row-end mask
+/// s_ends (kWords words, zero past the tile's end): each warp counts the row ends of every
+/// word (kPer words a lane) and scans the counts, then takes the prefix of d's word and the
+/// bits of that word below d. Every thread of the warp must call it.
+template <int kIpt, int kWords>
+__device__ __forceinline__ unsigned tile_row_ends(const unsigned* s_ends, int d, int& before) {
+  constexpr int kPer = (kWords + 31) / 32;
+  const int lane = cuda::lane_id();
+  int count = 0;
+#pragma unroll
+  for (int m = 0; m < kPer; ++m)
+    if (lane * kPer + m < kWords) count += __popc(s_ends[lane * kPer + m]);
+  const int prefix = cuda::warp_inclusive_sum(count) - count;  // row ends before word lane·kPer
+  const int w = d >> 5, sh = d & 31;
+  const unsigned lo = s_ends[w], hi = s_ends[w + 1];
+  before = __shfl_sync(cuda::kFullMask, prefix, w / kPer) + __popc(lo & ((1u << sh) - 1));
+#pragma unroll
+  for (int m = 1; m < kPer; ++m)  // words of w's lane below w
+    if (w % kPer >= m) before += __popc(s_ends[w - m]);
+  return __funnelshift_r(lo, hi, sh) & ((1u << kIpt) - 1);
+}
+
+/// `p`, opaque to the compiler: kept in its register pair rather than recomputed from the
+/// 64-bit arithmetic that made it at each use (under a tight register budget ptxas otherwise
+/// redoes a tile's base address inside every predicated load).
+template <class T>
+__device__ __forceinline__ T* pinned(T* p) {
+  asm("" : "+l"(p));
+  return p;
+}
+
+/// Blocks of csr_merge_tile_kernel an SM is to hold: its register budget (64 K registers over
+/// kMergeBlock threads a block). Unbounded, ptxas issues the loads of all a thread's items at
+/// once and takes 72–112 registers, half the blocks. The budgets keep the occupancy the kernel
+/// had with its loads one item at a time: the narrow tiles 12 blocks (40 registers; fp32 had
+/// 10), the wide tiles 8 in fp64 (64; then 25 KB of shared memory a block allowed no more) and
+/// 10 in fp32 (48), Prefetch (a tile's loads held in registers across the gathers) 9 in fp64
+/// (56) and 10 in fp32 (48).
+template <bool Prefetch, int kIpt, class Value>
+constexpr int merge_tile_min_blocks() {
+  if constexpr (Prefetch) return sizeof(Value) == 8 ? 9 : 10;
+  if constexpr (kIpt == csr_plan::kMergeIpt) return 12;
+  return sizeof(Value) == 8 ? 8 : 10;
+}
+
 // Merge path (Merrill & Garland, CSR-MergeBased SpMV). Block b owns the tile of merge items
 // (row ends + nonzeros) on diagonals [b·T, min((b+1)·T, rows+nnz)), T = kMergeTile; the tile
 // starts at (row0, nz0) = (tile_row[b], b·T − row0) and ends at (row1, nz1). The block
 //   1. stages the tile with coalesced loads into shared memory: the products values[k]·x[col[k]]
-//      of its nonzeros, and its row ends as tile-local nonzero offsets (entry nr = row1 − row0
-//      is a sentinel: row1 does not end inside the tile);
-//   2. lets thread i find its start on the tile's path (diagonal i·IPT, binary search in shared
-//      memory) and walk its IPT items from shared memory, writing the rows it begins and ends;
+//      of its nonzeros (zeros after them), and its row ends as a bit mask over its merge items
+//      (row_end_item, mark_row_end; row1 does not end inside the tile);
+//   2. lets thread i take items i·IPT .. i·IPT + IPT − 1 of the tile's path: which of them are
+//      row ends and how many come before them (tile_row_ends: bit counts of the mask, no
+//      search), then walk them from shared memory, writing the rows it begins and ends;
 //   3. combines the partial sums of rows split between its threads with a segmented block sum:
 //      the thread that ends a row R it did not begin adds the partials of the threads before it
 //      that ended in R (all in this tile) to its own.
@@ -341,8 +407,13 @@ __device__ __forceinline__ void stage_row_ends(int* s_row_end, const MergeTile& 
 // issues the row-end loads with the nonzeros' loads.
 // kIpt: items per thread (MergePlan::ipt). Stream: col_idx and values evict-first (a matrix
 // larger than L2: reads_exceed_l2).
+// The kernel is instruction-bound on regular rows (a few items per row), so the work per item
+// is kept small: the tile's arrays are indexed with 32-bit offsets from bases computed once a
+// tile; a thread's start on the path and its row ends come from bit counts, not a search and a
+// shared load per row end; the walk takes kIpt items with no bound check (past the last
+// tile's end it meets zero products) and no branch (the compiler predicates it).
 template <bool Prefetch, int kIpt, bool Stream, class Value, class Index, class Col>
-__global__ void __launch_bounds__(csr_plan::kMergeBlock)
+__global__ void __launch_bounds__(csr_plan::kMergeBlock, merge_tile_min_blocks<Prefetch, kIpt, Value>())
     csr_merge_tile_kernel(std::int64_t rows, std::int64_t nnz, std::int64_t n_tiles,
                           const std::int64_t* __restrict__ tile_row,
                           const Index* __restrict__ row_ptr, const Col* __restrict__ col_idx,
@@ -352,7 +423,11 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
                           Value* __restrict__ tile_carry, Value* __restrict__ tile_head) {
   constexpr int kB = csr_plan::kMergeBlock;
   constexpr int kT = kB * kIpt, kWarps = kB / 32;
-  __shared__ int s_row_end[kT + 1];
+  // s_ends: bit d of the mask is set when merge item d of the tile is a row end. One word past
+  // the tile's last: a thread reads the word after its first item's (tile_row_ends).
+  constexpr int kWords = kT / 32 + 1;
+  static_assert(kT % 32 == 0 && kIpt < 32 && kWords <= kB, "a thread's items fit two words");
+  __shared__ unsigned s_ends[kWords];
   __shared__ Value s_prod[kT];
   __shared__ Value s_scan[kB];
   __shared__ int s_first[kWarps], s_last[kWarps];
@@ -360,100 +435,118 @@ __global__ void __launch_bounds__(csr_plan::kMergeBlock)
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t total = rows + nnz;
   const bool owner = tile_own != nullptr;
+  // The mask starts clear; each tile clears it for the next one after its last read.
+  if (tid < kWords) s_ends[tid] = 0;
+  __syncthreads();
   for (std::int64_t b = blockIdx.x; b < n_tiles; b += gridDim.x) {  // block-uniform loop
     if (b + gridDim.x >= n_tiles) cuda::allow_dependent_launch();  // the fix-ups may launch
     const MergeTile tile = merge_tile<kT>(b, total, tile_row);
-    const std::int64_t row0 = tile.row0, nz0 = tile.nz0;
-    const int nr = tile.nr, nzl = tile.nzl, items = tile.items;  // row ends, nonzeros: <= kT
+    const int nr = tile.nr, nzl = tile.nzl;  // row ends, nonzeros: <= kT
+    // The tile's arrays from here: 64-bit address arithmetic once a tile, 32-bit offsets below.
+    const Col* __restrict__ t_col = pinned(col_idx + tile.nz0);
+    const Value* __restrict__ t_val = pinned(values + tile.nz0);
+    const Index* __restrict__ t_end = pinned(row_ptr + tile.row0 + 1);
+    const unsigned nz0_lo = static_cast<unsigned>(tile.nz0);
+    Value* __restrict__ t_y = y + tile.row0;
     const std::int32_t own = owner ? tile_own[b] : 0;
     // Owner completion: the products of the last row past the tile's end, issued with the
     // tile's own loads (one round of latency for most tiles: at most kB of them).
     Value past = 0;
     if (own & csr_plan::kTileCompletesLastRow) {
       const int n_past = own >> csr_plan::kTilePastEndShift;
-      const std::int64_t nz1 = nz0 + nzl;
 #pragma unroll 4
       for (int i = tid; i < n_past; i += kB)
-        past += ld_once<Stream>(values + nz1 + i) * ldg(x + ld_once<Stream>(col_idx + nz1 + i));
+        past += ld_once<Stream>(t_val + nzl + i) * ldg(x + ld_once<Stream>(t_col + nzl + i));
     }
+    // Thread tid stages entries tid + it·kB of s_prod, all kT of them: the tile's nonzeros,
+    // then zeros (what the walk reads past the last tile's end). Constant offsets from the
+    // thread's own pointers.
+    const Col* __restrict__ my_col = pinned(t_col + tid);
+    const Value* __restrict__ my_val = pinned(t_val + tid);
+    const int mine = nzl - tid;
     if constexpr (Prefetch) {
       // The tile's loads issued together: the row ends of its first 2·kB rows (most tiles have
       // fewer) beside its columns and values, then the x entries they gather: two rounds of
       // memory latency before the barrier instead of three.
-      auto row_end = [&](int i) {
-        return i < nr ? static_cast<int>(static_cast<std::int64_t>(ldg(row_ptr + row0 + i + 1)) - nz0) : nzl;
-      };
-      const int e0 = tid <= nr ? row_end(tid) : 0, e1 = tid + kB <= nr ? row_end(tid + kB) : 0;
+      const int e0 = tid < nr ? row_end_item(t_end, nz0_lo, tid) : 0;
+      const int e1 = tid + kB < nr ? row_end_item(t_end, nz0_lo, tid + kB) : 0;
       Col col[kIpt];
       Value val[kIpt];
 #pragma unroll
       for (int it = 0; it < kIpt; ++it) {
-        const int j = tid + it * kB;
-        if (j < nzl) {
-          col[it] = ld_once<Stream>(col_idx + nz0 + j);
-          val[it] = ld_once<Stream>(values + nz0 + j);
+        if (it * kB < mine) {
+          col[it] = ld_once<Stream>(my_col + it * kB);
+          val[it] = ld_once<Stream>(my_val + it * kB);
         }
       }
 #pragma unroll
-      for (int it = 0; it < kIpt; ++it) {
-        const int j = tid + it * kB;
-        if (j < nzl) s_prod[j] = val[it] * ldg(x + col[it]);
-      }
-      if (tid <= nr) s_row_end[tid] = e0;
-      if (tid + kB <= nr) s_row_end[tid + kB] = e1;
-      for (int i = tid + 2 * kB; i <= nr; i += kB) s_row_end[i] = row_end(i);
-      __syncthreads();
+      for (int it = 0; it < kIpt; ++it)
+        s_prod[tid + it * kB] = it * kB < mine ? val[it] * ldg(x + col[it]) : Value(0);
+      if (tid < nr) mark_row_end(s_ends, e0);
+      if (tid + kB < nr) mark_row_end(s_ends, e1);
+      for (int i = tid + 2 * kB; i < nr; i += kB) mark_row_end(s_ends, row_end_item(t_end, nz0_lo, i));
     } else {
+#pragma unroll 1  // one trip for most threads: rows of kIpt items and more
+      for (int i = tid; i < nr; i += kB) mark_row_end(s_ends, row_end_item(t_end, nz0_lo, i));
 #pragma unroll
       for (int it = 0; it < kIpt; ++it) {
-        const int j = tid + it * kB;
-        if (j < nzl) {
-          const std::int64_t k = nz0 + j;
-          s_prod[j] = ld_once<Stream>(values + k) * ldg(x + ld_once<Stream>(col_idx + k));
-        }
+        Value p = 0;
+        if (it * kB < mine) p = ld_once<Stream>(my_val + it * kB) * ldg(x + ld_once<Stream>(my_col + it * kB));
+        s_prod[tid + it * kB] = p;
       }
-      stage_row_ends<kB>(s_row_end, tile, row_ptr, tid);
     }
+    __syncthreads();
 
-    const int dl = min(tid * kIpt, items), dl_end = min(dl + kIpt, items);
-    int k = static_cast<int>(cuda::merge_path_search(dl, s_row_end, nr, nzl));  // local row
-    int j = dl - k;                                                               // local nonzero
+    // Thread tid walks items [dl, dl + kIpt): row ends (bits of `ends`) and nonzeros
+    // j = d − k, k the rows ended before item d. Past the last tile's end there are no row
+    // ends: the walk stays on its open row nr, which is no row, and adds zeros.
+    const int dl = tid * kIpt;
+    int k;                                                // local row
+    const unsigned ends = tile_row_ends<kIpt, kWords>(s_ends, dl, k);
     const int k_first = k;
+    const Value* prod = s_prod + (dl - k);  // prod[i]: the product of item dl + i, on row k
     Value s = 0, head = 0;
-    bool has_head = false;  // this thread ended its first row (begun here or before)
-    for (int d = dl; d < dl_end; ++d) {
-      if (j < s_row_end[k]) {  // k == nr only meets nonzeros (sentinel nzl > j)
-        s += s_prod[j];
-        ++j;
-      } else {
-        if (k == k_first) {
-          head = s;
-          has_head = true;
-        } else {
-          axpby_store(y + row0 + k, alpha, s, beta);
-        }
+    // Written as one condition a statement, the compiler predicates the whole walk: a warp's
+    // threads meet row ends at different items, so branches would run both sides anyway.
+#pragma unroll
+    for (int i = 0; i < kIpt; ++i) {
+      const bool row_end = (ends >> i) & 1u;
+      if (!row_end) s += prod[i];                             // a nonzero of row k
+      if (row_end && k == k_first) head = s;                  // begun here or before: see below
+      if (row_end && k != k_first) axpby_store(t_y + k, alpha, s, beta);  // begun here
+      if (row_end) {
         s = 0;
         ++k;
+        --prod;
       }
     }
+    const bool has_head = ends != 0;  // this thread ended its first row (begun here or before)
+    k = k_first + __popc(ends);  // the walk's k, restated: else ptxas recounts it bit by bit
     // s is now the partial of local row k (this thread's last row, unfinished here); thread
     // i-1's last row is thread i's first row, so the scan at i-1 holds what came before.
     const Value v = merge_block_segmented_sum(k, s, s_first, s_last, s_total);
     s_scan[tid] = v;
     __syncthreads();
+    if (tid < kWords) s_ends[tid] = 0;  // read for the last time above
     if (has_head) {
       const Value sum = tid > 0 ? s_scan[tid - 1] + head : head;
       if (k_first != 0 || b == 0)
-        axpby_store(y + row0 + k_first, alpha, sum, beta);
+        axpby_store(t_y + k_first, alpha, sum, beta);
       else if (!owner)
         tile_head[b] = sum;  // the tile's first row: may continue from earlier tiles
       else if (!(own & csr_plan::kTileSkipsFirstRow))
-        axpby_store(y + row0, alpha, sum, beta);  // begun here: this tile owns it
+        axpby_store(t_y, alpha, sum, beta);  // begun here: this tile owns it
     }
     if (own & csr_plan::kTileCompletesLastRow) {  // block-uniform
-      past = cuda::block_sum(past, s_past);
+      // Up to a warp's worth of products past the end (rows of up to ~32 nonzeros) sit in warp
+      // 0 alone: its shuffle tree, with no block barrier. Longer: the block's tree.
+      if ((own >> csr_plan::kTilePastEndShift) <= 32) {
+        if (tid < 32) past = cuda::subwarp_sum<32>(past);
+      } else {
+        past = cuda::block_sum(past, s_past);
+      }
       if (tid == 0)  // s_scan[kB - 1]: key nr, the tile's last row, begun here
-        axpby_store(y + tile.row1, alpha, s_scan[kB - 1] + past, beta);
+        axpby_store(t_y + nr, alpha, s_scan[kB - 1] + past, beta);
     } else if (!owner && tid == kB - 1) {
       tile_carry[b] = v;  // key nr: the tile's last row
     }

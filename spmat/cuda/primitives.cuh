@@ -164,14 +164,14 @@ __device__ __forceinline__ void allow_dependent_launch() {
 #endif
 }
 template <class... Params, class... Args>
-void launch_after_prior(const char* what, void (*kernel)(Params...), unsigned grid, unsigned block,
+void launch_after_prior(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block,
                         Args... args) {
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
+  config.gridDim = grid;
+  config.blockDim = block;
   config.dynamicSmemBytes = 0;
   config.stream = stream();
   config.attrs = attr;

@@ -96,11 +96,12 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
   std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
                                d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
                                d.batch_auto, d.cstore_auto, device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
-                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm};
+                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm,
+                               d.long_max_slots};
   out.push_back(cuda::stored_scalars(
       "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
       "sell, kt, batch, stream, batch_auto, cstore_auto, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
-      "panel_reuse, segsize, reordered, panel_per_sm", sc));
+      "panel_reuse, segsize, reordered, panel_per_sm, long_max_slots", sc));
   std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
                                bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
                                p.split_work_rows};
@@ -186,6 +187,16 @@ __global__ void tiled_spmm_kernel(std::int64_t work_rows, std::int64_t rows, std
 
 namespace tiled_gpu {
 constexpr int kRowsBlock = 256;
+/// Threads of a tiled_rows_kernel block with G lanes a work row: 128 (four rows) for a warp a
+/// row, else kRowsBlock. A block holds its SM slot until its slowest warp is done, and with a
+/// warp a row on skewed rows (graphs at K = 128) most of a block's warps idle behind one long
+/// row: half the warps a block, half the idling. Measured on an H100 against 256 threads, same
+/// build and run, K = 128 against the fastest cuSPARSE (25 matrices): fp32 EAT_RS 0.93× ->
+/// 0.97×, email-Enron 0.88× -> 0.94×, loc-Brightkite 0.89× -> 0.96×, ca-HepPh 0.84× -> 0.88×,
+/// HEP-th-new 0.96× -> 1.00×, EX5 1.45× -> 1.42×; fp64 EAT_RS 0.95× -> 1.04×, loc-Brightkite
+/// 0.94× -> 1.04×, email-Enron 0.92× -> 0.99×, HEP-th-new 1.02× -> 1.10×, vibrobox 1.17× ->
+/// 1.10×; the others within 3% (bench/results/2026-11-28-h100/tiled-split-rows/summary.json).
+constexpr int rows_block(int group_lanes) { return group_lanes == 32 ? 128 : kRowsBlock; }
 
 /// V consecutive values at p (16-byte aligned when V > 1), read-only path.
 template <int V, class Value>
@@ -242,7 +253,7 @@ __device__ __forceinline__ void store_stream(Value* p, const Value (&x)[V]) {
 }
 }  // namespace tiled_gpu
 
-// Row-major B and C. Block = 256 threads = 8 warps = 8·(32/G) work rows; grid = (row blocks,
+// Row-major B and C. Block = rows_block(G) threads, (threads / 32)·(32/G) work rows; grid = (row blocks,
 // K-tiles). See the file header for the mapping.
 template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
@@ -258,6 +269,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
   const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t w = warp_id * kRowsPerWarp + grp;
+  cuda::allow_dependent_launch();  // the split rows' sums: launched once the last blocks run
   if (w >= work_rows) return;  // the whole group leaves together (same w)
   const unsigned gmask = cuda::subwarp_mask<G>();
   const std::int64_t k0 = (tile0 + blockIdx.y) * kt;
@@ -405,6 +417,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
                           const Value* __restrict__ b, Value* __restrict__ c, int store,
                           Value* __restrict__ partial, Value alpha, Value beta) {
   const std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  cuda::allow_dependent_launch();  // the split rows' sums: launched once the last blocks run
   if (w >= work_rows) return;
   const std::int64_t k0 = (tile0 + blockIdx.y) * R;
   const int rn = static_cast<int>(min(static_cast<std::int64_t>(R), k - k0));
@@ -453,59 +466,19 @@ __global__ void tiled_reduce_kernel(std::int64_t rows, std::int64_t k,
   }
 }
 
-/// kernel=rows: the split rows. Block (r, y) sums the slots [long_ptr[r], long_ptr[r+1]) of
-/// split row long_row[r] over the columns y·32 .. y·32+31: thread t owns the pack at column
-/// y·32 + (t % L)·V (L = 32/V lanes per slot) and the stripe t / L of the slots (slot s goes to
-/// stripe (s - first) % S, S = 256/L stripes, summed in slot order); then stripe 0 adds the S
-/// stripe sums in stripe order. The order depends only on the layout: deterministic. A split row
-/// of n segments costs n/S dependent-free loads per thread (unrolled by 4), not n: a row of 10^6
-/// nonzeros in segments of 256 is 3907 slots, 123 loads per thread (fp32, S = 32).
-template <int V, class Value, class Index>
-__global__ void __launch_bounds__(256)
-    tiled_long_reduce_kernel(std::int64_t rows, std::int64_t k, std::int64_t col0,
-                             const Index* __restrict__ long_row,
-                             const std::int64_t* __restrict__ long_ptr,
-                             const Value* __restrict__ partial, Value* __restrict__ c,
-                             bool row_major, Value alpha, Value beta) {
-  constexpr int L = 32 / V, S = 256 / L;
-  __shared__ Value sh[S][32];
-  const int t = static_cast<int>(threadIdx.x), lane = t % L, stripe = t / L;
-  const std::int64_t r = blockIdx.x;
-  const std::int64_t j0 = col0 + static_cast<std::int64_t>(blockIdx.y) * 32 + lane * V;
-  const bool ok = j0 < k;  // V > 1 only when k % V == 0: the whole pack is in range
-  const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
-  Value acc[V];
-#pragma unroll
-  for (int e = 0; e < V; ++e) acc[e] = Value(0);
-  if (ok) {
-    std::int64_t s = s0 + stripe;
-    for (; s + 3 * S < s1; s += 4 * S) {
-      Value x[4][V];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) tiled_gpu::load_plain<V>(partial + (s + u * S) * k + j0, x[u]);
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int e = 0; e < V; ++e) acc[e] += x[u][e];
-    }
-    for (; s < s1; s += S) {
-      Value x[V];
-      tiled_gpu::load_plain<V>(partial + s * k + j0, x);
-#pragma unroll
-      for (int e = 0; e < V; ++e) acc[e] += x[e];
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < V; ++e) sh[stripe][lane * V + e] = acc[e];
-  __syncthreads();
-  if (stripe != 0 || !ok) return;
-  Value sum[V];
-#pragma unroll
-  for (int e = 0; e < V; ++e) sum[e] = sh[0][lane * V + e];
-  for (int q = 1; q < S; ++q)
-#pragma unroll
-    for (int e = 0; e < V; ++e) sum[e] += sh[q][lane * V + e];
-  const std::int64_t i = static_cast<std::int64_t>(long_row[r]);
+namespace tiled_gpu {
+/// Split rows of at most this many slots are summed by one warp (tiled_long_reduce_kernel's
+/// warp path), longer ones by the whole block. A block for a row of a few slots left most of
+/// its 256 threads idle and cost a block launch and a barrier for a handful of loads: the
+/// graphs' and FEM matrices' many rows of 2–10 segments.
+constexpr std::int64_t kWarpReduceMaxSlots = 16;
+
+/// C[i][j0 .. j0+V) = alpha·sum + beta·C (beta == 0 never reads C): vector store for row-major
+/// packs, element stores otherwise.
+template <int V, class Value>
+__device__ __forceinline__ void store_row_sum(Value* __restrict__ c, std::int64_t i, std::int64_t j0,
+                                              std::int64_t k, std::int64_t rows, bool row_major,
+                                              Value alpha, const Value (&sum)[V], Value beta) {
   if (row_major && V > 1) {
     Value* dst = c + i * k + j0;
     Value o[V];
@@ -513,11 +486,11 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = alpha * sum[e];
     } else {
-      tiled_gpu::load_plain<V>(dst, o);
+      load_plain<V>(dst, o);
 #pragma unroll
       for (int e = 0; e < V; ++e) o[e] = alpha * sum[e] + beta * o[e];
     }
-    tiled_gpu::store_pack<V>(dst, o);
+    store_pack<V>(dst, o);
     return;
   }
 #pragma unroll
@@ -528,27 +501,109 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+/// acc += the slots s, s + step, ... < s1 of `partial` at column j0 (packs of V), loaded four
+/// at a time and added in slot order.
+template <int V, class Value>
+__device__ __forceinline__ void add_slots(const Value* __restrict__ partial, std::int64_t k, std::int64_t j0,
+                                          std::int64_t s, std::int64_t s1, std::int64_t step,
+                                          Value (&acc)[V]) {
+  for (; s + 3 * step < s1; s += 4 * step) {
+    Value x[4][V];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) load_plain<V>(partial + (s + u * step) * k + j0, x[u]);
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] += x[u][e];
+  }
+  for (; s < s1; s += step) {
+    Value x[V];
+    load_plain<V>(partial + s * k + j0, x);
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] += x[e];
+  }
+}
+}  // namespace tiled_gpu
+
+/// kernel=rows: the split rows' sums. Block (g, y) owns the split rows 8g .. 8g+7 (long_row[r]
+/// owns slots [long_ptr[r], long_ptr[r+1])) over the columns col0 + y·32 .. +31; L = 32/V lanes
+/// cover them, one pack of V columns each.
+///   - A row of at most kWarpReduceMaxSlots slots: warp r − 8g alone. Its 32/L stripes of L lanes
+///     sum the slots s ≡ stripe (mod 32/L) in slot order, then a fixed xor tree adds the stripes.
+///   - A longer row: the whole block, one such row after another. Its S = 256/L stripes sum
+///     the slots s ≡ stripe (mod S) in slot order (four loads in flight), then stripe 0 adds the
+///     S stripe sums in stripe order: a row of 10^6 nonzeros in segments of 256 is 3907 slots,
+///     123 loads per thread (fp32, S = 32).
+/// The order depends only on the layout: deterministic.
+template <int V, class Value, class Index>
+__global__ void __launch_bounds__(256)
+    tiled_long_reduce_kernel(std::int64_t long_rows, std::int64_t rows, std::int64_t k, std::int64_t col0,
+                             const Index* __restrict__ long_row,
+                             const std::int64_t* __restrict__ long_ptr,
+                             const Value* __restrict__ partial, Value* __restrict__ c,
+                             bool row_major, Value alpha, Value beta) {
+  constexpr int L = 32 / V, S = 256 / L;
+  constexpr std::int64_t kRowsPerBlock = 8, kMax = tiled_gpu::kWarpReduceMaxSlots;
+  __shared__ Value sh[S][32];
+  const int t = static_cast<int>(threadIdx.x), lane = t % L, stripe = t / L;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock;
+  const std::int64_t j0 = col0 + static_cast<std::int64_t>(blockIdx.y) * 32 + lane * V;
+  const bool ok = j0 < k;  // V > 1 only when k % V == 0: the whole pack is in range
+  cuda::wait_for_prior_grid();  // launched as the product's kernel began its last blocks
+  if (const std::int64_t r = r0 + t / 32; r < long_rows) {  // warp-uniform
+    const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
+    if (s1 - s0 <= kMax) {
+      constexpr int W = 32 / L;  // stripes of a warp
+      Value acc[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = Value(0);
+      if (ok) tiled_gpu::add_slots<V>(partial, k, j0, s0 + stripe % W, s1, W, acc);
+#pragma unroll
+      for (int o = L; o < 32; o *= 2)
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[e] += __shfl_xor_sync(cuda::kFullMask, acc[e], o);
+      if (stripe % W == 0 && ok)
+        tiled_gpu::store_row_sum<V>(c, static_cast<std::int64_t>(long_row[r]), j0, k, rows, row_major, alpha,
+                                    acc, beta);
+    }
+  }
+  for (std::int64_t r = r0; r < min(r0 + kRowsPerBlock, long_rows); ++r) {  // block-uniform
+    const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
+    if (s1 - s0 <= kMax) continue;
+    Value acc[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = Value(0);
+    if (ok) tiled_gpu::add_slots<V>(partial, k, j0, s0 + stripe, s1, S, acc);
+#pragma unroll
+    for (int e = 0; e < V; ++e) sh[stripe][lane * V + e] = acc[e];
+    __syncthreads();
+    if (stripe == 0 && ok) {
+      Value sum[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) sum[e] = sh[0][lane * V + e];
+      for (int q = 1; q < S; ++q)
+#pragma unroll
+        for (int e = 0; e < V; ++e) sum[e] += sh[q][lane * V + e];
+      tiled_gpu::store_row_sum<V>(c, static_cast<std::int64_t>(long_row[r]), j0, k, rows, row_major, alpha, sum,
+                                  beta);
+    }
+    __syncthreads();  // sh is refilled by the next long row
+  }
+}
+
 template <class Value, class Index>
 void launch_long_reduce(const TiledDevice<Value, Index>& d, Value* c, std::int64_t k, bool row_major,
                         Value alpha, Value beta) {
   if (d.long_rows == 0) return;
   constexpr int V = 16 / sizeof(Value);
   const bool vec = row_major && k % V == 0 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0;
-  const std::int64_t tiles = (k + 31) / 32;
-  constexpr std::int64_t kMaxGrid = 65535;
-  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGrid) {  // grid.x: up to 2^31-1 split rows
-    const std::int64_t nt = std::min(kMaxGrid, tiles - t0);
-    const dim3 grid(static_cast<unsigned>(d.long_rows), static_cast<unsigned>(nt));
-    if (vec) {
-      tiled_long_reduce_kernel<V, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
-          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
-          beta);
-    } else {
-      tiled_long_reduce_kernel<1, Value, Index><<<grid, 256, 0, cuda::stream()>>>(d.rows, k,
-          t0 * 32, d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha,
-          beta);
-    }
-    SPMAT_CUDA_CHECK_LAUNCH("tiled_long_reduce_kernel");
+  const std::int64_t tiles = (k + 31) / 32, groups = (d.long_rows + 7) / 8;
+  constexpr std::int64_t kMaxGridY = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+    const dim3 grid(static_cast<unsigned>(groups), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+    auto kernel = vec ? tiled_long_reduce_kernel<V, Value, Index> : tiled_long_reduce_kernel<1, Value, Index>;
+    cuda::launch_after_prior("tiled_long_reduce_kernel", kernel, grid, 256, d.long_rows, d.rows, k, t0 * 32,
+                             d.long_row.data(), d.long_ptr.data(), d.partial.data(), c, row_major, alpha, beta);
   }
 }
 
@@ -603,6 +658,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
   const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t p = warp_id * kPanelsPerWarp + grp;
+  cuda::allow_dependent_launch();  // the split rows' sums: launched once the last blocks run
   if (p >= panels) return;  // the whole group leaves together
   const std::int64_t k0 = (tile0 + blockIdx.y) * static_cast<std::int64_t>(G * V);
   const std::int64_t cv = k0 + static_cast<std::int64_t>(sub) * V;
@@ -727,13 +783,14 @@ inline double device_l2_bytes() {
 template <int G, int NV, int V, int B, class Value, class Index>
 void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                  std::int64_t kt, int store, Value alpha, Value beta, bool stream) {
-  constexpr std::int64_t rows_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
+  constexpr int rb = tiled_gpu::rows_block(G);
+  constexpr std::int64_t rows_per_block = (rb / 32) * (32 / G);
   const std::int64_t blocks = (d.work_rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t tiles = (k + kt - 1) / kt;
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0,
+    tiled_rows_kernel<G, NV, V, B, Value, Index><<<grid, rb, 0,
         cuda::stream()>>>(d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(),
         d.col_idx.data(), d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
         beta, stream);

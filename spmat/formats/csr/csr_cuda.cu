@@ -368,11 +368,10 @@ __device__ __forceinline__ T* pinned(T* p) {
 
 /// Blocks of csr_merge_tile_kernel an SM is to hold: its register budget (64 K registers over
 /// kMergeBlock threads a block). Unbounded, ptxas issues the loads of all a thread's items at
-/// once and takes 72–112 registers, half the blocks. The budgets keep the occupancy the kernel
-/// had with its loads one item at a time: the narrow tiles 12 blocks (40 registers; fp32 had
-/// 10), the wide tiles 8 in fp64 (64; then 25 KB of shared memory a block allowed no more) and
-/// 10 in fp32 (48), Prefetch (a tile's loads held in registers across the gathers) 9 in fp64
-/// (56) and 10 in fp32 (48).
+/// once and takes 72–112 registers, half the blocks. The budgets hold the occupancy of loads
+/// issued one item at a time: the narrow tiles 12 blocks (40 registers), the wide tiles 8 in
+/// fp64 (64; their shared memory, 25 KB a block, allows no more) and 10 in fp32 (48), Prefetch
+/// (a tile's loads held in registers across the gathers) 9 in fp64 (56) and 10 in fp32 (48).
 template <bool Prefetch, int kIpt, class Value>
 constexpr int merge_tile_min_blocks() {
   if constexpr (Prefetch) return sizeof(Value) == 8 ? 9 : 10;

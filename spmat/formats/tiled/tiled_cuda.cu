@@ -96,12 +96,11 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
   std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
                                d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
                                d.batch_auto, d.cstore_auto, device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
-                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm,
-                               d.long_max_slots};
+                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm};
   out.push_back(cuda::stored_scalars(
       "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
       "sell, kt, batch, stream, batch_auto, cstore_auto, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
-      "panel_reuse, segsize, reordered, panel_per_sm, long_max_slots", sc));
+      "panel_reuse, segsize, reordered, panel_per_sm", sc));
   std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
                                bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
                                p.split_work_rows};

@@ -2,7 +2,6 @@
 // host storage) or on the GPU from a device CSR (tiled_device_build.cu): the same arrays.
 // SPDX-License-Identifier: MIT
 #pragma once
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <bit>
@@ -81,7 +80,6 @@ struct TiledDevice {
   // split rows long_row[r] own slots [long_ptr[r], long_ptr[r+1]), their segments in column order.
   bool mapped = false;
   std::int64_t long_rows = 0, long_slots = 0;
-  std::int64_t long_max_slots = 0;  ///< the most slots of one split row (the reduce kernels' choice)
   cuda::DeviceBuffer<Index> dest, long_row;
   cuda::DeviceBuffer<std::int64_t> long_ptr;
   // kernel=panel / auto (arrays built): see TiledStorage. On the GPU the arrays wait for the
@@ -193,7 +191,6 @@ struct TiledDevice {
           dest[static_cast<std::size_t>(h.seg_list[q])] = static_cast<Index>(-(long_ptr.back() + (q - q0)) - 1);
         long_row.push_back(static_cast<Index>(i));
         long_ptr.push_back(long_ptr.back() + (q1 - q0));
-        d.long_max_slots = std::max(d.long_max_slots, q1 - q0);
       }
       d.mapped = true;
       d.long_rows = static_cast<std::int64_t>(long_row.size());

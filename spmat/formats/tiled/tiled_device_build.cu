@@ -47,7 +47,6 @@
 // IndexOverflowError where it throws one).
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
@@ -1006,13 +1005,6 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
       cuda::launch_grid_for("dest_kernel", dest_kernel<Index>, rows, kBlock, rows, g.wptr.data(), inv,
                             split_before.data(), slots_before.data(), d.dest.data(), d.long_row.data(),
                             d.long_ptr.data());
-      if (d.long_rows > 0) {  // the most slots of one split row (TiledDevice::long_max_slots)
-        auto most = scratch<std::int64_t>(1, "tiled build: most split slots");
-        ws.run("tiled build: max workspace", [&](void* t, std::size_t& bytes) {
-          return cub::DeviceReduce::Max(t, bytes, slots.data(), most.data(), rows, cuda::stream());
-        });
-        cuda::copy_to_host(&d.long_max_slots, most.data(), 1);
-      }
     }
   }
   // kernel=panel: panel_rows is R; kernel=auto: R = 4 when the reuse passes panel_reuse.

@@ -264,7 +264,7 @@ struct TiledOptions {
   static constexpr const char* format = "tiled";
   std::string kernel = "auto";
   double panel_reuse = 1.2;
-  std::int64_t panel_per_sm = 120;
+  std::int64_t panel_per_sm = 60;
   std::int64_t kt = 0;
   int batch = 0;
   std::string cstore = "auto";

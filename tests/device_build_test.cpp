@@ -399,7 +399,7 @@ const char* kTiledLayouts[] = {
     "kernel=panel,panel_rows=8,variant=segmented,segsize=5,reorder=off",
     "kernel=panel,panel_rows=16,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=32,variant=segmented,segsize=3,reorder=on",
-    "panel_reuse=0.5,panel_per_sm=0",
+    "panel_reuse=0.5,panel_per_sm=0,cv_max=1000",
     "variant=auto,reorder=auto,k=64,panel_per_sm=0"};
 
 template <class Value, class Index>

@@ -608,13 +608,8 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   PatternStats ps;
   ps.nnz = a.nnz();
   ps.mu = a.rows > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.rows) : 0;
-  double var = 0;
-  for (std::int64_t i = 0; i < a.rows; ++i) {
-    const double x = static_cast<double>(a.row_ptr[i + 1] - a.row_ptr[i]) - ps.mu;
-    var += x * x;
-  }
-  ps.sigma = a.rows > 0 ? std::sqrt(var / static_cast<double>(a.rows)) : 0;
-  ps.cv = ps.mu > 0 ? ps.sigma / ps.mu : 0;
+  ps.cv = row_length_cv(a);
+  ps.sigma = ps.cv * ps.mu;
   ps.u = static_cast<double>(base.panels) / dev.sm_count;
   const std::int64_t lb_seg = lb_segsize(ps, lb);
   const std::size_t vb = sizeof(Value), ib = sizeof(Index);
@@ -651,11 +646,11 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   d.panel.all_miss = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::all_miss, cal);
   d.panel.optimistic = panel_traffic(base, d.panel.columns, k, pkt, vb, ib, dev, BMode::optimistic, cal);
   const double rows_s = d.variants[d.chosen].predicted.seconds;
-  // kernel=auto's rule (RowsCalibration::panel_reuse / panel_slice_bytes), so that the decision
-  // names the kernel the format runs for row-major B and C.
+  // kernel=auto's rule (RowsCalibration::panel_reuse / panel_slice_bytes, rows balanced by
+  // lb.cv_max), so that the decision names the kernel the format runs for row-major B and C.
   const double reuse = d.panel.columns.sum_distinct > 0
                            ? static_cast<double>(a.nnz()) / d.panel.columns.sum_distinct : 0.0;
-  d.kernel = reuse >= cal.panel_reuse &&
+  d.kernel = reuse >= cal.panel_reuse && ps.cv <= lb.cv_max &&
                      static_cast<double>(k) * static_cast<double>(vb) >= cal.panel_slice_bytes &&
                      auto_runs_panel(k, vb, d.panel.columns.panels, cal.panel_per_sm, dev.sm_count)
                  ? "panel" : "rows";

@@ -14,7 +14,9 @@
 // Worked example (spec §3.5 check): Z = 1.25, R = 16, ρ = 4, μ = 20, Γ = 2, δ = 136, fp32,
 // B_I = 4, B_IS = 2, map term B_I/(ρμ): tiled_intensity(...) = 2 / 2.94375 = 0.6794 FLOP/B.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -127,6 +129,25 @@ struct PatternStats {
   double max_block_bytes = 0;        ///< DRAM bytes of the heaviest block (all-miss), for latency
   double b_footprint = 0;            ///< bytes of B lines one R-column tile touches (L2 working set)
 };
+
+/// σ/μ of the row lengths from rows, nnz and Σ_i len_i² (exact integers, so that the host and
+/// the device builders decide alike); 0 for an empty matrix.
+inline double row_length_cv(std::int64_t rows, std::int64_t nnz, std::uint64_t sum_sq) {
+  if (rows == 0 || nnz == 0) return 0;
+  const double mu = static_cast<double>(nnz) / static_cast<double>(rows);
+  const double var = static_cast<double>(sum_sq) / static_cast<double>(rows) - mu * mu;
+  return std::sqrt(var > 0 ? var : 0.0) / mu;
+}
+
+template <class Value, class Index>
+double row_length_cv(const Csr<Value, Index>& a) {
+  std::uint64_t sum_sq = 0;
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    const auto len = static_cast<std::uint64_t>(a.row_ptr[i + 1] - a.row_ptr[i]);
+    sum_sq += len * len;
+  }
+  return row_length_cv(a.rows, a.nnz(), sum_sq);
+}
 
 template <class Value, class Index>
 PatternStats pattern_stats(const Csr<Value, Index>& a, std::span<const WorkRow> work,
@@ -271,7 +292,7 @@ struct RowsCalibration {
   /// K·sizeof(value) >= panel_slice_bytes (tiled.cpp: option panel_reuse; tiled_cuda.cu: 256 B).
   double panel_reuse = 1.2;
   double panel_slice_bytes = 256;
-  std::int64_t panel_per_sm = 120;  ///< tiled option panel_per_sm (auto_runs_panel)
+  std::int64_t panel_per_sm = 60;  ///< tiled option panel_per_sm (auto_runs_panel)
   /// Bytes of the smallest unit a B piece costs (DRAM and L2): one 32 B sector on NVIDIA parts
   /// (64 B granules fit the H100 data no better: see tiled-spmm.md, Model).
   int granule_bytes = 32;
@@ -337,20 +358,27 @@ PanelColumns panel_columns(const Csr<Value, Index>& a, std::int64_t r);
 template <class Value, class Index>
 PanelColumns panel_columns(const Csr<Value, Index>& a, std::span<const WorkRow> work, std::int64_t r);
 
-/// Whether tiled's kernel=auto runs the panel kernel (its arrays built, row-major B and C) for a
-/// product of k columns: a B row slice k·value_bytes of at least 256 bytes, and at least
-/// panel_per_sm panels per SM (0: no minimum). The panel kernel gives a warp to each panel of 4
-/// rows, the row kernel (at these K) to each row: with few panels the row kernel's four times
-/// as many warps hide the L2 latency of the gathers better than the panel's reuse saves bytes.
-/// H100, fp32 K = 128, each against the fastest cuSPARSE SpMM, row kernel / panel kernel: FEM
-/// matrices of 5–15 k rows (9–29 panels per SM) 0.75–1.37× / 0.42–1.01×; fe_pwt, fe_body and
-/// rgg_n_2_15 (62–85 per SM) 1.08–1.24× / 1.00–1.19×; delaunay_n16, ct2010 and lap2d:300
-/// (124–170 per SM) 1.02–1.05× / 1.11–1.27×; every matrix of 10^6 rows and more 0.89–1.24× /
-/// 1.12–1.97×. The count alone does not separate all: the 27-point stencil of 64 k rows (121
-/// per SM) ran 1.38× / 1.15× (bench/results/2026-11-27-h100/tiled-panel-rule).
+/// Whether tiled's kernel=auto runs the panel kernel (its arrays built: reuse >= panel_reuse,
+/// row lengths balanced, row-major B and C) for a product of k columns: a B row slice
+/// k·value_bytes of at least 256 bytes, and at least panel_per_sm panels per SM (0: no minimum).
+/// The panel kernel gives a group to each panel of 4 rows, the row kernel (at these K) to each
+/// row: with few panels the row kernel's four times as many warps hide the L2 latency of the
+/// gathers better than the panel's reuse saves bytes (and the L1 already shares B rows between
+/// the neighbouring rows of a block). H100, fp32 K = 128, against the fastest cuSPARSE, row
+/// kernel / panel kernel: FEM matrices of 5–15 k rows (9–29 panels per SM) 0.98–1.41× /
+/// 0.79–1.41×, vibrobox (23) 1.10× / 0.55×; fe_pwt and fe_body (69, 85) 1.27×, 1.11× / 1.36×,
+/// 1.24×; ct2010, delaunay_n16, the 27-point stencil of 64 k rows and lap2d:300 (121–170)
+/// 1.06–1.39× / 1.25–1.38×; every matrix of 10^6 rows and more 0.89–1.30× / 1.21–2.14×
+/// (bench/results/2026-11-28-h100/tiled-panel-kernel).
+/// panel_per_sm counts panels whose group loads 512-byte slices (fp32 K >= 128, fp64 K >= 64); a
+/// group of 256-byte slices keeps half the bytes in flight, so it takes twice the panels. H100,
+/// fp32 K = 64 against the fastest cuSPARSE, row kernel / panel kernel: fe_pwt, fe_body and
+/// rgg_n_2_15 (62–85 panels per SM) 2.08×, 1.58×, 1.54× / 1.48×, 1.26×, 1.12×; ct2010,
+/// delaunay_n16 and lap2d:300 (124–170) 1.19–1.49× / 1.29–1.73×.
 inline bool auto_runs_panel(std::int64_t k, std::size_t value_bytes, std::int64_t panels,
                             std::int64_t panel_per_sm, std::int64_t sms) {
-  return k * static_cast<std::int64_t>(value_bytes) >= 256 && panels >= panel_per_sm * sms;
+  const std::int64_t slice = std::min<std::int64_t>(k * static_cast<std::int64_t>(value_bytes), 512);
+  return slice >= 256 && panels * slice >= panel_per_sm * sms * 512;
 }
 
 /// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order), L2 bytes

@@ -167,8 +167,8 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
   constexpr auto no_max = std::numeric_limits<std::int64_t>::max();
   static const OptionTable<O> t{
       choice_option("kernel", &O::kernel, {"auto", "rows", "panel", "sell"},
-                    "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse and there are "
-                    "panel_per_sm panels per SM), "
+                    "GPU kernel: auto (rows; panel for row-major K*sizeof(value) >= 256 B when the panel reuse >= panel_reuse, the rows "
+                    "are balanced (sigma/mu <= cv_max) and there are panel_per_sm panels per SM), "
                     "rows (row-wise, vector loads along K, K-tiled for L2), panel (each B row slice loaded once per panel of "
                     "panel_rows rows, row-major; column-major runs rows), sell (the paper's staged 16-bit S-ELL)"),
       double_option("panel_reuse", &O::panel_reuse, 0.0, true,
@@ -179,7 +179,8 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
       int_choice_option("kt", &O::kt, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256},
                         "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"),
       int_choice_option("batch", &O::batch, {0, 4, 8},
-                        "kernel=rows: B-row loads per batch: 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or a warp per row slice, else 8)"),
+                        "B-row loads per batch: kernel=rows 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or a warp per row slice, else 8); "
+                        "kernel=panel (fp32): distinct columns in flight per panel, 4 or 8 (auto: 4)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
                     "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"),
       choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},
@@ -200,7 +201,7 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
       choice_option("device", &O::device, {"h100", "h200", "a100"},
                     "device numbers of the model: h100, h200, a100"),
       double_option("u_min", &O::u_min, 0.0, false, "underutilized when U = blocks/SMs < u_min"),
-      double_option("cv_max", &O::cv_max, 0.0, false, "imbalanced when sigma/mu > cv_max")};
+      double_option("cv_max", &O::cv_max, 0.0, false, "imbalanced when sigma/mu of the row lengths > cv_max (the paper flow segments; kernel=auto keeps the row kernel)")};
   return t;
 }
 
@@ -278,7 +279,10 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
     s.stage_map_ptr.clear();
     s.slab_ptr.clear();
     if (kernel == "panel") build_panels(s, a, work, panel_r, 0.0);
-    if (kernel == "auto") build_panels(s, a, work, 4, panel_reuse_min);
+    // kernel=auto: the panel kernel walks the union of a panel's rows with one group, so rows of
+    // very unequal lengths (σ/μ > cv_max, the imbalance bound of the paper flow) leave it one
+    // long panel per hub row; they keep the row kernel, which splits long rows.
+    if (kernel == "auto" && model::row_length_cv(a) <= opt.cv_max) build_panels(s, a, work, 4, panel_reuse_min);
     s.panel_forced = kernel == "panel";
     set_output_map(s, a, work);
     return s;

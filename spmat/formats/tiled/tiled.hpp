@@ -34,8 +34,9 @@
 // applies it to the rows of its mask. Example above, kernel=panel,panel_rows=4: one panel,
 // pn_col_ptr = {0, 4}, pn_col = {0, 1, 2, 3}, pn_mask = {0b0101, 0b0100, 0b0001, 0b1100},
 // pn_val_ptr = {0, 6}, pn_val = {1, 3, 4, 2, 5, 6}. kernel=auto (default) builds these arrays
-// (R = 4) only when the reuse nnz / Σ_p D_p >= panel_reuse, and then uses the panel kernel for
-// row-major calls with K·sizeof(Value) >= 256 bytes (fp32 K >= 64, fp64 K >= 32).
+// (R = 4) only when the row lengths are balanced (σ/μ <= cv_max) and the reuse nnz / Σ_p D_p >=
+// panel_reuse, and then uses the panel kernel for row-major calls with K·sizeof(Value) >= 256
+// bytes (fp32 K >= 64, fp64 K >= 32) when there are panel_per_sm panels per SM.
 // Traffic (spmm, k columns, tile R): per R-column tile the S-ELL stream (V+2 per slot), the staged
 // B values and map ids, the C block; see tiled_traffic below.
 // From a CSR in device memory, kernel = auto, rows and panel build on the GPU
@@ -83,7 +84,7 @@ struct TiledStorage {
   /// kernel=panel / auto: 0 = no panel arrays; else R, the work rows per panel of the panel kernel.
   int panel_r = 0;
   bool panel_forced = false;  ///< kernel=panel: row-major calls always use the panel kernel
-  std::int64_t panel_per_sm = 120;  ///< kernel=auto: fewest panels per SM for the panel kernel
+  std::int64_t panel_per_sm = 60;  ///< kernel=auto: fewest panels per SM for the panel kernel
   double panel_reuse = 0;     ///< nnz / Σ_p D_p of the panel arrays (0 when not built)
 
   // kernel=rows: work rows as ranges of A's arrays (work_rows each), and the reuse profile.

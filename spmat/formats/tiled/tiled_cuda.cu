@@ -196,6 +196,9 @@ constexpr int kRowsBlock = 256;
 /// 0.94× -> 1.04×, email-Enron 0.92× -> 0.99×, HEP-th-new 1.02× -> 1.10×, vibrobox 1.17× ->
 /// 1.10×; the others within 3% (bench/results/2026-11-28-h100/tiled-split-rows/summary.json).
 constexpr int rows_block(int group_lanes) { return group_lanes == 32 ? 128 : kRowsBlock; }
+/// Threads of a tiled_panel_kernel block: 128, so that a few thousand panels of a small matrix
+/// spread over all SMs at the kernel's 70–100 registers a thread.
+constexpr int kPanelBlock = 128;
 
 /// V consecutive values at p (16-byte aligned when V > 1), read-only path.
 template <int V, class Value>
@@ -632,7 +635,154 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
 // kernel=panel
 // ---------------------------------------------------------------------------------------------
 
-// Kernel contract (tiled_panel_kernel): row-major B (cols×k) and C (rows×k), caller-allocated;
+// Kernel contract (tiled_panel_kernel, the fp32 panel kernel): row-major B (cols×k) and C
+// (rows×k), caller-allocated;
+// pn_col_ptr/pn_val_ptr panels+1, pn_col/pn_mask Σ_p D_p, pn_val nnz (device copies of
+// TiledStorage); dest/partial as for tiled_rows_kernel (store mapped) or unused (direct). A group
+// of G lanes (G = 8, 16, 32) owns one panel of R work rows and the columns k0 + sub·V .. +V of
+// the grid.y tile (tile = G·V columns; V = 4 fp32 / 2 fp64 with 16-byte loads when k % V == 0
+// and B, C are aligned, else V = 1). The group walks the panel's distinct columns G at a time:
+// lane j loads column j's id and row mask (coalesced), a scan of the masks' popcounts gives its
+// offset in pn_val, and it loads that column's values into registers (zero for rows not in the
+// mask). Then, U columns at a time (U = 4 or 8, all loads in flight), the group broadcasts id,
+// mask and values by shuffles, loads each B row slice once and adds v·B to the accumulator of
+// every row of the mask (group-uniform: no divergence). The next G columns' ids and masks are
+// loaded before this chunk's products, so the walk waits on one round trip per chunk, not on
+// a chain per column. acc is R×V registers per lane. Rows past work_rows (the last partial
+// panel) are not stored; empty rows give alpha·0 + beta·C; beta == 0 never reads C; explicit
+// zeros are multiplied; entries not in the mask are never multiplied. Deterministic (each
+// row's sum in column order, no atomics). Bytes per tile: the panel arrays + Σ_p D_p B slices
+// (from L2) + C.
+template <int R, int G, int V, int U, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
+    tiled_panel_kernel(std::int64_t panels, std::int64_t work_rows, std::int64_t k, std::int64_t tile0,
+                       const Index* __restrict__ col_ptr, const Index* __restrict__ val_ptr,
+                       const Index* __restrict__ pcol, const std::uint32_t* __restrict__ pmask,
+                       const Value* __restrict__ pval, const Index* __restrict__ dest,
+                       const Value* __restrict__ b, Value* __restrict__ c, int store,
+                       Value* __restrict__ partial, Value alpha, Value beta) {
+  static_assert(U == 4 || U == 8, "columns in flight: 4 or 8");
+  constexpr int kPanelsPerWarp = 32 / G;
+  constexpr int kBatch = G < U ? G : U;  // divides G
+  // Panels of up to kMaxHeld rows hold each column's values in registers (loaded with the
+  // chunk, broadcast by shuffles); larger ones read them where used (their accumulators fill
+  // the registers).
+  constexpr int kMaxHeld = 8;
+  constexpr int kHeld = R <= kMaxHeld ? R : 1;
+  const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
+  const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t p = warp_id * kPanelsPerWarp + grp;
+  cuda::allow_dependent_launch();  // the split rows' sums: launched once the last blocks run
+  if (p >= panels) return;  // the whole group leaves together
+  const unsigned gmask = cuda::subwarp_mask<G>();
+  const std::int64_t k0 = (tile0 + blockIdx.y) * static_cast<std::int64_t>(G * V);
+  const std::int64_t cv = k0 + static_cast<std::int64_t>(sub) * V;
+  const bool ok = cv < k;  // with V > 1, k % V == 0: the whole pack is in range
+  Value acc[R][V];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[r][e] = Value(0);
+
+  const std::int64_t d1 = static_cast<std::int64_t>(col_ptr[p + 1]);
+  std::int64_t base = static_cast<std::int64_t>(col_ptr[p]);
+  std::int64_t q = static_cast<std::int64_t>(val_ptr[p]);  // pn_val offset of the chunk
+  Index next_col = 0;
+  std::uint32_t next_mask = 0;
+  if (base + sub < d1) {
+    next_col = __ldg(pcol + base + sub);
+    next_mask = __ldg(pmask + base + sub);
+  }
+  for (; base < d1; base += G) {  // uniform over the group
+    const Index cj = next_col;
+    const std::uint32_t mj = next_mask;
+    if (base + G + sub < d1) {  // the next chunk's ids and masks, in flight during this one
+      next_col = __ldg(pcol + base + G + sub);
+      next_mask = __ldg(pmask + base + G + sub);
+    }
+    // Offset of column j's values in the chunk: exclusive scan of the masks' popcounts.
+    const int count = __popc(mj);
+    int incl = count;
+#pragma unroll
+    for (int o = 1; o < G; o *= 2) {
+      const int t = __shfl_up_sync(gmask, incl, o, G);
+      if (sub >= o) incl += t;
+    }
+    const Value* pv = pval + q + (incl - count);  // column j's values, one per mask bit
+    Value vj[kHeld];  // R <= kMaxHeld: column j's value for each row (0 where not in the mask)
+    if constexpr (R <= kMaxHeld) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const bool in = (mj >> r) & 1u;
+        vj[r] = in ? __ldg(pv + __popc(mj & ((1u << r) - 1u))) : Value(0);
+      }
+    }
+    q += __shfl_sync(gmask, incl, G - 1, G);
+    const int n = static_cast<int>(min(static_cast<std::int64_t>(G), d1 - base));
+    for (int t = 0; t < n; t += kBatch) {
+      std::uint32_t m[kBatch];
+      Value x[kBatch][V];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const Index cc = __shfl_sync(gmask, cj, t + u, G);
+        m[u] = t + u < n ? __shfl_sync(gmask, mj, t + u, G) : 0u;
+        if (m[u] != 0u && ok) {
+          tiled_gpu::load_pack<V>(b + static_cast<std::int64_t>(cc) * k + cv, x[u]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) x[u][e] = Value(0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const Value* pu = nullptr;  // R > kMaxHeld: column t + u's values, read where used
+        if constexpr (R > kMaxHeld) pu = reinterpret_cast<const Value*>(__shfl_sync(
+            gmask, reinterpret_cast<std::uintptr_t>(pv), t + u, G));
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          Value v;
+          if constexpr (R > kMaxHeld) {
+            v = (m[u] >> r) & 1u ? __ldg(pu + __popc(m[u] & ((1u << r) - 1u))) : Value(0);
+          } else {
+            v = __shfl_sync(gmask, vj[r], t + u, G);
+          }
+          if ((m[u] >> r) & 1u) {  // group-uniform; a row not in the mask is never multiplied
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[r][e] += v * x[u][e];
+          }
+        }
+      }
+    }
+  }
+  if (!ok) return;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t w = p * R + r;
+    if (w >= work_rows) break;
+    std::int64_t row = w;
+    if (store == tiled_gpu::mapped) {
+      const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
+      if (dw < 0) {  // a segment of a split row: its partial slot (tiled_long_reduce_kernel sums)
+        tiled_gpu::store_pack<V>(partial + (-dw - 1) * k + cv, acc[r]);
+        continue;
+      }
+      row = dw;
+    }
+    Value* dst = c + row * k + cv;
+    Value o[V];
+    if (beta == Value(0)) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e];
+    } else {
+      tiled_gpu::load_plain<V>(dst, o);
+#pragma unroll
+      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e] + beta * o[e];
+    }
+    tiled_gpu::store_pack<V>(dst, o);
+  }
+}
+
+// Kernel contract (tiled_panel_seq_kernel, the fp64 panel kernel): row-major B (cols×k) and C (rows×k), caller-allocated;
 // pn_col_ptr/pn_val_ptr panels+1, pn_col/pn_mask Σ_p D_p, pn_val nnz (device copies of
 // TiledStorage); dest/partial as for tiled_rows_kernel (store mapped) or unused (direct). A group
 // of G lanes (G = 8, 16, 32) owns one panel of R work rows and the columns k0 + sub·V .. +V of
@@ -643,10 +793,14 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
 // registers per lane. Rows past work_rows (the last partial panel) are not stored; empty rows
 // give alpha·0 + beta·C; beta == 0 never reads C; explicit zeros are multiplied; entries not in
 // the mask are never multiplied. Deterministic (each row's sum in column order, no atomics).
-// Bytes per tile: the panel arrays + Σ_p D_p B slices (from L2) + C.
+// Bytes per tile: the panel arrays + Σ_p D_p B slices (from L2) + C. Each value is read where it
+// is used, one broadcast load per mask bit: in fp64 that beats tiled_panel_kernel's values in
+// registers, which take two shuffles each (H100, K = 128 against the fastest cuSPARSE, this
+// kernel / held values: banded 1.83× / 1.96×, G3_circuit 1.28× / 1.23×, lap2d:1000 1.33× /
+// 1.19×, lap3d:100 1.17× / 1.02×, ct2010 1.13× / 1.06×; K = 64 lap3d:100 1.16× / 0.87×).
 template <int R, int G, int V, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
-    tiled_panel_kernel(std::int64_t panels, std::int64_t work_rows, std::int64_t k, std::int64_t tile0,
+    tiled_panel_seq_kernel(std::int64_t panels, std::int64_t work_rows, std::int64_t k, std::int64_t tile0,
                        const Index* __restrict__ col_ptr, const Index* __restrict__ val_ptr,
                        const Index* __restrict__ pcol, const std::uint32_t* __restrict__ pmask,
                        const Value* __restrict__ pval, const Index* __restrict__ dest,
@@ -727,20 +881,56 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
   }
 }
 
+template <int R, int G, int V, int U, class Value, class Index>
+void launch_panel_u(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                    Value alpha, Value beta) {
+  constexpr std::int64_t panels_per_block = (tiled_gpu::kPanelBlock / 32) * (32 / G);
+  const std::int64_t blocks = (d.pn_panels + panels_per_block - 1) / panels_per_block;
+  const std::int64_t tiles = (k + G * V - 1) / (G * V);
+  constexpr std::int64_t kMaxGridY = 65535;
+  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+    tiled_panel_kernel<R, G, V, U, Value, Index><<<grid, tiled_gpu::kPanelBlock, 0, cuda::stream()>>>(
+        d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
+        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
+        beta);
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
+  }
+}
+
+/// Columns in flight per group: the batch option, auto 4. Measured on an H100, fp32 K = 128, R =
+/// 4, against the fastest cuSPARSE, 8 -> 4 columns: G3_circuit 1.11× -> 1.35×, banded 1.62× ->
+/// 2.14×, lap2d:1000 1.06× -> 1.35×, delaunay_n16 1.08× -> 1.35×; 8 costs 97 registers a
+/// thread against 72, and the occupancy buys more than the deeper batch. Panels of more than 8
+/// rows always take 4 (their R×V accumulators leave no registers for more).
 template <int R, int G, int V, class Value, class Index>
-void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
-                  Value alpha, Value beta) {
+void launch_panel_seq(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                      Value alpha, Value beta) {
   constexpr std::int64_t panels_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
   const std::int64_t blocks = (d.pn_panels + panels_per_block - 1) / panels_per_block;
   const std::int64_t tiles = (k + G * V - 1) / (G * V);
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_panel_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
+    tiled_panel_seq_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
         d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
         d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
         beta);
-    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
+    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_seq_kernel");
+  }
+}
+
+/// fp64 runs tiled_panel_seq_kernel (see there why).
+template <int R, int G, int V, class Value, class Index>
+void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
+                  Value alpha, Value beta) {
+  if constexpr (sizeof(Value) == 8) {
+    launch_panel_seq<R, G, V>(d, b, c, k, store, alpha, beta);
+  } else {
+    if constexpr (R <= 8) {
+      if (!d.batch_auto && d.batch == 8) return launch_panel_u<R, G, V, 8>(d, b, c, k, store, alpha, beta);
+    }
+    launch_panel_u<R, G, V, 4>(d, b, c, k, store, alpha, beta);
   }
 }
 

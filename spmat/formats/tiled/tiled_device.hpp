@@ -89,7 +89,7 @@ struct TiledDevice {
   // stored rows; panel_r, pn_panels and panel_reuse hold the layout from the start.
   int panel_r = 0;
   bool panel_forced = false;
-  std::int64_t panel_per_sm = 120;  ///< kernel=auto: fewest panels per SM for the panel kernel
+  std::int64_t panel_per_sm = 60;  ///< kernel=auto: fewest panels per SM for the panel kernel
   std::int64_t pn_panels = 0;
   mutable bool panels_pending = false;
   std::int64_t pn_distinct = 0;  ///< Σ_p D_p: the size of pn_col and pn_mask

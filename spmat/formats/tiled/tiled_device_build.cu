@@ -597,6 +597,33 @@ cuda::ScratchBuffer<T> scratch(std::int64_t n, const char* what) {
   return cuda::ScratchBuffer<T>(static_cast<std::size_t>(n), what);
 }
 
+/// Σ_i len_i² of the row lengths into *out (zeroed by the caller).
+template <class Index>
+__global__ void row_square_sum_kernel(const Index* __restrict__ row_ptr, std::int64_t rows, Counter* out) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  Counter s = 0;
+  if (i < rows) {
+    const auto len = static_cast<Counter>(static_cast<std::int64_t>(row_ptr[i + 1]) - static_cast<std::int64_t>(row_ptr[i]));
+    s = len * len;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+  if ((threadIdx.x & 31u) == 0 && s != 0) atomicAdd(out, s);
+}
+
+/// model::row_length_cv of the device CSR, with the host's integer sums.
+template <class Value, class Index>
+double device_row_length_cv(const DeviceCsrView<Value, Index>& a) {
+  if (a.rows == 0 || a.nnz == 0) return 0;
+  auto sum = scratch<Counter>(1, "tiled build: row length squares");
+  sum.fill_bytes(0);
+  cuda::launch_grid_for("row_square_sum_kernel", row_square_sum_kernel<Index>, a.rows, kBlock, a.row_ptr, a.rows,
+                        sum.data());
+  Counter h = 0;
+  cuda::copy_to_host(&h, sum.data(), 1);
+  return model::row_length_cv(a.rows, a.nnz, static_cast<std::uint64_t>(h));
+}
+
 /// F, the exclusive scan of panel_first_kernel's flags over the entries: nnz + 1 values, F[nnz]
 /// = Σ_p D_p (the panels' distinct columns).
 template <class Index>
@@ -1007,8 +1034,9 @@ TiledDevice<Value, Index> build_on_device(const DeviceCsrView<Value, Index>& a, 
                             d.long_ptr.data());
     }
   }
-  // kernel=panel: panel_rows is R; kernel=auto: R = 4 when the reuse passes panel_reuse.
-  if (opt.kernel == "panel" || opt.kernel == "auto") {
+  // kernel=panel: panel_rows is R; kernel=auto: R = 4 when the rows are balanced (σ/μ <= cv_max)
+  // and the reuse passes panel_reuse (tiled.cpp).
+  if (opt.kernel == "panel" || (opt.kernel == "auto" && device_row_length_cv(a) <= opt.cv_max)) {
     const std::int64_t R = opt.kernel == "panel" ? opt.panel_rows.value_or(4) : 4;
     const double min_reuse = opt.kernel == "panel" ? 0.0 : opt.panel_reuse;
     plan_panels(d, a, [&] { return b.positions(seg, reorder); }, R, min_reuse, b.workspace());

@@ -171,7 +171,7 @@ const char* kConfigs[] = {
     "kernel=panel,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=4,variant=segmented,segsize=3,reorder=on",
     "kernel=panel,panel_rows=32,variant=baseline,reorder=on",
-    "variant=baseline,reorder=off,panel_reuse=0.5,panel_per_sm=0",  // auto running the panel kernel
+    "variant=baseline,reorder=off,panel_reuse=0.5,panel_per_sm=0,cv_max=1000",  // auto running the panel kernel
     "variant=baseline,reorder=off,panel_reuse=0.5",  // auto, arrays built, too few panels: rows
 };
 const std::int64_t kKs[] = {1, 3, 16, 33, 128, 256};
@@ -414,7 +414,7 @@ const char* kPanelConfigs[] = {
     "kernel=panel,panel_rows=16,variant=baseline,reorder=on",
     "kernel=panel,panel_rows=32,variant=segmented,segsize=5,reorder=off",
     "kernel=panel,panel_rows=8,variant=segmented,segsize=3,reorder=on",
-    "variant=baseline,reorder=off,panel_reuse=0.5",  // auto, arrays always: panel for K·sizeof >= 256 B
+    "variant=baseline,reorder=off,panel_reuse=0.5,cv_max=1000",  // auto, arrays always: panel for K·sizeof >= 256 B
 };
 
 TEST(Tiled, PanelArraysReproduceTheReferenceInAHostEmulation) {
@@ -458,20 +458,49 @@ TEST(Tiled, AutoBuildsThePanelArraysOnlyWhereBRowsAreReused) {
 
 TEST(Tiled, AutoRunsThePanelKernelOnlyWithEnoughPanelsPerSm) {
   // A B row slice of >= 256 bytes and >= panel_per_sm panels per SM (0: no minimum).
-  EXPECT_TRUE(model::auto_runs_panel(128, 4, 120 * 132, 120, 132));
-  EXPECT_FALSE(model::auto_runs_panel(128, 4, 120 * 132 - 1, 120, 132));
-  EXPECT_FALSE(model::auto_runs_panel(32, 4, 1 << 20, 120, 132));  // 128-byte slices
+  EXPECT_TRUE(model::auto_runs_panel(128, 4, 60 * 132, 60, 132));
+  EXPECT_FALSE(model::auto_runs_panel(128, 4, 60 * 132 - 1, 60, 132));
+  EXPECT_FALSE(model::auto_runs_panel(32, 4, 1 << 20, 60, 132));  // 128-byte slices
+  EXPECT_FALSE(model::auto_runs_panel(64, 4, 120 * 132 - 1, 60, 132));  // 256-byte slices: twice the panels
+  EXPECT_TRUE(model::auto_runs_panel(64, 4, 120 * 132, 60, 132));
+  EXPECT_TRUE(model::auto_runs_panel(128, 8, 60 * 132, 60, 132));  // fp64 K = 128: 512-byte group slices
   EXPECT_TRUE(model::auto_runs_panel(32, 8, 1, 0, 132));
   // The option reaches the storage, and `spmat model` names the kernel the format runs: a band
   // of 1,000 rows has 250 panels (the row kernel), one of 80,000 rows 20,000 (the panel kernel,
-  // >= 120 · 132).
+  // >= 60 · 132).
   const auto small = banded_csr<float, std::int32_t>(1000, 4);
   using S = TiledStorage<float, std::int32_t>;
   EXPECT_EQ(S::build(small, FormatOptions::parse("panel_per_sm=0")).panel_per_sm, 0);
-  EXPECT_EQ(S::build(small, {}).panel_per_sm, 120);
+  EXPECT_EQ(S::build(small, {}).panel_per_sm, 60);
   const auto dev = model::device_by_name("h100");
   EXPECT_EQ(model::decide_rows(small, 128, dev).kernel, "rows");
   EXPECT_EQ(model::decide_rows(banded_csr<float, std::int32_t>(80000, 4), 128, dev).kernel, "panel");
+}
+
+TEST(Tiled, AutoKeepsTheRowKernelForUnbalancedRows) {
+  // The band of 80,000 rows above with 100 rows of 2,000 nonzeros: σ/μ of the row lengths ≈ 6 >
+  // cv_max = 1, so kernel=auto builds no panel arrays and the model names the row kernel; with
+  // cv_max raised above it, the panels come back.
+  auto a = banded_csr<float, std::int32_t>(80000, 4);
+  Csr<float, std::int32_t> skewed;
+  skewed.rows = skewed.cols = a.rows;
+  skewed.row_ptr.assign(1, 0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    if (i % 800 == 0) {
+      for (std::int32_t j = 0; j < 2000; ++j) skewed.col_idx.push_back(j * 40), skewed.values.push_back(1.0f);
+    } else {
+      for (std::int32_t q = a.row_ptr[i]; q < a.row_ptr[i + 1]; ++q)
+        skewed.col_idx.push_back(a.col_idx[q]), skewed.values.push_back(a.values[q]);
+    }
+    skewed.row_ptr.push_back(static_cast<std::int32_t>(skewed.col_idx.size()));
+  }
+  EXPECT_GT(model::row_length_cv(skewed), 5.0);
+  EXPECT_NEAR(model::row_length_cv(a), 0.0, 0.01);
+  using S = TiledStorage<float, std::int32_t>;
+  EXPECT_EQ(S::build(skewed, {}).panel_r, 0);
+  EXPECT_EQ(S::build(skewed, FormatOptions::parse("cv_max=10")).panel_r, 4);
+  const auto dev = model::device_by_name("h100");
+  EXPECT_EQ(model::decide_rows(skewed, 128, dev).kernel, "rows");
 }
 
 TEST(Tiled, AutoLayoutIsTheModelsRowsDecision) {

@@ -42,7 +42,7 @@ std::string all_set<SellOptions>() { return "C=16,max_fill=inf,max_skew=2.5,sigm
 template <>
 std::string all_set<TiledOptions>() {
   return "batch=4,cstore=plain,cv_max=2,device=h100,k=64,kernel=rows,kt=16,layout=col,"
-         "panel_per_sm=60,panel_reuse=2,panel_rows=128,r=8,reorder=off,segsize=12,smem=16384,u_min=0.5,"
+         "panel_per_sm=90,panel_reuse=2,panel_rows=128,r=8,reorder=off,segsize=12,smem=16384,u_min=0.5,"
          "variant=segmented";
 }
 template <>

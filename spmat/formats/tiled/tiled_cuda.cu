@@ -881,56 +881,46 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
   }
 }
 
-template <int R, int G, int V, int U, class Value, class Index>
-void launch_panel_u(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
-                    Value alpha, Value beta) {
-  constexpr std::int64_t panels_per_block = (tiled_gpu::kPanelBlock / 32) * (32 / G);
+/// One launch of a panel kernel (tiled_panel_kernel or tiled_panel_seq_kernel: the same
+/// arguments) over the panels, `block` threads a block, grid.y over the K-tiles of G·V columns.
+template <int G, int V, class Kernel, class Value, class Index>
+void launch_panel_grid(Kernel kernel, const char* what, int block, const TiledDevice<Value, Index>& d,
+                       const Value* b, Value* c, std::int64_t k, int store, Value alpha, Value beta) {
+  const std::int64_t panels_per_block = (block / 32) * (32 / G);
   const std::int64_t blocks = (d.pn_panels + panels_per_block - 1) / panels_per_block;
   const std::int64_t tiles = (k + G * V - 1) / (G * V);
   constexpr std::int64_t kMaxGridY = 65535;
   for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_panel_kernel<R, G, V, U, Value, Index><<<grid, tiled_gpu::kPanelBlock, 0, cuda::stream()>>>(
-        d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
-        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
-        beta);
-    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_kernel");
+    kernel<<<grid, block, 0, cuda::stream()>>>(d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(),
+                                               d.pn_val_ptr.data(), d.pn_col.data(), d.pn_mask.data(),
+                                               d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(),
+                                               alpha, beta);
+    cuda::check(cudaGetLastError(), what, __FILE__, __LINE__);
   }
 }
 
-/// Columns in flight per group: the batch option, auto 4. Measured on an H100, fp32 K = 128, R =
-/// 4, against the fastest cuSPARSE, 8 -> 4 columns: G3_circuit 1.11× -> 1.35×, banded 1.62× ->
-/// 2.14×, lap2d:1000 1.06× -> 1.35×, delaunay_n16 1.08× -> 1.35×; 8 costs 97 registers a
-/// thread against 72, and the occupancy buys more than the deeper batch. Panels of more than 8
-/// rows always take 4 (their R×V accumulators leave no registers for more).
-template <int R, int G, int V, class Value, class Index>
-void launch_panel_seq(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
-                      Value alpha, Value beta) {
-  constexpr std::int64_t panels_per_block = (tiled_gpu::kRowsBlock / 32) * (32 / G);
-  const std::int64_t blocks = (d.pn_panels + panels_per_block - 1) / panels_per_block;
-  const std::int64_t tiles = (k + G * V - 1) / (G * V);
-  constexpr std::int64_t kMaxGridY = 65535;
-  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
-    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_panel_seq_kernel<R, G, V, Value, Index><<<grid, tiled_gpu::kRowsBlock, 0, cuda::stream()>>>(
-        d.pn_panels, d.work_rows, k, t0, d.pn_col_ptr.data(), d.pn_val_ptr.data(), d.pn_col.data(),
-        d.pn_mask.data(), d.pn_val.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
-        beta);
-    SPMAT_CUDA_CHECK_LAUNCH("tiled_panel_seq_kernel");
-  }
-}
-
-/// fp64 runs tiled_panel_seq_kernel (see there why).
+/// fp64 runs tiled_panel_seq_kernel (see there why) in blocks of kRowsBlock threads; fp32 runs
+/// tiled_panel_kernel in blocks of kPanelBlock with U columns in flight per group: the batch
+/// option, auto 4. Measured on an H100, fp32 K = 128, R = 4, against the fastest cuSPARSE, 8 ->
+/// 4 columns: G3_circuit 1.11× -> 1.35×, banded 1.62× -> 2.14×, lap2d:1000 1.06× -> 1.35×,
+/// delaunay_n16 1.08× -> 1.35×; 8 costs 97 registers a thread against 72, and the occupancy
+/// buys more than the deeper batch. Panels of more than 8 rows always take 4 (their R×V
+/// accumulators leave no registers for more).
 template <int R, int G, int V, class Value, class Index>
 void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,
                   Value alpha, Value beta) {
   if constexpr (sizeof(Value) == 8) {
-    launch_panel_seq<R, G, V>(d, b, c, k, store, alpha, beta);
+    launch_panel_grid<G, V>(tiled_panel_seq_kernel<R, G, V, Value, Index>, "launch of tiled_panel_seq_kernel",
+                            tiled_gpu::kRowsBlock, d, b, c, k, store, alpha, beta);
   } else {
     if constexpr (R <= 8) {
-      if (!d.batch_auto && d.batch == 8) return launch_panel_u<R, G, V, 8>(d, b, c, k, store, alpha, beta);
+      if (!d.batch_auto && d.batch == 8)
+        return launch_panel_grid<G, V>(tiled_panel_kernel<R, G, V, 8, Value, Index>, "launch of tiled_panel_kernel",
+                                       tiled_gpu::kPanelBlock, d, b, c, k, store, alpha, beta);
     }
-    launch_panel_u<R, G, V, 4>(d, b, c, k, store, alpha, beta);
+    launch_panel_grid<G, V>(tiled_panel_kernel<R, G, V, 4, Value, Index>, "launch of tiled_panel_kernel",
+                            tiled_gpu::kPanelBlock, d, b, c, k, store, alpha, beta);
   }
 }
 

@@ -365,11 +365,11 @@ PanelColumns panel_columns(const Csr<Value, Index>& a, std::span<const WorkRow> 
 /// row: with few panels the row kernel's four times as many warps hide the L2 latency of the
 /// gathers better than the panel's reuse saves bytes (and the L1 already shares B rows between
 /// the neighbouring rows of a block). H100, fp32 K = 128, against the fastest cuSPARSE, row
-/// kernel / panel kernel: FEM matrices of 5–15 k rows (9–29 panels per SM) 0.98–1.41× /
-/// 0.79–1.41×, vibrobox (23) 1.10× / 0.55×; fe_pwt and fe_body (69, 85) 1.27×, 1.11× / 1.36×,
+/// kernel / panel kernel, same run: FEM matrices of 5–15 k rows (9–29 panels per SM) 0.98–1.42×
+/// / 0.72–1.40×, vibrobox (23) 1.10× / 0.55×; fe_pwt and fe_body (69, 85) 1.27×, 1.10× / 1.36×,
 /// 1.24×; ct2010, delaunay_n16, the 27-point stencil of 64 k rows and lap2d:300 (121–170)
-/// 1.06–1.39× / 1.25–1.38×; every matrix of 10^6 rows and more 0.89–1.30× / 1.21–2.14×
-/// (bench/results/2026-11-28-h100/tiled-panel-kernel).
+/// 1.06–1.38× / 1.26–1.38×; every matrix of 10^6 rows and more 0.89–1.29× / 1.22–2.21×
+/// (bench/results/2026-11-28-h100/tiled-panel-kernel/spmm_k128_fp32.json).
 /// panel_per_sm counts panels whose group loads 512-byte slices (fp32 K >= 128, fp64 K >= 64); a
 /// group of 256-byte slices keeps half the bytes in flight, so it takes twice the panels. H100,
 /// fp32 K = 64 against the fastest cuSPARSE, row kernel / panel kernel: fe_pwt, fe_body and

@@ -640,8 +640,8 @@ void launch_tiled(const TiledDevice<Value, Index>& d, const Value* b, Value* c, 
 // pn_col_ptr/pn_val_ptr panels+1, pn_col/pn_mask Σ_p D_p, pn_val nnz (device copies of
 // TiledStorage); dest/partial as for tiled_rows_kernel (store mapped) or unused (direct). A group
 // of G lanes (G = 8, 16, 32) owns one panel of R work rows and the columns k0 + sub·V .. +V of
-// the grid.y tile (tile = G·V columns; V = 4 fp32 / 2 fp64 with 16-byte loads when k % V == 0
-// and B, C are aligned, else V = 1). The group walks the panel's distinct columns G at a time:
+// the grid.y tile (tile = G·V columns; V = 4 with 16-byte loads when k % 4 == 0 and B, C are
+// aligned, else V = 1). The group walks the panel's distinct columns G at a time:
 // lane j loads column j's id and row mask (coalesced), a scan of the masks' popcounts gives its
 // offset in pn_val, and it loads that column's values into registers (zero for rows not in the
 // mask). Then, U columns at a time (U = 4 or 8, all loads in flight), the group broadcasts id,
@@ -905,7 +905,8 @@ void launch_panel_grid(Kernel kernel, const char* what, int block, const TiledDe
 /// option, auto 4. Measured on an H100, fp32 K = 128, R = 4, against the fastest cuSPARSE, 8 ->
 /// 4 columns: G3_circuit 1.11× -> 1.35×, banded 1.62× -> 2.14×, lap2d:1000 1.06× -> 1.35×,
 /// delaunay_n16 1.08× -> 1.35×; 8 costs 97 registers a thread against 72, and the occupancy
-/// buys more than the deeper batch. Panels of more than 8 rows always take 4 (their R×V
+/// buys more than the deeper batch
+/// (bench/results/2026-11-28-h100/tiled-panel-kernel/variants/fp32_k128_batch8_batch4.json). Panels of more than 8 rows always take 4 (their R×V
 /// accumulators leave no registers for more).
 template <int R, int G, int V, class Value, class Index>
 void launch_panel(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k, int store,

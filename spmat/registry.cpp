@@ -47,6 +47,12 @@ const FormatEntry& find_format(std::string_view name) {
                          ")");
 }
 
+FormatSpec FormatSpec::parse(std::string_view spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string_view::npos) return {std::string(spec), {}};
+  return {std::string(spec.substr(0, colon)), FormatOptions::parse(spec.substr(colon + 1))};
+}
+
 bool cuda_compiled() { return kCudaCompiled; }
 
 bool cuda_available() {

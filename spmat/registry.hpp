@@ -116,6 +116,15 @@ struct FormatEntry {
 const std::vector<FormatEntry>& registry();
 /// The entry called `name`; throws UnsupportedError listing the known names otherwise.
 const FormatEntry& find_format(std::string_view name);
+
+/// A format with build options, as a plan names its choices: "name" or "name:key=value,...",
+/// e.g. "tiled:k=128,layout=row" (tiled planned for the product's K and layout).
+struct FormatSpec {
+  std::string name;
+  FormatOptions options;
+  /// Splits at the first ':'; throws ParseError on malformed options.
+  static FormatSpec parse(std::string_view spec);
+};
 /// Whether this build has the CUDA backend compiled in (says nothing about a GPU being present).
 bool cuda_compiled();
 /// Whether a usable GPU is present at run time (any CUDA error counts as "no GPU").

@@ -33,10 +33,10 @@ bool CandidateBuilder<Value, Index>::on_device(const std::string& format) const 
   // The csr formats adopt the arrays they are built from. With 64-bit indices they narrow the
   // column indices into an array of their own, and adopting the builder's upload would keep its
   // 64-bit column indices alive unused: they upload their own, as their host path does.
-  const bool adopts_and_narrows =
-      sizeof(Index) == 8 && (format == "csr" || format.rfind("csr-", 0) == 0);
+  const std::string name = FormatSpec::parse(format).name;
+  const bool adopts_and_narrows = sizeof(Index) == 8 && (name == "csr" || name.rfind("csr-", 0) == 0);
   return kCudaCompiled && backend_ == Backend::cuda && !device_failed_ && !adopts_and_narrows &&
-         find_format(format).builds_on_device();
+         find_format(name).builds_on_device();
 }
 
 template <class Value, class Index>
@@ -107,10 +107,11 @@ bool CandidateBuilder<Value, Index>::symmetric() {
 template <class Value, class Index>
 std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build_on_host(
     const std::string& format, bool transposed) {
-  const auto& factory = find_format(format).factory<Value, Index>();
-  if (!transposed) return std::shared_ptr<MatrixImpl<Value>>(factory(a_, {}, backend_));
+  const FormatSpec spec = FormatSpec::parse(format);
+  const auto& factory = find_format(spec.name).factory<Value, Index>();
+  if (!transposed) return std::shared_ptr<MatrixImpl<Value>>(factory(a_, spec.options, backend_));
   if (!host_transpose_) host_transpose_ = std::make_unique<Csr<Value, Index>>(transpose(a_));
-  return std::shared_ptr<MatrixImpl<Value>>(factory(*host_transpose_, {}, backend_));
+  return std::shared_ptr<MatrixImpl<Value>>(factory(*host_transpose_, spec.options, backend_));
 }
 
 template <class Value, class Index>
@@ -119,7 +120,8 @@ std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build_on_devi
 #if SPMAT_WITH_CUDA
   upload(transposed);
   const DeviceCsr<Value, Index>& source = transposed ? *device_->at : *device_->a;
-  std::shared_ptr<MatrixImpl<Value>> m(find_format(format).device_factory<Value, Index>()(source, {}));
+  const FormatSpec spec = FormatSpec::parse(format);
+  std::shared_ptr<MatrixImpl<Value>> m(find_format(spec.name).device_factory<Value, Index>()(source, spec.options));
   cuda::synchronize_stream();  // complete on return: callers time the build
   return m;
 #else

@@ -25,7 +25,7 @@ class CandidateBuilder {
   CandidateBuilder(const CandidateBuilder&) = delete;
   CandidateBuilder& operator=(const CandidateBuilder&) = delete;
 
-  /// Whether `format` builds on the device here: the CUDA backend, a format with a device
+  /// Whether `format` (a FormatSpec) builds on the device here: the CUDA backend, a format with a device
   /// builder, and no device build has run out of memory (then every build goes to the host).
   bool on_device(const std::string& format) const;
   /// Estimated time of what build(format, transposed) must do before the format's own build:
@@ -33,7 +33,8 @@ class CandidateBuilder {
   double preparation_ms(const std::string& format, bool transposed) const;
   /// Whether A equals Aᵀ (values included), compared on the GPU where A is built there.
   bool symmetric();
-  /// `format` built (default options) from A, or from Aᵀ when `transposed`; complete on return.
+  /// `format` (a FormatSpec: a name, with options where given) built from A, or from Aᵀ when
+  /// `transposed`; complete on return.
   /// A device build that runs out of memory frees the device copies and builds on the host.
   std::shared_ptr<MatrixImpl<Value>> build(const std::string& format, bool transposed);
 

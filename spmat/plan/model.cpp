@@ -194,6 +194,10 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     Candidate c;
     c.op = op;
     c.format = fmt;
+    // tiled's model picks its work-row layout for one K and dense layout (its options k and
+    // layout, K = 32 row-major unless given): the plan builds it for the product's.
+    if (op == Op::spmm && c.format == "tiled")
+      c.format += ":k=" + std::to_string(r.k) + ",layout=" + std::string(to_string(r.layout));
     const double bytes = csr_floor_bytes(s, Op::spmv, vb, ib) +
                          (op == Op::spmm ? static_cast<double>(r.k - 1) * (s.rows + s.cols) * vb : 0.0);
     c.predicted_ms = bytes / (d.bandwidth_gbs * 0.5 * 1e6);

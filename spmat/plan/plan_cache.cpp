@@ -67,7 +67,7 @@ std::optional<CachedPlan> PlanCache::load(const std::string& key) const {
     OpChoice ch;
     try {
       ch.op = parse_op(op);
-      find_format(format);
+      find_format(FormatSpec::parse(format).name);
     } catch (const Error& e) {
       return corrupt(e.what());
     }

@@ -10,6 +10,7 @@
 
 #include "spmat/gen/generators.hpp"
 #include "spmat/matrix.hpp"
+#include "spmat/plan/candidate_builder.hpp"
 #include "spmat/plan/model.hpp"
 #include "spmat/plan/plan.hpp"
 #include "spmat/plan/plan_cache.hpp"
@@ -225,6 +226,46 @@ TEST_F(GpuPlan, ChoicesAreRankedAndExplained) {
   EXPECT_EQ(p.choices.front().format, p.candidates.front().format);
   EXPECT_NE(p.reason.find("stencil"), std::string::npos) << p.reason;
   EXPECT_NE(p.describe().find(p.choices.front().format), std::string::npos);
+}
+
+// tiled's model plans its work rows for one K and dense layout: the plan builds it for the
+// product's, named in the choice.
+TEST_F(GpuPlan, SpmmBuildsTiledForTheProductsKAndLayout) {
+  auto r = request({Op::spmm});
+  r.k = 128;
+  r.layout = DenseLayout::col_major;
+  const FormatPlan p = plan(gen("gen:lap2d:100"), r);
+  ASSERT_EQ(p.choices.size(), 1u);
+  EXPECT_EQ(p.choices.front().format, "tiled:k=128,layout=col");
+  const FormatSpec spec = FormatSpec::parse(p.choices.front().format);
+  EXPECT_EQ(spec.name, "tiled");
+  EXPECT_EQ(spec.options.get_int("k", 0), 128);
+  EXPECT_EQ(spec.options.get_string("layout", ""), "col");
+}
+
+TEST(FormatSpec, SplitsNameAndOptions) {
+  const FormatSpec plain = FormatSpec::parse("csr");
+  EXPECT_EQ(plain.name, "csr");
+  EXPECT_TRUE(plain.options.all().empty());
+  const FormatSpec with = FormatSpec::parse("tiled:k=64,layout=row");
+  EXPECT_EQ(with.name, "tiled");
+  EXPECT_EQ(with.options.to_string(), "k=64,layout=row");
+  EXPECT_THROW(FormatSpec::parse("tiled:k"), ParseError);
+}
+
+// The options of a spec reach the format's build: a bad one is the format's own error.
+TEST(CandidateBuilderSpec, PassesTheOptionsToTheFormat) {
+  const auto a = gen("gen:lap2d:30");
+  CandidateBuilder<double, std::int32_t> builder(a, Backend::cpu);
+  const auto m = builder.build("tiled:k=128,layout=row", false);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->shape().rows, a.rows);
+  try {
+    builder.build("tiled:kernel=none", false);
+    ADD_FAILURE() << "tiled accepted kernel=none";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlanRequestOptions, ParsesAndRejects) {

@@ -133,7 +133,8 @@ const typename PlannedImpl<Value>::Part& PlannedImpl<Value>::part_for(Op op) con
     // An operation the plan was not asked about runs on the first storage when it holds A
     // and its format has the operation.
     const Part& first = parts_.front();
-    if (!first.transposed && find_format(first.format).caps.on(backend_).supports(op)) return first;
+    if (!first.transposed && find_format(FormatSpec::parse(first.format).name).caps.on(backend_).supports(op))
+      return first;
     std::string ops;
     for (const auto& c : plan_.choices) {
       if (!ops.empty()) ops += '+';

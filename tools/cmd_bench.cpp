@@ -193,17 +193,15 @@ int cmd_bench(int argc, char** argv) {
     } else if (arg == "--warmup") {
       cfg.warmup = parse_count(arg, value, 0);
     } else if (arg == "--option" || arg == "--variant") {
-      auto colon = value.find(':');
-      if (arg == "--variant" && colon == std::string::npos) colon = value.size();  // no options
-      if (colon == std::string::npos || colon == 0)
+      const auto colon = value.find(':');  // --variant may name a format alone
+      if (value.empty() || colon == 0 || (arg == "--option" && colon == std::string::npos))
         throw ParseError(arg + " expects format:key=value[,key=value...], got '" + value + "'");
-      const std::string fmt = find_format(value.substr(0, colon)).name;
-      const FormatOptions parsed =
-          FormatOptions::parse(colon < value.size() ? value.substr(colon + 1) : std::string());
+      const FormatSpec spec = FormatSpec::parse(value);
+      const std::string fmt = find_format(spec.name).name;
       if (arg == "--variant") {
-        variants.emplace_back(fmt, parsed);
+        variants.emplace_back(fmt, spec.options);
       } else {
-        for (const auto& [k, v] : parsed.all()) options[fmt].set(k, v);
+        for (const auto& [k, v] : spec.options.all()) options[fmt].set(k, v);
       }
     } else if (arg == "--suite") {
       suite = value;

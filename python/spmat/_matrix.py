@@ -90,7 +90,8 @@ class Plan:
     Attributes: ``description`` (several lines: the choice per operation, the ranked
     candidates with predicted times), ``reason`` (one line), ``level`` ("auto" or "tune"),
     ``choices`` (operation -> format, e.g. ``{"spmv": "csr", ...}``; a stored transpose shows
-    as ``"csr (transposed copy)"``, a format built with options as ``"tiled:k=64,layout=row"``), ``measured_ms`` (operation -> the time "tune" measured
+    as ``"csr (transposed copy)"``, a format built with options as
+    ``"tiled:k=64,layout=row"``), ``measured_ms`` (operation -> the time "tune" measured
     for the chosen format, NaN for "auto"), ``plan_ms`` and ``tune_ms`` (what planning and the
     timing took), ``from_cache`` ("tune": the decision came from the on-disk plan cache).
     ``str(plan)`` is the description.

@@ -121,7 +121,8 @@ std::shared_ptr<MatrixImpl<Value>> CandidateBuilder<Value, Index>::build_on_devi
   upload(transposed);
   const DeviceCsr<Value, Index>& source = transposed ? *device_->at : *device_->a;
   const FormatSpec spec = FormatSpec::parse(format);
-  std::shared_ptr<MatrixImpl<Value>> m(find_format(spec.name).device_factory<Value, Index>()(source, spec.options));
+  const auto& factory = find_format(spec.name).device_factory<Value, Index>();
+  std::shared_ptr<MatrixImpl<Value>> m(factory(source, spec.options));
   cuda::synchronize_stream();  // complete on return: callers time the build
   return m;
 #else

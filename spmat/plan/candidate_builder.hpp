@@ -25,8 +25,9 @@ class CandidateBuilder {
   CandidateBuilder(const CandidateBuilder&) = delete;
   CandidateBuilder& operator=(const CandidateBuilder&) = delete;
 
-  /// Whether `format` (a FormatSpec) builds on the device here: the CUDA backend, a format with a device
-  /// builder, and no device build has run out of memory (then every build goes to the host).
+  /// Whether `format` (a FormatSpec) builds on the device here: the CUDA backend, a format with
+  /// a device builder, and no device build has run out of memory (then every build goes to the
+  /// host).
   bool on_device(const std::string& format) const;
   /// Estimated time of what build(format, transposed) must do before the format's own build:
   /// the upload of A and the transpose (on the device or the host), where not done yet.

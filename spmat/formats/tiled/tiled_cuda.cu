@@ -268,6 +268,54 @@ __device__ __forceinline__ void store_stream(Value* p, const Value (&x)[V]) {
     __stcs(reinterpret_cast<double2*>(p), make_double2(x[0], x[1]));
   }
 }
+
+/// C's pack of V values at dst = alpha·acc + beta·C (C is not read when beta == 0), stored
+/// streaming or plain.
+template <int V, class Value>
+__device__ __forceinline__ void blend_store(Value* dst, const Value (&acc)[V], Value alpha, Value beta,
+                                            bool stream) {
+  Value o[V];
+  if (beta == Value(0)) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) o[e] = alpha * acc[e];
+  } else {
+    load_plain<V>(dst, o);
+#pragma unroll
+    for (int e = 0; e < V; ++e) o[e] = alpha * acc[e] + beta * o[e];
+  }
+  if (stream) {
+    store_stream<V>(dst, o);
+  } else {
+    store_pack<V>(dst, o);
+  }
+}
+
+/// The panel kernels' stores: panel p's R work rows, columns cv..cv+V. A row past work_rows
+/// (the last partial panel) is not stored. Under the mapped store, dest[w] < 0 marks a segment
+/// of a split row, whose sums go unscaled to its partial slot (tiled_long_reduce_kernel adds
+/// them); otherwise dest[w] is the output row.
+template <int R, int V, class Value, class Index>
+__device__ __forceinline__ void store_panel_rows(std::int64_t p, std::int64_t work_rows, std::int64_t k,
+                                                 std::int64_t cv, const Value (&acc)[R][V],
+                                                 const Index* __restrict__ dest, int store,
+                                                 Value* __restrict__ partial, Value* __restrict__ c,
+                                                 Value alpha, Value beta) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t w = p * R + r;
+    if (w >= work_rows) break;
+    std::int64_t row = w;
+    if (store == mapped) {
+      const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
+      if (dw < 0) {
+        store_pack<V>(partial + (-dw - 1) * k + cv, acc[r]);
+        continue;
+      }
+      row = dw;
+    }
+    blend_store<V>(c + row * k + cv, acc[r], alpha, beta, false);
+  }
+}
 }  // namespace tiled_gpu
 
 // Row-major B and C. Block = rows_block(G) threads, (threads / 32)·(32/G) work rows; grid = (row blocks,
@@ -408,23 +456,8 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
   }
   Value* dst = c + row * k;
 #pragma unroll
-  for (int v = 0; v < NV; ++v) {
-    if (!ok[v]) continue;
-    Value o[V];
-    if (beta == Value(0)) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e];
-    } else {
-      tiled_gpu::load_plain<V>(dst + cv[v], o);
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[v][e] + beta * o[e];
-    }
-    if (stream) {
-      tiled_gpu::store_stream<V>(dst + cv[v], o);
-    } else {
-      tiled_gpu::store_pack<V>(dst + cv[v], o);
-    }
-  }
+  for (int v = 0; v < NV; ++v)
+    if (ok[v]) tiled_gpu::blend_store<V>(dst + cv[v], acc[v], alpha, beta, stream);
 }
 // Column-major B and C: one thread per work row, R columns k0..k0+R-1 of the grid.y tile.
 template <int R, class Value, class Index>
@@ -499,17 +532,7 @@ __device__ __forceinline__ void store_row_sum(Value* __restrict__ c, std::int64_
                                               std::int64_t k, std::int64_t rows, bool row_major,
                                               Value alpha, const Value (&sum)[V], Value beta) {
   if (row_major && V > 1) {
-    Value* dst = c + i * k + j0;
-    Value o[V];
-    if (beta == Value(0)) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * sum[e];
-    } else {
-      load_plain<V>(dst, o);
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * sum[e] + beta * o[e];
-    }
-    store_pack<V>(dst, o);
+    blend_store<V>(c + i * k + j0, sum, alpha, beta, false);
     return;
   }
 #pragma unroll
@@ -771,32 +794,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
       }
     }
   }
-  if (!ok) return;
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const std::int64_t w = p * R + r;
-    if (w >= work_rows) break;
-    std::int64_t row = w;
-    if (store == tiled_gpu::mapped) {
-      const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
-      if (dw < 0) {  // a segment of a split row: its partial slot (tiled_long_reduce_kernel sums)
-        tiled_gpu::store_pack<V>(partial + (-dw - 1) * k + cv, acc[r]);
-        continue;
-      }
-      row = dw;
-    }
-    Value* dst = c + row * k + cv;
-    Value o[V];
-    if (beta == Value(0)) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e];
-    } else {
-      tiled_gpu::load_plain<V>(dst, o);
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e] + beta * o[e];
-    }
-    tiled_gpu::store_pack<V>(dst, o);
-  }
+  if (ok) tiled_gpu::store_panel_rows<R, V>(p, work_rows, k, cv, acc, dest, store, partial, c, alpha, beta);
 }
 
 // Kernel contract (tiled_panel_seq_kernel, the fp64 panel kernel): row-major B (cols×k) and C (rows×k), caller-allocated;
@@ -870,32 +868,7 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock)
       }
     }
   }
-  if (!ok) return;
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const std::int64_t w = p * R + r;
-    if (w >= work_rows) break;
-    std::int64_t row = w;
-    if (store == tiled_gpu::mapped) {
-      const std::int64_t dw = static_cast<std::int64_t>(dest[w]);
-      if (dw < 0) {  // a segment of a split row: its partial slot (tiled_long_reduce_kernel sums)
-        tiled_gpu::store_pack<V>(partial + (-dw - 1) * k + cv, acc[r]);
-        continue;
-      }
-      row = dw;
-    }
-    Value* dst = c + row * k + cv;
-    Value o[V];
-    if (beta == Value(0)) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e];
-    } else {
-      tiled_gpu::load_plain<V>(dst, o);
-#pragma unroll
-      for (int e = 0; e < V; ++e) o[e] = alpha * acc[r][e] + beta * o[e];
-    }
-    tiled_gpu::store_pack<V>(dst, o);
-  }
+  if (ok) tiled_gpu::store_panel_rows<R, V>(p, work_rows, k, cv, acc, dest, store, partial, c, alpha, beta);
 }
 
 /// One launch of a panel kernel (tiled_panel_kernel or tiled_panel_seq_kernel: the same

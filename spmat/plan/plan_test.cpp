@@ -243,6 +243,23 @@ TEST_F(GpuPlan, SpmmBuildsTiledForTheProductsKAndLayout) {
   EXPECT_EQ(spec.options.get_string("layout", ""), "col");
 }
 
+// SpMM's candidates on the GPU: tiled, the model's choice, and cuSPARSE's SpMM behind it,
+// which tune times beside it and keeps where it is faster.
+TEST_F(GpuPlan, SpmmOffersCusparseBehindTiled) {
+  auto r = request({Op::spmm});
+  r.k = 128;
+  const FormatPlan p = plan(gen("gen:powerlaw:20000:4"), r);
+  ASSERT_EQ(p.candidates.size(), 2u);
+  EXPECT_EQ(p.choices.front().format, "tiled:k=128,layout=row");
+  EXPECT_EQ(p.candidates[1].format, "cusparse-coo");
+  EXPECT_GT(p.candidates[1].predicted_ms, p.candidates[0].predicted_ms);
+  // COO's default SpMM adds with atomics: a deterministic plan offers the CSR kernel.
+  r.deterministic = true;
+  const FormatPlan det = plan(gen("gen:powerlaw:20000:4"), r);
+  ASSERT_EQ(det.candidates.size(), 2u);
+  EXPECT_EQ(det.candidates[1].format, "cusparse-csr");
+}
+
 TEST(FormatSpec, SplitsNameAndOptions) {
   const FormatSpec plain = FormatSpec::parse("csr");
   EXPECT_EQ(plain.name, "csr");

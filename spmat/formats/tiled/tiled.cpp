@@ -179,7 +179,7 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
       int_choice_option("kt", &O::kt, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256},
                         "kernel=rows: K-tile, dense columns per pass (0 = the model's choice per call; else a power of two <= 256)"),
       int_choice_option("batch", &O::batch, {0, 4, 8},
-                        "B-row loads per batch: kernel=rows 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or a warp per row slice, else 8); "
+                        "B-row loads per batch: kernel=rows 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or half a warp or more per row slice, else 8); "
                         "kernel=panel (fp32): distinct columns in flight per panel, 4 or 8 (auto: 4)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
                     "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"),

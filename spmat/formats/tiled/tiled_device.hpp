@@ -66,7 +66,7 @@ struct TiledDevice {
   std::int64_t kt = 0;
   int batch = 8;        ///< B-row loads per batch of the rows kernel (4 + dependent tail, 8: predicated)
   bool stream = true;   ///< C stores st.global.cs
-  bool batch_auto = true;   ///< batch from the option's auto: a warp a row takes 4 (rows_batch)
+  bool batch_auto = true;   ///< batch from the option's auto: half a warp or more a row takes 4 (rows_batch)
   bool cstore_auto = true;  ///< stream from the option's auto: iff the batch of the call is 8
   std::string device = "h200";
   model::ReuseProfile reuse;
@@ -145,14 +145,17 @@ struct TiledDevice {
   }
 
   /// The batch of a product whose row groups have `lanes` lanes (G of the rows kernel), and
-  /// whether its C stores stream. A group of a whole warp (fp32 K-tiles of 128 columns, fp64 of
-  /// 64) loads 512 bytes per B row: four rows in flight are enough, and eight cost the
-  /// registers of the warps that would hide the gathers' latency. Measured on an H100, SpMM
-  /// row-major against the fastest cuSPARSE, batch 8 -> 4 (and plain C stores), same run: fp32
-  /// K = 128 EAT_RS 0.73× -> 0.87×, email-Enron 0.74× -> 0.85×, Maragal_6 0.74× -> 0.82×,
-  /// bcsstk29 0.97× -> 0.93×, the others level; fp64 K = 128 loc-Brightkite 0.66× -> 0.92×
-  /// (bench/results/2026-11-27-h100/tiled-warp-batch).
-  int rows_batch(int lanes) const { return batch_auto && lanes >= 32 ? 4 : batch; }
+  /// whether its C stores stream. A group of half a warp or more (fp32 K-tiles of 64 columns
+  /// or more, fp64 of 32) loads 256 bytes or more per B row: four rows in flight are enough,
+  /// and eight cost the registers of the warps that would hide the gathers' latency. Measured
+  /// on an H100, SpMM row-major against the fastest cuSPARSE, batch 8 -> 4 (and plain C
+  /// stores), same run: fp32 K = 128 EAT_RS 0.73× -> 0.87×, email-Enron 0.74× -> 0.85×,
+  /// Maragal_6 0.74× -> 0.82×, bcsstk29 0.97× -> 0.93×, the others level; fp64 K = 128
+  /// loc-Brightkite 0.66× -> 0.92× (bench/results/2026-11-27-h100/tiled-warp-batch). On an
+  /// H200 at fp64 K = 32 (16 lanes): ca-HepPh 0.90× -> 1.10×, EAT_RS 0.77× -> 1.06×,
+  /// email-Enron 0.83× -> 1.14×, Maragal_6 0.90× -> 1.11×, bcsstk17 1.21× -> 1.42×, the
+  /// short-row matrices (batch 4 already) level (bench/results/2026-11-28-h200/tiled-half-warp-batch).
+  int rows_batch(int lanes) const { return batch_auto && lanes >= 16 ? 4 : batch; }
   bool rows_stream(int lanes) const { return cstore_auto ? rows_batch(lanes) == 8 : stream; }
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {

@@ -121,27 +121,18 @@ void tune_plan(const Csr<Value, Index>& a, const PlanRequest& r, FormatPlan& p,
   // the budget admits keep tune_ms within it.
   double timing_slowdown = 1.0;
   // The operations timed: those with two candidates or more (add's result is a new matrix: not
-  // timed here). Each gets an equal share of what is left of the budget, the operations with
-  // the fewest candidates first, so that what they leave of their share goes to those with
-  // more: GPU SpMM has two candidates, SpMV and SpMVᵀ up to eight each. In the plan's order,
-  // SpMV would be timed first, on a third of the budget when all four operations are planned
-  // against half when SpMV and SpMVᵀ are, and leave out candidates that the latter times.
-  const auto candidates_of = [&](Op op) {
+  // timed here). Each gets an equal share of what is left of the budget.
+  const auto timed_op = [&](Op op) {
+    if (op == Op::add) return false;
     int n = 0;
     for (const auto& c : p.candidates) n += c.op == op;
-    return n;
+    return n >= 2;
   };
-  const auto timed_op = [&](Op op) { return op != Op::add && candidates_of(op) >= 2; };
-  std::vector<OpChoice*> order;
-  for (auto& choice : p.choices)
-    if (timed_op(choice.op)) order.push_back(&choice);
-  std::stable_sort(order.begin(), order.end(), [&](const OpChoice* x, const OpChoice* y) {
-    return candidates_of(x->op) < candidates_of(y->op);
-  });
-  int ops_left = static_cast<int>(order.size());
+  int ops_left = 0;
+  for (const auto& choice : p.choices) ops_left += timed_op(choice.op);
   bool first_op = true;
-  for (OpChoice* choice_ptr : order) {
-    OpChoice& choice = *choice_ptr;
+  for (auto& choice : p.choices) {
+    if (!timed_op(choice.op)) continue;
     const double op_start_ms = added_ms;
     const double op_budget_ms =
         std::max(0.0, kBudgetPlanned * r.tune_budget_ms - added_ms) / std::max(1, ops_left--);

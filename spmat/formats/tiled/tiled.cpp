@@ -182,7 +182,7 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
                         "B-row loads per batch: kernel=rows 4 (+ dependent tail), 8 (predicated), 0 = auto (4 if mean work row < 8 nonzeros or half a warp or more per row slice, else 8); "
                         "kernel=panel (fp32): distinct columns in flight per panel, 4 or 8 (auto: 4)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
-                    "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream iff batch 8)"),
+                    "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream with batch 8 or 16+ lanes a row)"),
       choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},
                     "auto (model decides), baseline, segmented (load balancing, §5.1)"),
       int_option("segsize", &O::segsize, 0, no_max,

@@ -164,6 +164,7 @@ const char* kConfigs[] = {
     "variant=auto,reorder=auto,k=8",
     "kernel=rows,variant=baseline,reorder=off,batch=4",
     "kernel=rows,variant=baseline,reorder=off,batch=8,kt=16",
+    "kernel=rows,variant=segmented,segsize=5,reorder=off,kt=128",
     "kernel=sell,variant=baseline,reorder=off",
     "kernel=sell,variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
     "kernel=sell,variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
@@ -289,6 +290,8 @@ const char* kRaggedConfigs[] = {
     "kernel=rows,variant=segmented,segsize=7,reorder=on,batch=4,cstore=stream",
     "kernel=rows,variant=baseline,reorder=on,batch=8,cstore=plain",
     "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream",
+    "kernel=rows,variant=segmented,segsize=7,reorder=on,kt=128,cstore=stream",
+    "kernel=rows,variant=baseline,reorder=off,kt=128,cstore=plain",
     // Panel kernel: plain, split rows through the long-row reduction, reordered.
     "kernel=panel,panel_rows=8,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=16,variant=segmented,segsize=7,reorder=on",

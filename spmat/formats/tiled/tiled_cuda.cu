@@ -501,7 +501,8 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock) tiled_rows_kernel(SPMAT
 /// same run, fp32 K = 128 against the fastest cuSPARSE SpMM, the row kernel on 25 matrices:
 /// 1.08× -> 1.20× as a geometric mean, faster on every one (crystk01 1.24× -> 1.50×, loc-Brightkite
 /// 0.93× -> 1.07×, Maragal_6 0.84× -> 0.91×). A cap of 40 registers (12 blocks) spills 68 bytes
-/// and ran 0.99×; fp64's warp-a-row kernel spills 76 bytes at 48 and keeps its registers.
+/// and ran 0.99×; fp64's warp-a-row kernel spills 76 bytes at 48 and keeps its registers
+/// (bench/results/2026-11-28-h200/tiled-rows-occupancy/summary.json, register_cap_same_run).
 template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(128, 10) tiled_rows_capped_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);

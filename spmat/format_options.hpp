@@ -268,7 +268,6 @@ struct TiledOptions {
   std::int64_t kt = 0;
   int batch = 0;
   std::string cstore = "auto";
-  int stage = 0;
   std::string variant = "auto";
   std::int64_t segsize = 0;
   std::string reorder = "auto";

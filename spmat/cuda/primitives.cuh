@@ -199,22 +199,6 @@ __device__ __forceinline__ T ld_stream(const T* p) {
   return __ldcs(p);
 }
 
-/// Asynchronous copy of 16 bytes from global to shared memory (cp.async.ca: cached in L1 like an
-/// ordinary load), without a register destination: a thread can have many such copies in
-/// flight at the register cost of their addresses. Both addresses 16-byte aligned. The copies a
-/// thread issued since its last async_copy_commit() form one group; async_copy_wait<N>() returns
-/// once at most the N most recent groups are still in flight, and the data of the others is then
-/// visible to that thread. sm_80 and later (the project builds for sm_90).
-__device__ __forceinline__ void async_copy_16(void* shared_dst, const void* global_src) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(s), "l"(global_src) : "memory");
-}
-__device__ __forceinline__ void async_copy_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void async_copy_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
 /// y = alpha*s + beta*y; beta == 0 does not read y (NaN poison in y never reaches the result).
 template <class Value>
 __device__ __forceinline__ void axpby_store(Value* y, Value alpha, Value s, Value beta) {

@@ -183,9 +183,6 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
                         "kernel=panel (fp32): distinct columns in flight per panel, 4 or 8 (auto: 4)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
                     "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream with batch 8 or 16+ lanes a row)"),
-      int_choice_option("stage", &O::stage, {0, 4, 8, 16},
-                        "kernel=rows, row-major, groups of 8-32 lanes: B-row packs in flight a lane through shared memory "
-                        "(cp.async, a ring of this many slots); 0 = loads into registers (batch)"),
       choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},
                     "auto (model decides), baseline, segmented (load balancing, §5.1)"),
       int_option("segsize", &O::segsize, 0, no_max,
@@ -244,7 +241,6 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.kt = opt.kt;
   s.panel_per_sm = opt.panel_per_sm;
   s.batch = opt.batch;
-  s.stage = opt.stage;
   s.cstore = opt.cstore == "auto" ? 0 : (opt.cstore == "plain" ? 1 : 2);
   s.device = opt.device;
   const std::string& variant = opt.variant;

@@ -80,7 +80,6 @@ struct TiledStorage {
   std::int64_t kt = 0;                  ///< kernel=rows: K-tile (0 = the model's, per spmm call)
   std::string device = "h200";          ///< device numbers of the model (kt choice)
   int batch = 0;   ///< kernel=rows: B loads per batch, 4 (+ dependent tail) or 8 (predicated); 0 = auto
-  int stage = 0;   ///< kernel=rows: slots of the shared-memory ring of the staged kernel (0 = register batches)
   int cstore = 0;  ///< kernel=rows: C stores 0 = auto (streaming with batch 8 or >= 16 lanes a row), 1 = plain, 2 = streaming
   /// kernel=panel / auto: 0 = no panel arrays; else R, the work rows per panel of the panel kernel.
   int panel_r = 0;

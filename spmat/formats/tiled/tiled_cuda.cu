@@ -64,7 +64,6 @@ TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
   h.device = device;
   h.batch = batch_auto ? 0 : batch;  // the options as given: auto stays auto
   h.cstore = cstore_auto ? 0 : (stream ? 2 : 1);
-  h.stage = stage;
   h.panel_r = panel_r;
   h.panel_forced = panel_forced;
   h.panel_reuse = panel_reuse;
@@ -507,84 +506,6 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock) tiled_rows_kernel(SPMAT
 template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(128, 10) tiled_rows_capped_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
-}
-
-namespace tiled_gpu {
-/// Threads of a staged row-kernel block, whatever G: its ring of S slots a thread takes
-/// S·2 KiB of shared memory a block.
-constexpr int kStagedBlock = 128;
-}  // namespace tiled_gpu
-
-/// The row kernel with B's rows staged through shared memory (option `stage` = S): the same
-/// mapping as tiled_rows_body with one 16-byte pack a lane (NV = 1, V > 1), but each lane copies
-/// its pack of the chunk's B rows with cp.async into a ring of S private slots, up to S rows
-/// ahead of the one it multiplies, instead of loading batches of 4 into registers. The rows in
-/// flight then cost shared memory, not registers: S = 8 is 8 B rows in flight a group at about
-/// the registers of the batch of 4, which holds 4. A lane reads back only what it copied, so no
-/// lane waits for another. Groups: the copies a lane issued for one nonzero (none past the
-/// chunk or past K) form one cp.async group, so "all but the S − 1 most recent groups done" is
-/// "the nonzero about to be multiplied has arrived".
-template <int G, int V, int S, class Value, class Index>
-__global__ void __launch_bounds__(tiled_gpu::kStagedBlock)
-    tiled_rows_staged_kernel(SPMAT_TILED_ROWS_PARAMS) {
-  static_assert(V * sizeof(Value) == 16, "one 16-byte pack a lane");
-  static_assert(S >= 2 && (S & (S - 1)) == 0, "a ring of a power of two slots");
-  constexpr int kRowsPerWarp = 32 / G;
-  __shared__ __align__(16) Value ring[S][tiled_gpu::kStagedBlock][V];
-  const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
-  const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const std::int64_t w = warp_id * kRowsPerWarp + grp;
-  cuda::allow_dependent_launch();  // the split rows' sums: launched once the last blocks run
-  if (w >= work_rows) return;      // the whole group leaves together (same w)
-  const unsigned gmask = cuda::subwarp_mask<G>();
-  const std::int64_t k0 = (tile0 + blockIdx.y) * kt;
-  const std::int64_t kend = min(k, k0 + kt);
-  const std::int64_t cv[1] = {k0 + static_cast<std::int64_t>(sub) * V};
-  const bool ok[1] = {cv[0] < kend};  // k % V == 0 and kt % V == 0: the whole pack is in range
-  const Value* b_col = b + cv[0];
-  Value acc[1][V];
-#pragma unroll
-  for (int e = 0; e < V; ++e) acc[0][e] = Value(0);
-  auto slot = [&](int t) -> Value(&)[V] { return ring[t & (S - 1)][threadIdx.x]; };
-
-  const std::int64_t begin = wr_begin[w], end = wr_end[w];
-  for (std::int64_t base = begin; base < end; base += G) {  // uniform over the group
-    const std::int64_t q = base + sub;
-    Index cj = 0;
-    Value vj = Value(0);
-    if (q < end) {
-      cj = __ldg(col + q);
-      vj = __ldg(val + q);
-    }
-    const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
-#pragma unroll
-    for (int t = 0; t < S; ++t) {  // the first S nonzeros of the chunk in flight
-      if (t < n) {
-        const Index cc = __shfl_sync(gmask, cj, t & (G - 1), G);
-        if (ok[0]) cuda::async_copy_16(slot(t), tiled_gpu::at_offset(b_col, tiled_gpu::row_offset(cc, row_bytes)));
-      }
-      cuda::async_copy_commit();
-    }
-    for (int t = 0; t < n; ++t) {
-      cuda::async_copy_wait<S - 1>();  // nonzero t's group is done
-      const Value vt = __shfl_sync(gmask, vj, t, G);
-      if (ok[0]) {
-        Value x[V];
-#pragma unroll
-        tiled_gpu::load_plain<V>(slot(t), x);
-#pragma unroll
-        for (int e = 0; e < V; ++e) acc[0][e] += vt * x[e];
-      }
-      // The slot just read takes nonzero t + S: the reads above are issued first, and a copy
-      // lands only after its global read, long after them.
-      if (t + S < n) {
-        const Index cc = __shfl_sync(gmask, cj, t + S, G);
-        if (ok[0]) cuda::async_copy_16(slot(t), tiled_gpu::at_offset(b_col, tiled_gpu::row_offset(cc, row_bytes)));
-      }
-      cuda::async_copy_commit();
-    }
-  }
-  tiled_gpu::store_work_row<1, V>(w, k, cv, ok, acc, dest, store, partial, c, alpha, beta, stream);
 }
 #undef SPMAT_TILED_ROWS_PARAMS
 #undef SPMAT_TILED_ROWS_ARGS
@@ -1103,37 +1024,6 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
   }
 }
 
-/// The staged row kernel (option stage = S) for groups of G lanes.
-template <int G, int V, int S, class Value, class Index>
-void launch_rows_staged(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
-                        std::int64_t kt, int store, Value alpha, Value beta, bool stream) {
-  constexpr int block = tiled_gpu::kStagedBlock;
-  constexpr std::int64_t rows_per_block = (block / 32) * (32 / G);
-  const std::int64_t blocks = (d.work_rows + rows_per_block - 1) / rows_per_block;
-  const std::int64_t tiles = (k + kt - 1) / kt;
-  constexpr std::int64_t kMaxGridY = 65535;
-  for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
-    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
-    tiled_rows_staged_kernel<G, V, S, Value, Index><<<grid, block, 0, cuda::stream()>>>(
-        d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(), d.col_idx.data(), d.values.data(),
-        d.dest.data(), b, c, store, d.partial.data(), alpha, beta, stream,
-        static_cast<std::uint32_t>(k * static_cast<std::int64_t>(sizeof(Value))));
-    SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_staged_kernel");
-  }
-}
-
-template <int G, int V, class Value, class Index>
-void dispatch_rows_staged(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
-                          std::int64_t kt, int store, Value alpha, Value beta, bool stream) {
-  switch (d.stage) {
-    case 4: return launch_rows_staged<G, V, 4>(d, b, c, k, kt, store, alpha, beta, stream);
-    case 8: return launch_rows_staged<G, V, 8>(d, b, c, k, kt, store, alpha, beta, stream);
-    case 16: return launch_rows_staged<G, V, 16>(d, b, c, k, kt, store, alpha, beta, stream);
-    default: break;
-  }
-  throw Error("tiled: internal error: no staged row kernel with " + std::to_string(d.stage) + " slots");
-}
-
 template <int R, class Value, class Index>
 void launch_rows_col(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                      int store, Value alpha, Value beta) {
@@ -1159,17 +1049,6 @@ void dispatch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c,
 #define SPMAT_TILED_ROWS(g, nv)                                                                  \
   return d.rows_batch(lane_count) == 4 ? launch_rows<g, nv, V, 4>(d, b, c, k, kt, store, alpha, beta, stream) \
                                        : launch_rows<g, nv, V, 8>(d, b, c, k, kt, store, alpha, beta, stream)
-  if constexpr (V > 1) {
-    // Staged kernel (option stage): groups of 8 to 32 lanes, one pack a lane.
-    if (d.stage > 0) {
-      switch (lanes) {
-        case 8: return dispatch_rows_staged<8, V>(d, b, c, k, kt, store, alpha, beta, stream);
-        case 16: return dispatch_rows_staged<16, V>(d, b, c, k, kt, store, alpha, beta, stream);
-        case 32: return dispatch_rows_staged<32, V>(d, b, c, k, kt, store, alpha, beta, stream);
-        default: break;
-      }
-    }
-  }
   switch (lanes) {
     case 1: SPMAT_TILED_ROWS(1, 1);
     case 2: SPMAT_TILED_ROWS(2, 1);

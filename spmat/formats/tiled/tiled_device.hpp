@@ -66,7 +66,6 @@ struct TiledDevice {
   std::int64_t kt = 0;
   int batch = 8;        ///< B-row loads per batch of the rows kernel (4 + dependent tail, 8: predicated)
   bool stream = true;   ///< C stores st.global.cs
-  int stage = 0;        ///< slots of the staged row kernel's ring (0 = register batches)
   bool batch_auto = true;   ///< batch from the option's auto: half a warp or more a row takes 4 (rows_batch)
   bool cstore_auto = true;  ///< stream from the option's auto: batch 8 or groups of >= 16 lanes (rows_stream)
   std::string device = "h200";
@@ -129,7 +128,6 @@ struct TiledDevice {
     r = h.r;
     sell = h.sell;
     kt = h.kt;
-    stage = h.stage;
     panel_per_sm = h.panel_per_sm;
     device = h.device;
   }

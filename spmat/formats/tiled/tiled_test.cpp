@@ -143,12 +143,11 @@ TEST(Tiled, BadOptionsAreRefusedNamingTheOption) {
   const auto a = testing::example<double, std::int32_t>();
   using S = TiledStorage<double, std::int32_t>;
   for (const char* bad : {"r=3", "panel_rows=48", "variant=fast", "kernel=warp", "kt=24", "kt=512",
-                          "device=v100", "batch=6", "cstore=cached", "stage=3", "kernel=panel,panel_rows=6",
+                          "device=v100", "batch=6", "cstore=cached", "kernel=panel,panel_rows=6",
                           "kernel=panel,panel_rows=64", "panel_reuse=0"})
     EXPECT_THROW(S::build(a, FormatOptions::parse(bad)), ParseError) << bad;
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).batch, 4);
   EXPECT_EQ(S::build(a, FormatOptions::parse("batch=4,cstore=stream")).cstore, 2);
-  EXPECT_EQ(S::build(a, FormatOptions::parse("stage=8")).stage, 8);
 }
 
 // Every kernel × variant: kernel=rows (default) plain, reordered, balanced (segmented), both,
@@ -166,8 +165,6 @@ const char* kConfigs[] = {
     "kernel=rows,variant=baseline,reorder=off,batch=4",
     "kernel=rows,variant=baseline,reorder=off,batch=8,kt=16",
     "kernel=rows,variant=segmented,segsize=5,reorder=off,kt=128",
-    "kernel=rows,variant=segmented,segsize=5,reorder=off,kt=128,stage=8",  // staged through shared memory
-    "kernel=rows,variant=baseline,reorder=on,kt=32,stage=4",
     "kernel=sell,variant=baseline,reorder=off",
     "kernel=sell,variant=baseline,reorder=off,r=4,panel_rows=64,smem=512",  // many stages
     "kernel=sell,variant=segmented,segsize=3,reorder=on,panel_rows=32,smem=256",
@@ -295,10 +292,6 @@ const char* kRaggedConfigs[] = {
     "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream",
     "kernel=rows,variant=segmented,segsize=7,reorder=on,kt=128,cstore=stream",
     "kernel=rows,variant=baseline,reorder=off,kt=128,cstore=plain",
-    // The staged kernel: rings of 4, 8 and 16 slots, rows longer and shorter than the ring.
-    "kernel=rows,variant=segmented,segsize=7,reorder=on,kt=128,stage=16",
-    "kernel=rows,variant=baseline,reorder=off,kt=64,stage=8",
-    "kernel=rows,variant=segmented,segsize=64,reorder=off,kt=32,stage=4",
     // Panel kernel: plain, split rows through the long-row reduction, reordered.
     "kernel=panel,panel_rows=8,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=16,variant=segmented,segsize=7,reorder=on",

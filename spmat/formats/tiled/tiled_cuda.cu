@@ -494,17 +494,10 @@ template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock) tiled_rows_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
 }
-/// The warp-a-row fp32 kernel (G = 32, one float4 a lane: K-tiles of 128 columns, batch 4)
-/// compiled for 10 blocks of 128 threads per SM: 48 registers instead of 58 (8 bytes spilled),
-/// 40 warps per SM instead of 32. Its rows are graphs' and FEM matrices' rows gathered from L2,
-/// where the warps in flight set the pace. Measured on an H200 against the 58-register build,
-/// same run, fp32 K = 128 against the fastest cuSPARSE SpMM, the row kernel on 25 matrices:
-/// 1.08× -> 1.20× as a geometric mean, faster on every one (crystk01 1.24× -> 1.50×, loc-Brightkite
-/// 0.93× -> 1.07×, Maragal_6 0.84× -> 0.91×). A cap of 40 registers (12 blocks) spills 68 bytes
-/// and ran 0.99×; fp64's warp-a-row kernel spills 76 bytes at 48 and keeps its registers
-/// (bench/results/2026-11-28-h200/tiled-rows-occupancy/summary.json, register_cap_same_run).
-template <int G, int NV, int V, int B, class Value, class Index>
-__global__ void __launch_bounds__(128, 10) tiled_rows_capped_kernel(SPMAT_TILED_ROWS_PARAMS) {
+/// The row kernel compiled for MinBlocks blocks an SM: fewer registers, more warps in flight
+/// (tiled_gpu::rows_min_blocks says which builds and why).
+template <int G, int NV, int V, int B, int MinBlocks, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::rows_block(G), MinBlocks) tiled_rows_capped_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
 }
 #undef SPMAT_TILED_ROWS_PARAMS
@@ -1000,6 +993,31 @@ inline double device_l2_bytes() {
   return cuda::device_attribute<cudaDevAttrL2CacheSize>(50 * 1024 * 1024);
 }
 
+namespace tiled_gpu {
+/// Blocks an SM the row kernel is compiled for (__launch_bounds__' second argument; 0: as ptxas
+/// likes). The fp32 kernels with one float4 a lane gather B rows from L2 and the warps in flight
+/// set their pace, so they trade a few bytes of spills for more resident warps (sm_90, int32
+/// indices): a warp a row, batch 4: 58 -> 48 registers, 8 bytes spilled, 32 -> 40 warps; 8 or
+/// 16 lanes a row, batch 4: 56 -> 48, 8 bytes, 32 -> 40 warps; batch 8: 74 -> 64, 20 bytes,
+/// 24 -> 32 warps. Measured on an H200, same binary, SpMM row-major against the fastest cuSPARSE
+/// over 25 matrices: fp32 K = 128 (a warp a row) 1.08× -> 1.20× for the row kernel everywhere;
+/// fp32 K = 32 (8 lanes) 1.92× -> 2.04× (20 matrices faster, 5 slower by at most 4%: the small
+/// FEM matrices, s3rmq4m1 2.24× -> 2.14×); fp32 K = 64 (16 lanes) 1.51× -> 1.53×, and 1.48× ->
+/// 1.54× for the row kernel everywhere (bench/results/2026-11-28-h200/tiled-register-caps;
+/// the warp-a-row figures: tiled-rows-occupancy, where a cap of 40 registers, 12 blocks, spilled
+/// 68 bytes and ran 0.99×). fp64 builds would spill 72–188 bytes at any cap that gains a block,
+/// and keep their registers.
+template <int G, int NV, int V, int B, class Value>
+constexpr int rows_min_blocks() {
+  if constexpr (sizeof(Value) == 4 && V == 4 && NV == 1) {
+    if constexpr (G == 32 && B == 4) return 10;
+    if constexpr ((G == 16 || G == 8) && B == 4) return 5;
+    if constexpr ((G == 16 || G == 8) && B == 8) return 4;
+  }
+  return 0;
+}
+}  // namespace tiled_gpu
+
 template <int G, int NV, int V, int B, class Value, class Index>
 void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                  std::int64_t kt, int store, Value alpha, Value beta, bool stream) {
@@ -1017,8 +1035,9 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
       SPMAT_CUDA_CHECK_LAUNCH("tiled_rows_kernel");
     }
   };
-  if constexpr (G == 32 && NV == 1 && B == 4 && V == 4 && sizeof(Value) == 4) {
-    run(tiled_rows_capped_kernel<G, NV, V, B, Value, Index>);
+  constexpr int min_blocks = tiled_gpu::rows_min_blocks<G, NV, V, B, Value>();
+  if constexpr (min_blocks > 0) {
+    run(tiled_rows_capped_kernel<G, NV, V, B, min_blocks, Value, Index>);
   } else {
     run(tiled_rows_kernel<G, NV, V, B, Value, Index>);
   }

@@ -292,6 +292,10 @@ const char* kRaggedConfigs[] = {
     "kernel=rows,variant=segmented,segsize=64,reorder=off,batch=8,cstore=stream",
     "kernel=rows,variant=segmented,segsize=7,reorder=on,kt=128,cstore=stream",
     "kernel=rows,variant=baseline,reorder=off,kt=128,cstore=plain",
+    // 8 and 16 lanes a row with either batch (the fp32 builds compiled for more blocks an SM).
+    "kernel=rows,variant=baseline,reorder=off,kt=64,batch=4",
+    "kernel=rows,variant=segmented,segsize=7,reorder=on,kt=64,batch=8",
+    "kernel=rows,variant=segmented,segsize=64,reorder=off,kt=32,batch=4",
     // Panel kernel: plain, split rows through the long-row reduction, reordered.
     "kernel=panel,panel_rows=8,variant=baseline,reorder=off",
     "kernel=panel,panel_rows=16,variant=segmented,segsize=7,reorder=on",

@@ -169,7 +169,9 @@ __device__ __forceinline__ void warp_row_list(std::int64_t warp, std::int64_t wa
 
 // Long rows: block `c` sums chunk c (a piece of a long row, RowPlan::chunk nonzeros) with a fixed tree and
 // stores the partial; the block that finishes a row's last outstanding chunk (a counter per
-// long row) adds the row's partials and writes y. Deterministic: thread i adds partials
+// long row) adds the row's partials and writes y. A row of one chunk is written by its block
+// at once: the fence, the counter and the second sum are a chain of round trips that a product
+// of a few microseconds would wait on. Deterministic: thread i adds partials
 // i, i+kBlock, ... in order and a fixed tree combines the threads, whichever block does it.
 // The combine is block-wide because a row of millions of nonzeros has hundreds of partials,
 // and one thread reading them one L2 round trip after another would trail the whole product.
@@ -199,6 +201,10 @@ __device__ __forceinline__ void long_row_chunk(std::int64_t c, const std::int64_
   for (std::int64_t k = b + threadIdx.x; k < e; k += blockDim.x)
     s += ldg(values + k) * ldg(x + ldg(col_idx + k));
   s = cuda::block_sum(s, shared);
+  if (last - first == 1) {  // the row is this one chunk: its sum is the block's (uniform branch)
+    if (threadIdx.x == 0) axpby_store(y + row, alpha, s, beta);
+    return;
+  }
   if (threadIdx.x == 0) {
     partial[c] = s;
     __threadfence();  // the partial is visible device-wide before the counter says so
@@ -820,7 +826,7 @@ void launch_subwarp_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y
   with_col_idx(d, [&](const auto* cols) {
     csr_subwarp_t_kernel<W><<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0,
         cuda::stream()>>>(d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha,
-        d.short_max);
+        d.t_whole_rows ? csr_plan::kNoLongRows : d.short_max);
   });
   SPMAT_CUDA_CHECK_LAUNCH("csr_subwarp_t_kernel");
 }
@@ -1003,6 +1009,7 @@ void CsrDevice<Value, Index>::apply_row_plan(const csr_plan::RowPlan& p,
   d.tpr = p.tpr;
   d.batched = p.batched;
   d.short_max = p.short_max;
+  d.t_whole_rows = p.t_whole_rows;
   d.n_medium = static_cast<std::int64_t>(p.medium_rows.size());
   if (d.n_medium > 0) d.medium_rows = cuda::DeviceBuffer<std::int64_t>(p.medium_rows, "csr medium rows");
   if (!p.long_rows.empty()) {
@@ -1117,7 +1124,8 @@ void spmv(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alph
 
 /// y = alpha*Aᵀ*x + beta*y (x: rows, y: cols): y scaled by beta (beta == 0 writes zeros), then
 /// atomicAdd scatter. csr-merge: the merge-path tiles. Every other kernel: tpr lanes per row,
-/// the medium rows of the binned auto kernel a warp each, long rows split in chunks. NOT
+/// the medium rows of the binned auto kernel a warp each, long rows split in chunks (but for
+/// t_whole_rows). NOT
 /// deterministic (atomic ordering).
 template <class Value, class Index>
 void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha, Value beta) {
@@ -1152,7 +1160,7 @@ void spmv_t(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value al
     });
     SPMAT_CUDA_CHECK_LAUNCH("csr_row_list_warp_t_kernel");
   }
-  if (d.n_long > 0) {
+  if (d.n_long > 0 && !d.t_whole_rows) {
     with_col_idx(d, [&](const auto* cols) {
       csr_long_chunk_t_kernel<<<cuda::grid_for(d.n_chunks * csr_plan::kBlock, csr_plan::kBlock),
           csr_plan::kBlock, 0, cuda::stream()>>>(d.n_chunks, d.chunk_row.data(),

@@ -115,6 +115,12 @@ const std::vector<Scenario>& skewed_scenarios() {
                  random_csr(500, 30000, row_lengths(500, [](std::int64_t r) -> std::int64_t {
                               return r % 50 == 0 ? 25000 : 400 + (r * 37) % 600;
                             }), 27)});
+    // Few rows (a warp each) with rows of 600-980 nonzeros every 100th: the spmv sends them to
+    // blocks of one chunk each, the spmv_t keeps them in the sub-warp kernel.
+    v.push_back({"few_rows_with_rows_past_sixteen_warp_steps_2000x3000",
+                 random_csr(2000, 3000, row_lengths(2000, [](std::int64_t r) -> std::int64_t {
+                              return r % 100 == 0 ? 600 + (r / 100) * 20 : r % 40;
+                            }), 28)});
     return v;
   }();
   return all;
@@ -334,6 +340,38 @@ TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
   EXPECT_EQ(p.tpr, 32);
   EXPECT_FALSE(p.long_rows.empty());
   expect_rows_partitioned(few->a, p);
+}
+
+TEST(CsrCudaPlan, FewRowsSendRowsPastSixteenWarpStepsToBlocks) {
+  // Many rows: 32× the mean, at least 1024. Few rows: 4× the mean, at least kWarpRowMax.
+  EXPECT_EQ(csr_plan::long_row_threshold(1000000, 10000000), 1024);
+  EXPECT_EQ(csr_plan::long_row_threshold(100000, 5000000), 32 * 50);
+  EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 44), csr_plan::kWarpRowMax);
+  EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 200), 800);
+  EXPECT_EQ(csr_plan::warp_row_threshold(4096, 4096 * 44), 32 * 44);
+
+  const auto it = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(), [](const Scenario& s) {
+    return s.name == "few_rows_with_rows_past_sixteen_warp_steps_2000x3000";
+  });
+  ASSERT_NE(it, skewed_scenarios().end());
+  ASSERT_TRUE(csr_plan::few_rows(it->a.rows));
+  const auto p = auto_plan(it->a);
+  EXPECT_EQ(p.tpr, 32);
+  EXPECT_FALSE(p.binned);
+  EXPECT_EQ(p.long_threshold, csr_plan::kWarpRowMax);
+  EXPECT_EQ(p.long_rows.size(), 20u);       // rows 0, 100, ..., 1900
+  EXPECT_EQ(p.chunk_row.size(), 20u);       // one chunk each
+  EXPECT_TRUE(p.t_whole_rows);              // all within warp_row_threshold
+  expect_rows_partitioned(it->a, p);
+
+  // A few-row matrix with a row past warp_row_threshold keeps its chunks in spmv_t too.
+  const auto every = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(), [](const Scenario& s) {
+    return s.name == "every_row_length_class_3000x9000";
+  });
+  ASSERT_NE(every, skewed_scenarios().end());
+  const auto q = auto_plan(every->a);
+  EXPECT_FALSE(q.long_rows.empty());
+  EXPECT_FALSE(q.t_whole_rows);
 }
 
 /// Row lengths of a large skewed matrix (row offsets only): 2^20 rows of 6 entries, every 64th

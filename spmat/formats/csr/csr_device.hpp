@@ -54,6 +54,7 @@ struct CsrDevice {
   // Rows longer than short_max are skipped by the sub-warp kernels (csr_plan::RowPlan): the
   // medium list (binned auto kernel only) and the long-row chunks own them.
   std::int64_t short_max = csr_plan::kNoLongRows;
+  bool t_whole_rows = false;  // spmv_t: the sub-warp kernel takes every row (RowPlan::t_whole_rows)
   std::int64_t n_medium = 0;
   cuda::DeviceBuffer<std::int64_t> medium_rows;     // n_medium: row ids, a warp each
 

@@ -455,7 +455,8 @@ std::vector<StoredArray> stored_arrays(const CsrDevice<Value, Index>& d) {
   v.push_back(cuda::stored_scalars(
       "plan", std::vector<std::int64_t>{static_cast<std::int64_t>(d.kernel), d.merge_spmv, d.tpr, d.short_max,
                                         d.n_medium, d.n_long, d.n_chunks, d.n_tiles,
-                                        d.n_long_fix, d.merge_skewed, d.batched, d.merge_ipt}));
+                                        d.n_long_fix, d.merge_skewed, d.batched, d.merge_ipt,
+                                        d.t_whole_rows}));
   cuda::append_stored(v, CsrDevice<Value, Index>::plan_arrays(d));
   return v;
 }

@@ -44,9 +44,15 @@ int threads_per_row(std::int64_t rows, std::int64_t nnz) {
   return t;
 }
 
-std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
+std::int64_t warp_row_threshold(std::int64_t rows, std::int64_t nnz) {
   const std::int64_t mean = rows > 0 ? (nnz + rows - 1) / rows : 0;
   return std::max<std::int64_t>(32 * mean, 1024);
+}
+
+std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
+  if (!few_rows(rows)) return warp_row_threshold(rows, nnz);
+  const std::int64_t mean = rows > 0 ? (nnz + rows - 1) / rows : 0;
+  return std::max<std::int64_t>(kFewRowsLongMeans * mean, kWarpRowMax);  // below warp_row_threshold
 }
 
 std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
@@ -168,6 +174,7 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
     p.long_threshold = thr;
   else if (long_nnz > 0)  // some row is longer than thr
     p.long_threshold = p.short_max = thr;
+  p.t_whole_rows = !p.binned && long_nnz > 0 && p.max_len <= warp_row_threshold(rows, nnz);
   return p;
 }
 

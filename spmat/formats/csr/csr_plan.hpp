@@ -163,10 +163,19 @@ ColumnLocality column_locality(std::int64_t rows, const Index* row_ptr, const In
 int threads_per_row(std::int64_t rows, std::int64_t nnz);
 
 /// Rows longer than this bypass the sub-warp kernel and are split into chunks (RowPlan::chunk),
-/// one block each, with a deterministic second reduction. 32× the mean and at least 1024:
-/// below that a warp (32 lanes × 32 steps) finishes the row no slower than its neighbours.
-/// (The binned path lowers it to kWarpRowMax.)
+/// one block each, with a deterministic second reduction: warp_row_threshold, or for a matrix
+/// of few rows (few_rows: a warp a row, under one wave) kFewRowsLongMeans × the mean and at
+/// least kWarpRowMax. Such a matrix is bound by its longest row's strided steps alone: no warp
+/// walks more than 16, and a block finishes a kMinChunk chunk in 4. Measured on an H200 (SpMV,
+/// µs, csr against the fastest cuSPARSE): ego-Facebook (4,039 rows, mean 44, rows of up to
+/// 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×), fp32 6.43 (0.80×) -> 5.16 (1.02×). Moving rows of
+/// 128-512 as well (3-31 rows of G51, bcsstk08, mbeacxc) ran between 11% faster and 7% slower
+/// (bench/results/2026-11-28-h200/csr-few-rows). (The binned path lowers it to kWarpRowMax.)
 std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz);
+constexpr std::int64_t kFewRowsLongMeans = 4;
+/// 32× the mean and at least 1024: below that a warp (32 lanes × 32 steps) finishes the row no
+/// slower than its neighbours.
+std::int64_t warp_row_threshold(std::int64_t rows, std::int64_t nnz);
 
 /// Which kernel owns which rows of an SpMV (and of every SpMVᵀ but merge's).
 /// Unbinned: the sub-warp kernel owns rows of length <= short_max (= long_threshold), the chunk
@@ -190,6 +199,10 @@ struct RowPlan {
   bool merge_spmv = false;
   /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (may_batch_steps).
   bool batched = false;
+  /// spmv_t runs every row in the sub-warp kernel (no chunks): the long rows are chunked for
+  /// the few-row spmv rule alone (long_row_threshold) and are at most warp_row_threshold long.
+  /// A warp scatters such a row as fast as its own launch would take the chunks.
+  bool t_whole_rows = false;
 };
 
 /// Strided steps of a row whose loads the batched sub-warp kernel issues together.

@@ -286,15 +286,19 @@ TEST(CsrCudaPlan, LanesPerRowHalveFromEightUpWhenTheRowsFillTheGpuTwice) {
 
 TEST(CsrCudaPlan, LongRowChunksShrinkWhileTheLongRowsAreFew) {
   // One long row of 20,000 entries among short ones: 5 chunks of 4096 would leave the GPU
-  // idle, so the chunks shrink to the smallest size.
-  std::vector<std::int64_t> lens(3000, 4);
-  lens[17] = 20000;
-  const Csr64 few = random_csr(3000, 30000, lens, 5);
-  const auto p = auto_plan(few);
-  ASSERT_EQ(p.long_rows.size(), 1u);
-  EXPECT_EQ(p.chunk, csr_plan::kMinChunk);
-  EXPECT_EQ(static_cast<std::int64_t>(p.chunk_row.size()), (20000 + p.chunk - 1) / p.chunk);
-  expect_rows_partitioned(few, p);
+  // idle, so the chunks shrink to the smallest size; a matrix of few rows keeps chunks of
+  // kFewRowsMinChunk.
+  for (const std::int64_t rows : {6000, 3000}) {
+    SCOPED_TRACE(rows);
+    std::vector<std::int64_t> lens(static_cast<std::size_t>(rows), 4);
+    lens[17] = 20000;
+    const Csr64 few = random_csr(rows, 30000, lens, 5);
+    const auto p = auto_plan(few);
+    ASSERT_EQ(p.long_rows.size(), 1u);
+    EXPECT_EQ(p.chunk, csr_plan::few_rows(rows) ? csr_plan::kFewRowsMinChunk : csr_plan::kMinChunk);
+    EXPECT_EQ(static_cast<std::int64_t>(p.chunk_row.size()), (20000 + p.chunk - 1) / p.chunk);
+    expect_rows_partitioned(few, p);
+  }
   // Long rows that make kTargetChunks chunks of kChunk keep kChunk (row offsets only: a
   // million one-entry rows, then 32 rows of 64 chunks each).
   const std::int64_t per_row = 64 * csr_plan::kChunk, n_long = csr_plan::kTargetChunks / 64;

@@ -74,7 +74,7 @@ std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t n
            kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows)))
     return std::nullopt;  // binning, or the share of rows it would move, needs the lengths
   if (max_len > long_row_threshold(rows, nnz)) return std::nullopt;  // long rows to chunk
-  p.chunk = kMinChunk;  // what plan_rows' halving gives with no long-row nonzeros
+  p.chunk = few_rows(rows) ? kFewRowsMinChunk : kMinChunk;  // plan_rows' with no long-row nonzeros
   return p;
 }
 
@@ -170,6 +170,7 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
   const std::int64_t thr = p.binned ? kWarpRowMax : unbinned_long;
   const std::int64_t long_nnz = p.binned ? stats.long_nnz_binned : stats.long_nnz_unbinned;
   while (p.chunk > kMinChunk && long_nnz < kTargetChunks * p.chunk) p.chunk /= 2;
+  if (few_rows(rows)) p.chunk = std::max(p.chunk, kFewRowsMinChunk);
   if (p.binned)
     p.long_threshold = thr;
   else if (long_nnz > 0)  // some row is longer than thr

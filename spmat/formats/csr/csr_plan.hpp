@@ -25,6 +25,15 @@ constexpr int kBlock = 256;            ///< threads per block of the row kernels
 constexpr std::int64_t kChunk = 4096;
 constexpr std::int64_t kMinChunk = 1024;
 constexpr std::int64_t kTargetChunks = 2048;
+/// Smallest chunk of a matrix of few rows (few_rows), which is bound by its longest row's
+/// latency: a row of up to 2048 nonzeros is one block's (8 steps a thread, 2 rounds of 4
+/// loads) instead of two blocks' and the chain of fence, counter and second sum that joins
+/// them. Measured on an H200 (SpMV, µs, csr against the fastest cuSPARSE): ego-Facebook (a row
+/// of 1,045) fp64 5.95 (0.88×) -> 5.00 (1.07×), fp32 1.02× -> 1.11×; adder_dcop_05 (1,310)
+/// 0.93× -> 1.10–1.13×; hangGlider_2 (1,463) 0.94–0.96× -> 1.11×; their SpMVᵀ, whose chunk
+/// kernel then has one block a row, 1–8% slower
+/// (bench/results/2026-11-28-h200/csr-few-rows/chunk_variants).
+constexpr std::int64_t kFewRowsMinChunk = 2 * kMinChunk;
 constexpr std::int64_t kNoLongRows = std::numeric_limits<std::int64_t>::max();
 /// Threads past which the sub-warp kernel has rows to spare: about two full waves of an H100
 /// (132 SMs × 2,048 threads); the matrices below it are the ones that fit in L2.

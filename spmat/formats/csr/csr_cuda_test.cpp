@@ -354,9 +354,11 @@ TEST(CsrCudaPlan, FewRowsSendRowsPastSixteenWarpStepsToBlocks) {
   EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 200), 800);
   EXPECT_EQ(csr_plan::warp_row_threshold(4096, 4096 * 44), 32 * 44);
 
-  const auto it = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(), [](const Scenario& s) {
-    return s.name == "few_rows_with_rows_past_sixteen_warp_steps_2000x3000";
-  });
+  const auto named = [](const char* name) {
+    return std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
+                        [&](const Scenario& s) { return s.name == name; });
+  };
+  const auto it = named("few_rows_with_rows_past_sixteen_warp_steps_2000x3000");
   ASSERT_NE(it, skewed_scenarios().end());
   ASSERT_TRUE(csr_plan::few_rows(it->a.rows));
   const auto p = auto_plan(it->a);
@@ -369,9 +371,7 @@ TEST(CsrCudaPlan, FewRowsSendRowsPastSixteenWarpStepsToBlocks) {
   expect_rows_partitioned(it->a, p);
 
   // A few-row matrix with a row past warp_row_threshold keeps its chunks in spmv_t too.
-  const auto every = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(), [](const Scenario& s) {
-    return s.name == "every_row_length_class_3000x9000";
-  });
+  const auto every = named("every_row_length_class_3000x9000");
   ASSERT_NE(every, skewed_scenarios().end());
   const auto q = auto_plan(every->a);
   EXPECT_FALSE(q.long_rows.empty());

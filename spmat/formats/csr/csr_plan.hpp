@@ -175,9 +175,10 @@ int threads_per_row(std::int64_t rows, std::int64_t nnz);
 /// one block each, with a deterministic second reduction: warp_row_threshold, or for a matrix
 /// of few rows (few_rows: a warp a row, under one wave) kFewRowsLongMeans × the mean and at
 /// least kWarpRowMax. Such a matrix is bound by its longest row's strided steps alone: no warp
-/// walks more than 16, and a block finishes a kMinChunk chunk in 4. Measured on an H200 (SpMV,
-/// µs, csr against the fastest cuSPARSE): ego-Facebook (4,039 rows, mean 44, rows of up to
-/// 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×), fp32 6.43 (0.80×) -> 5.16 (1.02×). Moving the rows
+/// walks more than 16, and a block finishes a chunk (kFewRowsMinChunk) in 8, unrolled by 4.
+/// Measured on an H200 (SpMV, µs, csr against the fastest cuSPARSE, chunks of 1024 then):
+/// ego-Facebook (4,039 rows, mean 44, rows of up to 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×),
+/// fp32 6.43 (0.80×) -> 5.16 (1.02×). Moving the rows
 /// of 128-512 too (3-31 rows of G51, bcsstk08, mbeacxc) ran from 6% slower to 19% faster, fp32
 /// and fp64 disagreeing, so the threshold stays at 16 steps
 /// (bench/results/2026-11-28-h200/csr-few-rows). (The binned path lowers it to kWarpRowMax.)

@@ -313,8 +313,7 @@ TEST(CsrCudaPlan, LongRowChunksShrinkWhileTheLongRowsAreFew) {
 }
 
 TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
-  for (const char* name : {"rmat_scale14_ef16", "powerlaw_20000_mean16",
-                           "empty_stretches_6000x500", "wide_rows_500x30000"}) {
+  for (const char* name : {"rmat_scale14_ef16", "powerlaw_20000_mean16", "empty_stretches_6000x500"}) {
     SCOPED_TRACE(name);
     const auto it = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
                                  [&](const Scenario& s) { return s.name == name; });
@@ -323,36 +322,39 @@ TEST(CsrCudaPlan, SkewedMatricesGetRowBins) {
     EXPECT_EQ(p.kernel, CsrKernel::automatic);
     EXPECT_TRUE(p.binned);
     EXPECT_EQ(p.long_threshold, csr_plan::kWarpRowMax);
-    if (p.tpr < 32) {
-      EXPECT_EQ(p.short_max, 2 * p.tpr);
-      EXPECT_FALSE(p.medium_rows.empty());
-    } else {  // a warp per row already: the bins only move rows above kWarpRowMax to chunks
-      EXPECT_EQ(p.short_max, csr_plan::kWarpRowMax);
-      EXPECT_TRUE(p.medium_rows.empty());
-      EXPECT_FALSE(p.long_rows.empty());
-    }
+    EXPECT_LT(p.tpr, 32);
+    EXPECT_EQ(p.short_max, 2 * p.tpr);
+    EXPECT_FALSE(p.medium_rows.empty());
     expect_rows_partitioned(it->a, p);
   }
-  // Few rows (a warp each): rows up to kWarpRowMax stay in the sub-warp kernel, so the bins
-  // would only move the rows between kWarpRowMax and the long-row threshold, here too few.
-  const auto few = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
-                                [](const Scenario& s) { return s.name == "every_row_length_class_3000x9000"; });
-  ASSERT_NE(few, skewed_scenarios().end());
-  ASSERT_TRUE(csr_plan::few_rows(few->a.rows));
-  const auto p = auto_plan(few->a);
-  EXPECT_EQ(p.kernel, CsrKernel::automatic);
-  EXPECT_EQ(p.tpr, 32);
-  EXPECT_FALSE(p.long_rows.empty());
-  expect_rows_partitioned(few->a, p);
+  // Few rows (a warp each): rows up to kWarpRowMax stay in the sub-warp kernel and the longer
+  // ones go to chunks without bins, which would send the same rows to the same kernels.
+  for (const char* name : {"every_row_length_class_3000x9000", "wide_rows_500x30000"}) {
+    SCOPED_TRACE(name);
+    const auto few = std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
+                                  [&](const Scenario& s) { return s.name == name; });
+    ASSERT_NE(few, skewed_scenarios().end());
+    ASSERT_TRUE(csr_plan::few_rows(few->a.rows));
+    const auto p = auto_plan(few->a);
+    EXPECT_EQ(p.kernel, CsrKernel::automatic);
+    EXPECT_EQ(p.tpr, 32);
+    EXPECT_FALSE(p.binned);
+    EXPECT_EQ(p.long_threshold, csr_plan::kWarpRowMax);
+    EXPECT_FALSE(p.long_rows.empty());
+    expect_rows_partitioned(few->a, p);
+  }
 }
 
 TEST(CsrCudaPlan, FewRowsSendRowsPastSixteenWarpStepsToBlocks) {
-  // Many rows: 32× the mean, at least 1024. Few rows: 4× the mean, at least kWarpRowMax.
+  // Many rows: 32× the mean, at least 1024. Few rows: kWarpRowMax, whatever the mean.
   EXPECT_EQ(csr_plan::long_row_threshold(1000000, 10000000), 1024);
   EXPECT_EQ(csr_plan::long_row_threshold(100000, 5000000), 32 * 50);
   EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 44), csr_plan::kWarpRowMax);
-  EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 200), 800);
+  EXPECT_EQ(csr_plan::long_row_threshold(4096, 4096 * 200), csr_plan::kWarpRowMax);
+  EXPECT_EQ(csr_plan::long_row_threshold(1, 300000), csr_plan::kWarpRowMax);
   EXPECT_EQ(csr_plan::warp_row_threshold(4096, 4096 * 44), 32 * 44);
+  EXPECT_EQ(csr_plan::t_whole_row_max(4096, 4096 * 44), 32 * 44);
+  EXPECT_EQ(csr_plan::t_whole_row_max(64, 64 * 8000), csr_plan::kFewRowsMinChunk);
 
   const auto named = [](const char* name) {
     return std::find_if(skewed_scenarios().begin(), skewed_scenarios().end(),
@@ -376,6 +378,22 @@ TEST(CsrCudaPlan, FewRowsSendRowsPastSixteenWarpStepsToBlocks) {
   const auto q = auto_plan(every->a);
   EXPECT_FALSE(q.long_rows.empty());
   EXPECT_FALSE(q.t_whole_rows);
+
+  // Few rows that are (nearly) all long: every row past kWarpRowMax is chunked however large the
+  // mean (a warp would walk each for hundreds of steps), and spmv_t takes the chunks for rows
+  // past kFewRowsMinChunk.
+  for (const char* name : {"single_row_1x3000", "rows_one_merge_tile_long_30x3000", "wide_rows_500x30000"}) {
+    const auto all = named(name);
+    ASSERT_NE(all, skewed_scenarios().end()) << name;
+    const auto r = auto_plan(all->a);
+    EXPECT_EQ(r.long_threshold, csr_plan::kWarpRowMax) << name;
+    std::int64_t longer = 0;
+    for (std::int64_t row = 0; row < all->a.rows; ++row) longer += row_len(all->a, row) > csr_plan::kWarpRowMax;
+    EXPECT_EQ(static_cast<std::int64_t>(r.long_rows.size()), longer) << name;
+    EXPECT_GE(longer * 10, all->a.rows * 8) << name;  // most rows are long
+    EXPECT_EQ(r.t_whole_rows, max_row_len(all->a) <= csr_plan::kFewRowsMinChunk) << name;
+    expect_rows_partitioned(all->a, r);
+  }
 }
 
 /// Row lengths of a large skewed matrix (row offsets only): 2^20 rows of 6 entries, every 64th

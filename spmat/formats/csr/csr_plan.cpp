@@ -50,9 +50,11 @@ std::int64_t warp_row_threshold(std::int64_t rows, std::int64_t nnz) {
 }
 
 std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz) {
-  if (!few_rows(rows)) return warp_row_threshold(rows, nnz);
-  const std::int64_t mean = rows > 0 ? (nnz + rows - 1) / rows : 0;
-  return std::max<std::int64_t>(kFewRowsLongMeans * mean, kWarpRowMax);  // below warp_row_threshold
+  return few_rows(rows) ? kWarpRowMax : warp_row_threshold(rows, nnz);
+}
+
+std::int64_t t_whole_row_max(std::int64_t rows, std::int64_t nnz) {
+  return std::min(warp_row_threshold(rows, nnz), kFewRowsMinChunk);
 }
 
 std::optional<RowPlan> plan_rows_without_lists(std::int64_t rows, std::int64_t nnz,
@@ -175,7 +177,7 @@ RowPlan plan_from_stats(std::int64_t rows, std::int64_t nnz, const RowStats& sta
     p.long_threshold = thr;
   else if (long_nnz > 0)  // some row is longer than thr
     p.long_threshold = p.short_max = thr;
-  p.t_whole_rows = !p.binned && long_nnz > 0 && p.max_len <= warp_row_threshold(rows, nnz);
+  p.t_whole_rows = !p.binned && long_nnz > 0 && p.max_len <= t_whole_row_max(rows, nnz);
   return p;
 }
 

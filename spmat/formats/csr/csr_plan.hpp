@@ -172,21 +172,24 @@ ColumnLocality column_locality(std::int64_t rows, const Index* row_ptr, const In
 int threads_per_row(std::int64_t rows, std::int64_t nnz);
 
 /// Rows longer than this bypass the sub-warp kernel and are split into chunks (RowPlan::chunk),
-/// one block each, with a deterministic second reduction: warp_row_threshold, or for a matrix
-/// of few rows (few_rows: a warp a row, under one wave) kFewRowsLongMeans × the mean and at
-/// least kWarpRowMax. Such a matrix is bound by its longest row's strided steps alone: no warp
-/// walks more than 16, and a block finishes a chunk (kFewRowsMinChunk) in 8, unrolled by 4.
-/// Measured on an H200 (SpMV, µs, csr against the fastest cuSPARSE, chunks of 1024 then):
-/// ego-Facebook (4,039 rows, mean 44, rows of up to 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×),
-/// fp32 6.43 (0.80×) -> 5.16 (1.02×). Moving the rows
-/// of 128-512 too (3-31 rows of G51, bcsstk08, mbeacxc) ran from 6% slower to 19% faster, fp32
-/// and fp64 disagreeing, so the threshold stays at 16 steps
+/// one block each, with a deterministic second reduction: warp_row_threshold, or kWarpRowMax
+/// for a matrix of few rows (few_rows: a warp a row, under one wave). Such a matrix is bound by
+/// its longest row's strided steps alone: no warp walks more than 16, and a block finishes a
+/// chunk (kFewRowsMinChunk) in 8, unrolled by 4. The bound does not scale with the mean: a
+/// matrix whose few rows are all long (1 row of 3·10⁵, 64 rows of 8,000) would otherwise keep
+/// them on one warp each, 60–250× slower than cuSPARSE. Measured on an H200 (SpMV, µs, csr
+/// against the fastest cuSPARSE, chunks of 1024 then): ego-Facebook (4,039 rows, mean 44, rows
+/// of up to 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×), fp32 6.43 (0.80×) -> 5.16 (1.02×).
+/// Moving the rows of 128-512 too (3-31 rows of G51, bcsstk08, mbeacxc) ran from 6% slower to
+/// 19% faster, fp32 and fp64 disagreeing, so the threshold stays at 16 steps
 /// (bench/results/2026-11-28-h200/csr-few-rows). (The binned path lowers it to kWarpRowMax.)
 std::int64_t long_row_threshold(std::int64_t rows, std::int64_t nnz);
-constexpr std::int64_t kFewRowsLongMeans = 4;
 /// 32× the mean and at least 1024: below that a warp (32 lanes × 32 steps) finishes the row no
 /// slower than its neighbours.
 std::int64_t warp_row_threshold(std::int64_t rows, std::int64_t nnz);
+/// Longest row that spmv_t of a few-row matrix still scatters with one warp
+/// (RowPlan::t_whole_rows): warp_row_threshold, at most kFewRowsMinChunk (64 strided steps).
+std::int64_t t_whole_row_max(std::int64_t rows, std::int64_t nnz);
 
 /// Which kernel owns which rows of an SpMV (and of every SpMVᵀ but merge's).
 /// Unbinned: the sub-warp kernel owns rows of length <= short_max (= long_threshold), the chunk
@@ -211,7 +214,7 @@ struct RowPlan {
   /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (may_batch_steps).
   bool batched = false;
   /// spmv_t runs every row in the sub-warp kernel (no chunks): the long rows are chunked for
-  /// the few-row spmv rule alone (long_row_threshold) and are at most warp_row_threshold long.
+  /// the few-row spmv rule alone (long_row_threshold) and are at most t_whole_row_max long.
   /// A warp scatters such a row as fast as its own launch would take the chunks.
   bool t_whole_rows = false;
 };

@@ -38,10 +38,14 @@ struct Kernel {
 // back-to-back calls take precedence): fixed costs are the 75th percentile over the matrices of
 // a class that fit in L2, efficiencies the median over those of over 25 MB; a class without
 // large matrices takes the smaller of the stencil and irregular efficiencies. ELL-family formats
-// are no candidates for skewed rows (efficiency 0).
+// are no candidates for skewed rows (efficiency 0). csr's SpMV on skewed matrices past L2 is
+// set to cuSPARSE CSR's: on six such matrices (R-MAT and power-law rows, 2-19 M nonzeros, fp64
+// and fp32) the medians of their efficiencies were 0.304 (csr) and 0.300 (CSR_ALG1) on an H200,
+// csr 0.76-0.90x of the fastest cuSPARSE where CSR_ALG1 ran 0.48-0.70x (rows 75-80% empty) and
+// 0.94-0.99x where CSR_ALG1 led (bench/results/2026-11-29-h200/csr-shapes/summary.json).
 constexpr Kernel kGpu[] = {
     // format              op          launch us: stencil regular irregular skewed | efficiency
-    {"csr", Op::spmv, {4.7, 4.7, 5.0, 6.9}, {0.73, 0.39, 0.39, 0.36}},
+    {"csr", Op::spmv, {4.7, 4.7, 5.0, 6.9}, {0.73, 0.39, 0.39, 0.41}},
     {"csr-vector", Op::spmv, {5.8, 5.8, 9.8, 10.7}, {0.15, 0.15, 0.34, 0.06}},
     {"bro-csr", Op::spmv, {5.1, 5.1, 5.3, 0}, {0.41, 0.41, 0, 0}},
     {"ellr", Op::spmv, {16.7, 16.7, 14.1, 0}, {0.81, 0.42, 0.42, 0}, Kernel::ell},
@@ -80,7 +84,7 @@ constexpr Kernel kCpu[] = {
 /// predicted faster by a margin that grows as this evidence shrinks (see margin()): a class
 /// seen on one or two matrices says little about the next one, and cuSPARSE is the safe choice.
 constexpr int kEvidenceInL2[4] = {0, 16, 9, 6};
-constexpr int kEvidencePastL2[4] = {4, 0, 1, 2};
+constexpr int kEvidencePastL2[4] = {4, 0, 1, 6};
 double margin(int n) { return n >= 3 ? 0.0 : (n == 2 ? 0.15 : 0.3); }
 
 /// The rate (GB/s) at which cuSPARSE's CSR_ALG1 SpMV streams its longest row.

@@ -1039,7 +1039,11 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const Index* h
       [&](bool scalar_allowed) {
         return csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins, scalar_allowed);
       },
-      [&] { return csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local(); }, s.kernel,
+      [&] {
+        return csr_plan::x_stays_in_l1(rows, cols, sizeof(Value)) ||
+               csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local();
+      },
+      s.kernel,
       s.threads_per_row, rows, nnz);
   apply_row_plan(p, s);
   if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr, host_col_idx);

@@ -1227,6 +1227,17 @@ TEST(CsrCudaPlan, TheScalarChoiceCanBeRuledOutByTheCaller) {
             CsrKernel::scalar);
 }
 
+TEST(CsrCudaPlan, AnXThatStaysInL1CountsAsLocalColumnsOnTallMatrices) {
+  // 4 M rows over 1,000 or 16,384 columns: x of 8 KB or 128 KB in fp64 stays in L1.
+  EXPECT_TRUE(csr_plan::x_stays_in_l1(4000000, 1000, 8));
+  EXPECT_TRUE(csr_plan::x_stays_in_l1(4000000, 16384, 8));
+  EXPECT_TRUE(csr_plan::x_stays_in_l1(4000000, 32768, 4));
+  // One column more, or too few rows to fill the GPU: the sampled locality decides.
+  EXPECT_FALSE(csr_plan::x_stays_in_l1(4000000, 16385, 8));
+  EXPECT_FALSE(csr_plan::x_stays_in_l1(csr_plan::kManyThreads - 1, 1000, 8));
+  EXPECT_FALSE(csr_plan::x_stays_in_l1(4000000, 1000000, 8));
+}
+
 TEST(CsrCudaPlan, PlanForColumnsSamplesTheColumnsOnceAndOnlyWhereAChoiceDependsOnThem) {
   const auto plan_even = [](std::int64_t n, std::int64_t len, CsrKernel kernel, int tpr) {
     std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(n) + 1);

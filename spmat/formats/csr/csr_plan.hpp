@@ -275,6 +275,20 @@ RowPlan plan_rows(std::int64_t rows, const Index* row_ptr, CsrKernel kernel, int
 /// (bench/results/2026-11-27-h100/csr-stream-lanes/short-rows).
 constexpr bool scalar_suits_columns(bool local_columns) { return local_columns; }
 
+/// Largest x (bytes) whose gathers count as local whatever the column pattern: it stays in L1.
+constexpr std::int64_t kL1ResidentX = std::int64_t(128) << 10;
+/// Whether the x gathers of a `rows` × `cols` matrix hit L1 whatever its column pattern: x of
+/// at most kL1ResidentX bytes, and rows enough to fill the GPU (rows >= kManyThreads), where
+/// it was measured. Such columns count as local (the scalar kernel for short rows, no batched
+/// steps). Measured on an H200 (SpMV, fastest cuSPARSE / time, fp64 / fp32), 4 batched lanes
+/// or 2 lanes -> the scalar kernel: random_k 4 M × 1,000 (4 a row) 0.64 / 0.73 -> 1.47 / 1.41;
+/// 2 M × 64 (2) 0.80 / 0.71 -> 1.30 / 1.42; 8 M × 200 (3) 0.98 / 0.96 -> 1.45 / 1.51;
+/// 3 M × 8,000 (6) 1.04 / 0.94 -> 1.42 / 1.30. With x past L1 it lost: 2 M × 30,000 (5, x of
+/// 240 KB) fp64 1.33 -> 1.19 (bench/results/2026-11-29-h200/csr-shapes/tall_narrow.json).
+constexpr bool x_stays_in_l1(std::int64_t rows, std::int64_t cols, std::int64_t value_bytes) {
+  return rows >= kManyThreads && cols * value_bytes <= kL1ResidentX;
+}
+
 /// The row plan of a matrix whose columns may matter: `plan(scalar_allowed)` plans its rows
 /// (plan_rows from host offsets, plan_from_stats from device statistics), `local_columns()`
 /// samples its columns (column_locality, on the host or the device) and is called at most once,

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "spmat/config.hpp"
+#include "spmat/formats/csr/csr_plan.hpp"
 #include "spmat/formats/ell/row_limits.hpp"
 #include "spmat/registry.hpp"
 #if SPMAT_WITH_CUDA
@@ -246,6 +247,13 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     const int ci = static_cast<int>(cls);
     if (k.eff[ci] <= 0) return;  // e.g. ELL padding on skewed rows: never a candidate
     if (refused_by_row_limits(k, m)) return;
+    // csr's SpMV on a tall matrix whose x stays in L1 gathers as on a stencil, whatever its
+    // columns (its plan treats them as local): on five such matrices (H200) csr ran 1.29-1.51x
+    // of the fastest cuSPARSE, CSR_ALG1 0.83-1.00x
+    // (bench/results/2026-11-29-h200/csr-shapes/summary.json).
+    const bool l1_gathers = std::string_view(k.format) == "csr" && run_op == Op::spmv &&
+                            csr_plan::x_stays_in_l1(m.rows, m.cols, vb);
+    const int ei = l1_gathers ? static_cast<int>(StructureClass::stencil) : ci;
     const double bytes = csr_floor_bytes(m, Op::spmv, vb, ib);
     const double padded = bytes / padding_factor(k, m);
     const bool resident = bytes < kL2Resident * d.l2_bytes;
@@ -254,7 +262,7 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     c.format = k.format;
     c.transposed = on_transpose;
     c.predicted_ms = (resident ? k.launch_us[ci] * 1e-3 : 0.0) +
-                     padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ci] * 1e6);
+                     padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ei] * 1e6);
     // cuSPARSE's CSR_ALG1 falls behind on a row of millions of entries: on an H100, a row of
     // 2 M entries (5.5% of the nonzeros) made it 2-5% slower than CSR_ALG2, which is 4-60%
     // slower on every other matrix measured. Modelled as the longest row's bytes streamed at

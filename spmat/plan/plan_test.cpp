@@ -183,6 +183,23 @@ TEST_F(GpuPlan, CusparseIsAlwaysACandidate) {
   }
 }
 
+// A tall matrix whose x stays in L1 (csr_plan::x_stays_in_l1): csr's scalar kernel gathers from
+// L1 as on a stencil, so csr is chosen over cuSPARSE; the same rows over a million columns keep
+// the irregular class's figures, where cuSPARSE CSR is ahead.
+TEST_F(GpuPlan, TallMatricesWithAnXInL1PreferCsr) {
+  MatrixStats s = matrix_stats(gen("gen:random_k:20000:4"));
+  ASSERT_NE(plan_model::classify(s), plan_model::StructureClass::stencil) << s.summary();
+  s.rows = 4000000;
+  s.nnz = 16000000;
+  const auto spmv_choice = [&](std::int64_t cols, int value_bytes) {
+    s.cols = cols;
+    return plan_from_stats(s, request({Op::spmv}), value_bytes, 4).choices.at(0).format;
+  };
+  EXPECT_EQ(spmv_choice(1000, 8), "csr");
+  EXPECT_EQ(spmv_choice(1000, 4), "csr");
+  EXPECT_NE(spmv_choice(1000000, 8), "csr");
+}
+
 // cuSPARSE's CSR_ALG1 is slower than CSR_ALG2 only where one row holds millions of entries:
 // the same skewed statistics with a longest row of 60 K and of 2 M entries out of 36 M.
 TEST_F(GpuPlan, ARowOfMillionsPrefersCusparseAlg2) {

@@ -8,10 +8,11 @@ namespace spmat {
 
 // Contract: x has rows entries for spmv_t (cols for spmv), y cols entries (rows); caller
 // allocates. spmv_t: column c's entries are summed in storage order (increasing row) by one
-// thread, columns split dynamically in chunks of 256 as CSR's rows are. spmv: columns split
-// statically over the threads, each scattering into a private buffer of rows values
-// (scatter_reduce), buffers summed in thread order. Both deterministic (spmv for a fixed thread
-// count). Explicit zeros are multiplied like any entry; beta == 0 does not read y. Work 2·nnz.
+// thread, columns split dynamically in chunks (gather_chunk) as CSR's rows are. spmv: with at
+// least 8 rows a column each thread owns a range of y and adds its entries column by column
+// (the same bits with any thread count); otherwise columns split statically over the threads,
+// each scattering into a private buffer of rows values (scatter_reduce), buffers summed in
+// thread order (deterministic for a fixed thread count). Explicit zeros are multiplied like any entry; beta == 0 does not read y. Work 2·nnz.
 namespace {
 template <bool Transposed, class Value, class Index>
 void columns_product(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha,

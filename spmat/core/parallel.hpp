@@ -28,19 +28,22 @@ void scale_vector(Value* y, std::int64_t n, Value beta) {
 /// Work items [0, n_work) are split statically over the threads; each thread scatters its items
 /// into a private zeroed buffer of n_out values with `body(item, acc)`, then the buffers are
 /// summed in thread order. Same thread count ⇒ bitwise-identical result. Memory: threads×n_out.
-/// Each thread zeroes its own buffer (a zero-filled allocation would write all of them on one).
+/// Each thread zeroes its own buffer (a zero-filled allocation would write all of them on one);
+/// buffers start 128 bytes apart at least, so that threads of a short y (a few columns) do not
+/// share cache lines.
 template <class Value, class Body>
 void scatter_reduce(std::int64_t n_out, std::int64_t n_work, Value* y, Value alpha, Value beta,
                     Body&& body) {
   const int threads = std::max(1, std::min<int>(omp_get_max_threads(),
                                                 static_cast<int>(std::max<std::int64_t>(1, n_work))));
-  const std::unique_ptr<Value[]> acc(
-      new Value[static_cast<std::size_t>(threads) * static_cast<std::size_t>(n_out)]);
+  constexpr std::size_t line = std::max<std::size_t>(1, 128 / sizeof(Value));
+  const std::size_t stride = (static_cast<std::size_t>(n_out) + line - 1) / line * line;
+  const std::unique_ptr<Value[]> acc(new Value[static_cast<std::size_t>(threads) * stride]);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
     const int nt = omp_get_num_threads();
-    Value* mine = acc.get() + static_cast<std::size_t>(t) * static_cast<std::size_t>(n_out);
+    Value* mine = acc.get() + static_cast<std::size_t>(t) * stride;
     std::fill(mine, mine + n_out, Value(0));
     const std::int64_t begin = n_work * t / nt, end = n_work * (t + 1) / nt;
     for (std::int64_t i = begin; i < end; ++i) body(i, mine);
@@ -48,7 +51,7 @@ void scatter_reduce(std::int64_t n_out, std::int64_t n_work, Value* y, Value alp
 #pragma omp for schedule(static)
     for (std::int64_t j = 0; j < n_out; ++j) {
       Value s = 0;
-      for (int u = 0; u < nt; ++u) s += acc[static_cast<std::size_t>(u) * n_out + j];
+      for (int u = 0; u < nt; ++u) s += acc[static_cast<std::size_t>(u) * stride + static_cast<std::size_t>(j)];
       axpby_store(y[j], alpha, s, beta);
     }
   }

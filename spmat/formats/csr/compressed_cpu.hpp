@@ -20,20 +20,43 @@ inline std::int64_t gather_chunk(std::int64_t n_major, int threads) {
   return std::clamp<std::int64_t>(n_major / (8 * static_cast<std::int64_t>(threads)), 1, 256);
 }
 
+/// Entries of a segment of a long line in compressed_gather: a line of more than two segments
+/// is summed segment by segment, one task each, and the segments' sums are added in order.
+constexpr std::int64_t kGatherSegment = 8192;
+
+/// Σ values[k]·x[idx[k]] over [b, e), in storage order, or for more than two segments
+/// (kGatherSegment) as the in-order sum of the segments' sums, each an OpenMP task (idle
+/// threads of the team take them). The order depends on the line alone, not on the threads.
+template <class Value, class Index>
+Value gather_line(std::int64_t b, std::int64_t e, const Index* idx, const Value* values, const Value* x) {
+  const auto segment_sum = [&](std::int64_t from, std::int64_t to) {
+    Value sum = 0;
+    for (std::int64_t k = from; k < to; ++k) sum += values[k] * x[idx[k]];
+    return sum;
+  };
+  if (e - b <= 2 * kGatherSegment) return segment_sum(b, e);
+  const std::int64_t segments = (e - b + kGatherSegment - 1) / kGatherSegment;
+  std::vector<Value> part(static_cast<std::size_t>(segments));
+#pragma omp taskloop grainsize(1) shared(part)
+  for (std::int64_t s = 0; s < segments; ++s)
+    part[static_cast<std::size_t>(s)] = segment_sum(b + s * kGatherSegment, std::min(e, b + (s + 1) * kGatherSegment));
+  Value sum = 0;
+  for (const Value p : part) sum += p;
+  return sum;
+}
+
 /// y[i] = alpha·(Σ values[k]·x[idx[k]] over line i) + beta·y[i] for each of the n_major lines.
-/// Each line is summed in storage order by one thread (deterministic); lines are split
-/// dynamically in chunks (gather_chunk) so that long lines do not stall one thread.
+/// Each line is summed by one thread in storage order (a long one: gather_line's segments, by
+/// tasks); lines are split dynamically in chunks (gather_chunk) so that long lines do not stall
+/// one thread. The same bits with any thread count.
 template <class Value, class Index>
 void compressed_gather(Index n_major, const std::vector<Index>& ptr, const std::vector<Index>& idx,
                        const std::vector<Value>& values, const Value* x, Value* y, Value alpha,
                        Value beta) {
   const std::int64_t chunk = gather_chunk(n_major, omp_get_max_threads());
 #pragma omp parallel for schedule(dynamic, chunk)
-  for (Index i = 0; i < n_major; ++i) {
-    Value sum = 0;
-    for (Index k = ptr[i]; k < ptr[i + 1]; ++k) sum += values[k] * x[idx[k]];
-    axpby_store(y[i], alpha, sum, beta);
-  }
+  for (Index i = 0; i < n_major; ++i)
+    axpby_store(y[i], alpha, gather_line<Value, Index>(ptr[i], ptr[i + 1], idx.data(), values.data(), x), beta);
 }
 
 /// Minor positions per major line from which compressed_scatter gives each thread a range of

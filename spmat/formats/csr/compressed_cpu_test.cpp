@@ -31,6 +31,34 @@ TEST(CompressedGather, ChunksLeaveNoThreadIdle) {
   EXPECT_EQ(gather_chunk(0, 16), 1);
 }
 
+TEST(CompressedGather, ALongLineIsSummedBySegmentsWithTheSameBitsOnAnyThreadCount) {
+  // Row 7 holds 50,000 entries (seven segments), the others 0-4: csr's spmv gathers along it,
+  // and csc's spmv_t along column 7 of the transpose.
+  const auto rows = testing::random_csr_of_lengths(
+      2000, 60000, [](std::int64_t r) -> std::int64_t { return r == 7 ? 50000 : r % 5; }, 44);
+  ASSERT_GT(rows.row_ptr[8] - rows.row_ptr[7], 2 * kGatherSegment);
+  const auto columns = transpose(rows);
+  const int saved = omp_get_max_threads();
+  for (const char* fmt : {"csr", "csc"}) {
+    const auto& a = std::string(fmt) == "csr" ? rows : columns;
+    const auto A = Matrix<double>::build(a, fmt);
+    const Op op = std::string(fmt) == "csr" ? Op::spmv : Op::spmv_t;  // the gather
+    for (AlphaBeta ab : testing::kAlphaBeta)
+      EXPECT_EQ(testing::host_check(A, a, op, ab, 11), "") << fmt << " alpha " << ab.alpha << " beta " << ab.beta;
+    const auto x = testing::random_vector<double>(op == Op::spmv ? a.cols : a.rows, 12);
+    std::vector<double> first;
+    for (int threads : {1, 2, 3, 8}) {
+      omp_set_num_threads(threads);
+      auto y = testing::poisoned<double>(op == Op::spmv ? a.rows : a.cols);
+      if (op == Op::spmv) A.spmv(x, y);
+      else A.spmv_t(x, y);
+      if (first.empty()) first = y;
+      EXPECT_EQ(std::memcmp(first.data(), y.data(), y.size() * sizeof(double)), 0) << fmt << ", " << threads << " threads";
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
 /// Wide matrices (ranges) and a tall one (buffers): rows of 0-2,500 entries, empty rows, a row
 /// that holds columns from the first to the last.
 std::vector<Csr<double, std::int64_t>> scatter_matrices() {

@@ -12,7 +12,8 @@ namespace spmat {
 // Contract: x has cols entries, y rows entries (spmv_t swaps them); caller allocates. Stored
 // duplicates cannot occur (canonical CSR); explicit zeros are multiplied like any entry; empty
 // rows give alpha*0 + beta*y. spmv: rows split dynamically in chunks of up to 256, at least 8
-// a thread (chunking keeps imbalanced rows from stalling one thread); spmv_t: with at least 8
+// a thread (chunking keeps imbalanced rows from stalling one thread), a row of more than two
+// kGatherSegment segments summed segment by segment in tasks; spmv_t: with at least 8
 // columns a row each thread owns a range of y (compressed_scatter_by_ranges), else
 // scatter_reduce over the rows. Work 2·nnz flops; bytes as traffic_bytes.
 namespace {

@@ -40,10 +40,11 @@ struct Kernel {
 // a class that fit in L2, efficiencies the median over those of over 25 MB; a class without
 // large matrices takes the smaller of the stencil and irregular efficiencies. ELL-family formats
 // are no candidates for skewed rows (efficiency 0). csr's SpMV on skewed matrices past L2 is
-// set to cuSPARSE CSR's: on six such matrices (R-MAT and power-law rows, 2-19 M nonzeros, fp64
-// and fp32) the medians of their efficiencies were 0.304 (csr) and 0.300 (CSR_ALG1) on an H200,
-// csr 0.76-0.90x of the fastest cuSPARSE where CSR_ALG1 ran 0.48-0.70x (rows 75-80% empty) and
-// 0.94-0.99x where CSR_ALG1 led (bench/results/2026-11-29-h200/csr-shapes/summary.json).
+// set to cuSPARSE CSR's: on six such matrices (R-MAT and power-law rows, 2-36 M nonzeros, fp64
+// and fp32) the medians of their efficiencies were 0.304 (csr) and 0.300 (CSR_ALG1) on an H200;
+// csr ran 0.74-0.90x of the fastest cuSPARSE on the two whose rows are 75-80% empty, where
+// CSR_ALG1 ran 0.48-0.70x, and 0.93-0.98x on the other four, where it ran 0.93-1.00x
+// (bench/results/2026-11-29-h200/csr-shapes/summary.json).
 constexpr Kernel kGpu[] = {
     // format              op          launch us: stencil regular irregular skewed | efficiency
     {"csr", Op::spmv, {4.7, 4.7, 5.0, 6.9}, {0.73, 0.39, 0.39, 0.41}},

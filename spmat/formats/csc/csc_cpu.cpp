@@ -12,7 +12,8 @@ namespace spmat {
 // least 8 rows a column each thread owns a range of y and adds its entries column by column
 // (the same bits with any thread count); otherwise columns split statically over the threads,
 // each scattering into a private buffer of rows values (scatter_reduce), buffers summed in
-// thread order (deterministic for a fixed thread count). Explicit zeros are multiplied like any entry; beta == 0 does not read y. Work 2·nnz.
+// thread order (deterministic for a fixed thread count). Explicit zeros are multiplied like any
+// entry; beta == 0 does not read y. Work 2·nnz.
 namespace {
 template <bool Transposed, class Value, class Index>
 void columns_product(const CscStorage<Value, Index>& s, const Value* x, Value* y, Value alpha,

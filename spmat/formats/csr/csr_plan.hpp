@@ -177,7 +177,7 @@ int threads_per_row(std::int64_t rows, std::int64_t nnz);
 /// its longest row's strided steps alone: no warp walks more than 16, and a block finishes a
 /// chunk (kFewRowsMinChunk) in 8, unrolled by 4. The bound does not scale with the mean: a
 /// matrix whose few rows are all long (1 row of 3·10⁵, 64 rows of 8,000) would otherwise keep
-/// them on one warp each, 60–250× slower than cuSPARSE. Measured on an H200 (SpMV, µs, csr
+/// them on one warp each, 6–250× slower than cuSPARSE. Measured on an H200 (SpMV, µs, csr
 /// against the fastest cuSPARSE, chunks of 1024 then): ego-Facebook (4,039 rows, mean 44, rows
 /// of up to 1,045) fp64 8.10 (0.63×) -> 6.11 (0.89×), fp32 6.43 (0.80×) -> 5.16 (1.02×).
 /// Moving the rows of 128-512 too (3-31 rows of G51, bcsstk08, mbeacxc) ran from 6% slower to

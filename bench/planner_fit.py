@@ -5,7 +5,8 @@
 (spmat/plan/model.cpp): the fixed cost of a call on matrices that stay in L2 (a high quantile
 over those) and the share of the DRAM bandwidth reached in CSR-floor bytes on matrices past
 25 MB (a low quantile over those): a format whose speed varies within a class is ranked by its
-slower cases. Prints the rows of the kGpu table and how the fitted model would choose
+slower cases. Matrices past 25 MB whose rows are not skewed and hold LONG_ROW_MEAN nonzeros or
+more on average give a separate efficiency, whatever their class (the model's long_eff). Prints the rows of the kGpu table and how the fitted model would choose
 on the sweep itself (a check of the fit, not of held-out matrices).
 
 The statistics come from `spmat plan MATRIX --json` (same code as the planner), cached in
@@ -25,6 +26,7 @@ from collections import defaultdict
 CLASSES = ["stencil", "regular", "irregular", "skewed"]
 PADDING = {"ellr": "ell_fill", "ell": "ell_fill", "sell": "slice_fill"}
 SMALL_BYTES = 25e6
+LONG_ROW_MEAN = 64.0  # plan_model's kLongRowMean
 L2_SPEEDUP = 2.5
 SPMV = ["csr", "csr-vector", "bro-csr", "ellr", "sell", "hyb", "bccoo-gpu", "bro-hyb", "bro-coo", "cusparse-csr",
         "cusparse-csr-alg2", "cusparse-coo"]
@@ -40,6 +42,10 @@ def classify(s):  # the same rule as plan_model::classify
     if s["col_spread"] >= 0.05 and s["sectors_per_nnz"] > 0.5:
         return "irregular"
     return "regular"
+
+
+def long_rows(s, small):  # the same rule as plan_model's long_rows
+    return not small and classify(s) != "skewed" and s["mean_row"] >= LONG_ROW_MEAN
 
 
 def floor_bytes(s, vb, ib=4):
@@ -99,9 +105,9 @@ def main():
         for f in formats:
             if not any((f, c) in eff or (f, c) in launch for c in CLASSES):
                 continue
-            print('    {"%s", Op::%s, {%s}, {%s}},' % (
+            print('    {"%s", Op::%s, {%s}, {%s}, %.2f},' % (
                 f, op, ", ".join("%.1f" % (launch[(f, c)] * 1e6) for c in CLASSES),
-                ", ".join("%.2f" % eff.get((f, c), 0) for c in CLASSES)))
+                ", ".join("%.2f" % eff.get((f, c), 0) for c in CLASSES), eff.get((f, "long"), 0)))
         for prec in ("fp64", "fp32"):
             report(op, prec, "fitted choice", choose_all(times, stats, op, prec, formats, bw,
                                                          lambda m: (launch, eff, evidence)), a.verbose)
@@ -132,9 +138,18 @@ def fit(times, stats, op, formats, bw, a, exclude):
     for (m, o, p), v in times.items():
         if o == op and m in stats and m != exclude:
             vb = 8 if p == "fp64" else 4
-            seen[(classify(stats[m]), floor_bytes(stats[m], vb) < SMALL_BYTES)].add(m)
+            small = floor_bytes(stats[m], vb) < SMALL_BYTES
+            seen[("long" if long_rows(stats[m], small) else classify(stats[m]), small)].add(m)
     evidence = {k: len(v) for k, v in seen.items()}
     for f in formats:
+        longs = []
+        for (m, o, p), v in times.items():
+            if o == op and f in v and m in stats and m != exclude:
+                b = floor_bytes(stats[m], 8 if p == "fp64" else 4)
+                if long_rows(stats[m], b < SMALL_BYTES):
+                    longs.append((b / stats[m][PADDING[f]] if f in PADDING else b, v[f]))
+        if longs:
+            eff[(f, "long")] = quantile([b / bw / t for b, t in longs], a.efficiency_quantile)
         for c in CLASSES:
             small, large = [], []
             for (m, o, p), v in times.items():
@@ -143,6 +158,8 @@ def fit(times, stats, op, formats, bw, a, exclude):
                 s = stats[m]
                 vb = 8 if p == "fp64" else 4
                 b = floor_bytes(s, vb)
+                if long_rows(s, b < SMALL_BYTES):
+                    continue  # fitted apart above
                 padded = b / s[PADDING[f]] if f in PADDING else b
                 (small if b < SMALL_BYTES else large).append((padded, v[f]))
             if large:
@@ -171,9 +188,12 @@ def predict(model, f, s, vb, bw):
     b = floor_bytes(s, vb)
     padded = b / s[PADDING[f]] if f in PADDING else b
     small = b < SMALL_BYTES
+    regime = c
+    if long_rows(s, small) and eff.get((f, "long"), 0) > 0:
+        e, regime = eff[(f, "long")], "long"
     t = (launch[(f, c)] if small else 0) + padded / (bw * (L2_SPEEDUP if small else 1) * e)
     if not f.startswith("cusparse"):
-        t *= 1 + margin(evidence.get((c, small), 0))
+        t *= 1 + margin(evidence.get((regime, small), 0))
     return t
 
 

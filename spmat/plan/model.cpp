@@ -23,13 +23,15 @@ namespace {
 /// How one format's kernel for one operation performs, per structural class (stencil,
 /// regular, irregular, skewed; see classify): a fixed cost per call while the matrix stays in
 /// L2 (launches, synchronisation, the tail of a short grid), and the share of the DRAM
-/// bandwidth it reaches in CSR-floor bytes on matrices well past L2. An efficiency of 0 means
-/// "not a candidate for this class".
+/// bandwidth it reaches in CSR-floor bytes on matrices well past L2, and that share on even
+/// rows of kLongRowMean nonzeros or more past L2 whatever their columns (long_eff; 0: the
+/// class's stands). An efficiency of 0 means "not a candidate for this class".
 struct Kernel {
   const char* format;
   Op op;
   double launch_us[4];
   double eff[4];
+  double long_eff;
   enum Padding { none, ell, sliced } padding = none;
 };
 
@@ -44,41 +46,47 @@ struct Kernel {
 // and fp32) the medians of their efficiencies were 0.304 (csr) and 0.300 (CSR_ALG1) on an H200;
 // csr ran 0.74-0.90x of the fastest cuSPARSE on the two whose rows are 75-80% empty, where
 // CSR_ALG1 ran 0.48-0.70x, and 0.93-0.98x on the other four, where it ran 0.93-1.00x
-// (bench/results/2026-11-29-h200/csr-shapes/summary.json).
+// (bench/results/2026-11-29-h200/csr-shapes/summary.json). The long-row efficiencies are the
+// medians over nine matrices of 73-2,000 nonzeros a row past L2 (bands of 73-201 a row and
+// uniform random columns, 4-16 M nonzeros; fp64 and fp32) on an H200, in its nominal bandwidth
+// (bench/results/2026-11-29-h200/long-rows/summary.json, fitted by bench/planner_fit.py): csr
+// reaches 0.57, cuSPARSE's CSR kernel 0.47; the kernels that give each row one thread (ELL,
+// sliced ELL, HYB) fall to 0.1-0.2 where rows are long and few.
 constexpr Kernel kGpu[] = {
-    // format              op          launch us: stencil regular irregular skewed | efficiency
-    {"csr", Op::spmv, {4.7, 4.7, 5.0, 6.9}, {0.73, 0.39, 0.39, 0.41}},
-    {"csr-vector", Op::spmv, {5.8, 5.8, 9.8, 10.7}, {0.15, 0.15, 0.34, 0.06}},
-    {"bro-csr", Op::spmv, {5.1, 5.1, 5.3, 0}, {0.41, 0.41, 0, 0}},
-    {"ellr", Op::spmv, {16.7, 16.7, 14.1, 0}, {0.81, 0.42, 0.42, 0}, Kernel::ell},
-    {"sell", Op::spmv, {33.8, 33.8, 20.0, 0}, {0.64, 0.40, 0.40, 0}, Kernel::sliced},
-    {"hyb", Op::spmv, {20.8, 20.8, 15.4, 10.2}, {0.68, 0.41, 0.41, 0.27}},
-    {"bccoo-gpu", Op::spmv, {10.1, 10.1, 10.2, 12.6}, {1.02, 0.40, 0.40, 0.37}},
-    {"bro-hyb", Op::spmv, {25.6, 25.6, 28.6, 27.4}, {0.87, 0.43, 0.43, 0.25}},
-    {"bro-coo", Op::spmv, {22.2, 22.2, 23.2, 23.8}, {0.42, 0.39, 0.39, 0.33}},
-    {"cusparse-csr", Op::spmv, {9.0, 9.0, 8.8, 8.9}, {0.66, 0.41, 0.41, 0.41}},
-    {"cusparse-csr-alg2", Op::spmv, {13.4, 13.4, 13.4, 13.5}, {0.58, 0.40, 0.40, 0.38}},
-    {"cusparse-coo", Op::spmv, {9.0, 9.0, 8.6, 8.9}, {0.58, 0.39, 0.39, 0.38}},
+    // format     op     launch us: stencil regular irregular skewed | efficiency | long rows
+    {"csr", Op::spmv, {4.7, 4.7, 5.0, 6.9}, {0.73, 0.39, 0.39, 0.41}, 0.57},
+    {"csr-vector", Op::spmv, {5.8, 5.8, 9.8, 10.7}, {0.15, 0.15, 0.34, 0.06}, 0.53},
+    {"bro-csr", Op::spmv, {5.1, 5.1, 5.3, 0}, {0.41, 0.41, 0, 0}, 0.49},
+    {"ellr", Op::spmv, {16.7, 16.7, 14.1, 0}, {0.81, 0.42, 0.42, 0}, 0.16, Kernel::ell},
+    {"sell", Op::spmv, {33.8, 33.8, 20.0, 0}, {0.64, 0.40, 0.40, 0}, 0.09, Kernel::sliced},
+    {"hyb", Op::spmv, {20.8, 20.8, 15.4, 10.2}, {0.68, 0.41, 0.41, 0.27}, 0.12},
+    {"bccoo-gpu", Op::spmv, {10.1, 10.1, 10.2, 12.6}, {1.02, 0.40, 0.40, 0.37}, 0.30},
+    {"bro-hyb", Op::spmv, {25.6, 25.6, 28.6, 27.4}, {0.87, 0.43, 0.43, 0.25}, 0.33},
+    {"bro-coo", Op::spmv, {22.2, 22.2, 23.2, 23.8}, {0.42, 0.39, 0.39, 0.33}, 0.30},
+    {"cusparse-csr", Op::spmv, {9.0, 9.0, 8.8, 8.9}, {0.66, 0.41, 0.41, 0.41}, 0.47},
+    {"cusparse-csr-alg2", Op::spmv, {13.4, 13.4, 13.4, 13.5}, {0.58, 0.40, 0.40, 0.38}, 0.32},
+    {"cusparse-coo", Op::spmv, {9.0, 9.0, 8.6, 8.9}, {0.58, 0.39, 0.39, 0.38}, 0.44},
     // Aᵀx from the one storage (scatter, or the column walk of csc)
-    {"csc", Op::spmv_t, {5.7, 5.7, 5.8, 48.4}, {0.41, 0.35, 0.35, 0.25}},
-    {"csr", Op::spmv_t, {9.6, 9.6, 12.8, 23.1}, {0.50, 0.29, 0.29, 0.21}},
-    {"bccoo-gpu", Op::spmv_t, {10.3, 10.3, 10.7, 17.8}, {0.55, 0.29, 0.29, 0.25}},
-    {"coo", Op::spmv_t, {10.1, 10.1, 11.0, 14.1}, {0.42, 0.28, 0.28, 0.24}},
-    {"hyb", Op::spmv_t, {26.4, 26.4, 19.4, 20.1}, {0.56, 0.29, 0.29, 0.24}},
-    {"ellr", Op::spmv_t, {22.2, 22.2, 16.4, 0}, {0.61, 0.29, 0.29, 0}, Kernel::ell},
-    // Not in the sweep: the figures of gcsb's atomic kernel on the same matrices stand in (the
-    // deterministic walk is no faster), so it is chosen only where determinism rules out the rest.
-    {"gcsb-det", Op::spmv_t, {76.7, 76.7, 30.4, 36.5}, {0.36, 0.05, 0.05, 0.08}},
-    {"cusparse-csr", Op::spmv_t, {10.3, 10.3, 10.6, 17.4}, {0.52, 0.29, 0.29, 0.26}},
-    {"cusparse-csr-alg2", Op::spmv_t, {10.3, 10.3, 10.6, 17.4}, {0.52, 0.29, 0.29, 0.26}},
-    {"cusparse-coo", Op::spmv_t, {9.3, 9.3, 9.8, 15.9}, {0.47, 0.28, 0.28, 0.24}},
+    {"csc", Op::spmv_t, {5.7, 5.7, 5.8, 48.4}, {0.41, 0.35, 0.35, 0.25}, 0.36},
+    {"csr", Op::spmv_t, {9.6, 9.6, 12.8, 23.1}, {0.50, 0.29, 0.29, 0.21}, 0.17},
+    {"bccoo-gpu", Op::spmv_t, {10.3, 10.3, 10.7, 17.8}, {0.55, 0.29, 0.29, 0.25}, 0.21},
+    {"coo", Op::spmv_t, {10.1, 10.1, 11.0, 14.1}, {0.42, 0.28, 0.28, 0.24}, 0.21},
+    {"hyb", Op::spmv_t, {26.4, 26.4, 19.4, 20.1}, {0.56, 0.29, 0.29, 0.24}, 0.10},
+    {"ellr", Op::spmv_t, {22.2, 22.2, 16.4, 0}, {0.61, 0.29, 0.29, 0}, 0.12, Kernel::ell},
+    // Not in the sweeps: the figures of gcsb's atomic kernel on the same matrices stand in (the
+    // deterministic walk is no faster), its smallest for long rows, so it is chosen only where
+    // determinism rules out the rest.
+    {"gcsb-det", Op::spmv_t, {76.7, 76.7, 30.4, 36.5}, {0.36, 0.05, 0.05, 0.08}, 0.05},
+    {"cusparse-csr", Op::spmv_t, {10.3, 10.3, 10.6, 17.4}, {0.52, 0.29, 0.29, 0.26}, 0.22},
+    {"cusparse-csr-alg2", Op::spmv_t, {10.3, 10.3, 10.6, 17.4}, {0.52, 0.29, 0.29, 0.26}, 0.22},
+    {"cusparse-coo", Op::spmv_t, {9.3, 9.3, 9.8, 15.9}, {0.47, 0.28, 0.28, 0.24}, 0.21},
 };
 
 // CPU kernels (OpenMP): CSR's row loop, and its scatter for Aᵀx (per-thread partial sums);
 // a stored transpose runs the row loop on Aᵀ.
 constexpr Kernel kCpu[] = {
-    {"csr", Op::spmv, {2, 2, 2, 2}, {0.70, 0.60, 0.45, 0.40}},
-    {"csr", Op::spmv_t, {4, 4, 4, 4}, {0.35, 0.30, 0.25, 0.20}},
+    {"csr", Op::spmv, {2, 2, 2, 2}, {0.70, 0.60, 0.45, 0.40}, 0},
+    {"csr", Op::spmv_t, {4, 4, 4, 4}, {0.35, 0.30, 0.25, 0.20}, 0},
 };
 
 /// How many calibration matrices the figures of each class rest on: while the matrix stays in
@@ -87,6 +95,13 @@ constexpr Kernel kCpu[] = {
 /// seen on one or two matrices says little about the next one, and cuSPARSE is the safe choice.
 constexpr int kEvidenceInL2[4] = {0, 16, 9, 6};
 constexpr int kEvidencePastL2[4] = {4, 0, 1, 6};
+constexpr int kEvidenceLongRows = 9;
+
+/// Mean row length from which a matrix past L2 whose rows are not skewed takes the kernels'
+/// long-row efficiencies (Kernel::long_eff): from 64 nonzeros a row csr gives each row a warp
+/// (csr_plan::threads_per_row) and every row-parallel kernel amortizes its per-row work, while
+/// the classes' figures come from rows of 3-30.
+constexpr double kLongRowMean = 64.0;
 double margin(int n) { return n >= 3 ? 0.0 : (n == 2 ? 0.15 : 0.3); }
 
 /// The rate (GB/s) at which cuSPARSE's CSR_ALG1 SpMV streams its longest row.
@@ -248,22 +263,26 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     const int ci = static_cast<int>(cls);
     if (k.eff[ci] <= 0) return;  // e.g. ELL padding on skewed rows: never a candidate
     if (refused_by_row_limits(k, m)) return;
+    const double bytes = csr_floor_bytes(m, Op::spmv, vb, ib);
+    const double padded = bytes / padding_factor(k, m);
+    const bool resident = bytes < kL2Resident * d.l2_bytes;
     // csr's SpMV on a tall matrix whose x stays in L1 gathers as on a stencil, whatever its
     // columns (its plan treats them as local): on five such matrices (H200) csr ran 1.29-1.51x
     // of the fastest cuSPARSE, CSR_ALG1 0.83-1.00x
     // (bench/results/2026-11-29-h200/csr-shapes/summary.json).
     const bool l1_gathers = std::string_view(k.format) == "csr" && run_op == Op::spmv &&
                             csr_plan::x_stays_in_l1(m.rows, m.cols, vb);
-    const int ei = l1_gathers ? static_cast<int>(StructureClass::stencil) : ci;
-    const double bytes = csr_floor_bytes(m, Op::spmv, vb, ib);
-    const double padded = bytes / padding_factor(k, m);
-    const bool resident = bytes < kL2Resident * d.l2_bytes;
+    const bool long_rows = !resident && cls != StructureClass::skewed && m.mean_row >= kLongRowMean &&
+                           k.long_eff > 0;
+    const double eff = l1_gathers ? k.eff[static_cast<int>(StructureClass::stencil)]
+                       : long_rows ? k.long_eff
+                                   : k.eff[ci];
     Candidate c;
     c.op = op;
     c.format = k.format;
     c.transposed = on_transpose;
     c.predicted_ms = (resident ? k.launch_us[ci] * 1e-3 : 0.0) +
-                     padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * k.eff[ei] * 1e6);
+                     padded / (d.bandwidth_gbs * (resident ? kL2Speedup : 1.0) * eff * 1e6);
     // cuSPARSE's CSR_ALG1 falls behind on a row of millions of entries: on an H100, a row of
     // 2 M entries (5.5% of the nonzeros) made it 2-5% slower than CSR_ALG2, which is 4-60%
     // slower on every other matrix measured. Modelled as the longest row's bytes streamed at
@@ -271,12 +290,14 @@ std::vector<Candidate> candidates(const MatrixStats& s, const PlanRequest& r, co
     if (std::string_view(k.format) == "cusparse-csr" && run_op == Op::spmv)
       c.predicted_ms += static_cast<double>(m.max_row) * (vb + ib) / (kLongRowGbs * 1e6);
     if (std::string_view(k.format).rfind("cusparse", 0) != 0)
-      c.predicted_ms *= 1.0 + margin(resident ? kEvidenceInL2[ci] : kEvidencePastL2[ci]);
+      c.predicted_ms *= 1.0 + margin(resident    ? kEvidenceInL2[ci]
+                                     : long_rows ? kEvidenceLongRows
+                                                 : kEvidencePastL2[ci]);
     double stored = csr_bytes;
     if (k.padding != Kernel::none) stored /= padding_factor(k, m);
     c.bytes = static_cast<std::size_t>(stored);
     c.note = std::string(on_transpose ? "spmv on a stored transpose; " : "") + shape_name(cls) +
-             (resident ? ", fits L2" : "");
+             (long_rows ? ", rows of 64 or more" : "") + (resident ? ", fits L2" : "");
     out.push_back(c);
   };
   const auto& table = gpu ? std::span<const Kernel>(kGpu) : std::span<const Kernel>(kCpu);

@@ -200,6 +200,35 @@ TEST_F(GpuPlan, TallMatricesWithAnXInL1PreferCsr) {
   EXPECT_NE(spmv_choice(1000000, 8), "csr");
 }
 
+// Even rows of 64 nonzeros or more past L2 take the kernels' long-row efficiencies, on which
+// csr leads whatever the columns (bands, which the stencil figures gave to bccoo-gpu, and random
+// columns, which they gave to cuSPARSE); the same rows in L2, and short rows past it, do not.
+TEST_F(GpuPlan, LongEvenRowsPastL2PreferCsr) {
+  const auto spmv_choice = [&](const MatrixStats& s) {
+    const FormatPlan p = plan_from_stats(s, request({Op::spmv}), 8, 4);
+    return p.choices.at(0).format;
+  };
+  for (const char* spec : {"gen:banded:20000:60", "gen:random_k:6000:1000"}) {
+    MatrixStats s = matrix_stats(gen(spec));
+    ASSERT_NE(plan_model::classify(s), plan_model::StructureClass::skewed) << spec;
+    ASSERT_GE(s.mean_row, 64.0) << spec;
+    const double scale = 100e6 / (12.0 * static_cast<double>(s.nnz));  // past any L2: 100 MB
+    s.rows = static_cast<std::int64_t>(static_cast<double>(s.rows) * scale);
+    s.cols = static_cast<std::int64_t>(static_cast<double>(s.cols) * scale);
+    s.nnz = static_cast<std::int64_t>(static_cast<double>(s.nnz) * scale);
+    EXPECT_EQ(spmv_choice(s), "csr") << spec;
+    const FormatPlan p = plan_from_stats(s, request({Op::spmv}), 8, 4);
+    EXPECT_NE(p.reason.find("spmv: csr"), std::string::npos) << p.reason;
+    for (const auto& c : p.candidates)
+      if (c.format == "csr") EXPECT_NE(c.note.find("rows of 64 or more"), std::string::npos) << c.note;
+  }
+  // Short even rows of a band past L2 keep the stencil figures (bccoo-gpu ahead).
+  MatrixStats band = matrix_stats(gen("gen:banded:20000:4"));
+  band.rows = band.cols = 10000000;
+  band.nnz = 9 * band.rows;
+  EXPECT_EQ(spmv_choice(band), "bccoo-gpu");
+}
+
 // cuSPARSE's CSR_ALG1 is slower than CSR_ALG2 only where one row holds millions of entries:
 // the same skewed statistics with a longest row of 60 K and of 2 M entries out of 36 M.
 TEST_F(GpuPlan, ARowOfMillionsPrefersCusparseAlg2) {

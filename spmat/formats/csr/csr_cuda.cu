@@ -801,8 +801,7 @@ void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, 
     using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
     auto kernel = subwarp_streams<W, Value, Index, Col>(d) ? csr_subwarp_kernel<W, false, true, Value, Index, Col>
                                                            : csr_subwarp_kernel<W, false, false, Value, Index, Col>;
-    if constexpr (W < 32)
-      if (d.batched) kernel = csr_subwarp_kernel<W, true, false, Value, Index, Col>;
+    if (d.batched) kernel = csr_subwarp_kernel<W, true, false, Value, Index, Col>;
     kernel<<<cuda::grid_for(d.rows * W, csr_plan::kBlock), csr_plan::kBlock, 0, cuda::stream()>>>(
         d.rows, d.row_ptr.data(), cols, d.values.data(), x, y, alpha, beta, skip_above);
   });
@@ -1039,12 +1038,8 @@ void CsrDevice<Value, Index>::set_plan(const Index* host_row_ptr, const Index* h
       [&](bool scalar_allowed) {
         return csr_plan::plan_rows(rows, host_row_ptr, s.kernel, s.threads_per_row, s.bins, scalar_allowed);
       },
-      [&] {
-        return csr_plan::x_stays_in_l1(rows, cols, sizeof(Value)) ||
-               csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local();
-      },
-      s.kernel,
-      s.threads_per_row, rows, nnz);
+      [&] { return csr_plan::column_locality(rows, host_row_ptr, host_col_idx).local(); },
+      s.kernel, s.threads_per_row, rows, cols, nnz, sizeof(Value));
   apply_row_plan(p, s);
   if (s.kernel == CsrKernel::merge || merge_spmv) set_merge_tiles(host_row_ptr, host_col_idx);
 }

@@ -1247,7 +1247,7 @@ TEST(CsrCudaPlan, PlanForColumnsSamplesTheColumnsOnceAndOnlyWhereAChoiceDependsO
           [&](bool scalar_allowed) {
             return csr_plan::plan_rows(n, row_ptr.data(), kernel, tpr, CsrBins::automatic, scalar_allowed);
           },
-          [=] { return ++*samples, local; }, kernel, tpr, n, len * n);
+          [=] { return ++*samples, local; }, kernel, tpr, n, n, len * n, 8);
     };
   };
   // 300,000 rows of 6: local columns keep the scalar kernel; random ones take the batched
@@ -1272,6 +1272,35 @@ TEST(CsrCudaPlan, PlanForColumnsSamplesTheColumnsOnceAndOnlyWhereAChoiceDependsO
   samples = 0;
   plan_even(1000, 6, CsrKernel::vector, 0)(false, &samples);
   EXPECT_EQ(samples, 0);
+}
+
+TEST(CsrCudaPlan, WarpRowsBatchTheirStepsOnlyWhenLongWithColumnsPastL1) {
+  const auto plan = [](std::int64_t rows, std::int64_t cols, std::int64_t len, bool local, int* samples) {
+    std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(rows) + 1);
+    for (std::int64_t r = 0; r <= rows; ++r) row_ptr[static_cast<std::size_t>(r)] = len * r;
+    return csr_plan::plan_for_columns(
+        [&](bool scalar_allowed) {
+          return csr_plan::plan_rows(rows, row_ptr.data(), CsrKernel::automatic, 0, CsrBins::automatic,
+                                     scalar_allowed);
+        },
+        [=] { return ++*samples, local; }, CsrKernel::automatic, 0, rows, cols, len * rows, 8);
+  };
+  // 10,000 rows of 1,500 random columns out of 500,000: a warp a row, batched.
+  int samples = 0;
+  const auto wide = plan(10000, 500000, 1500, false, &samples);
+  EXPECT_EQ(wide.tpr, 32);
+  EXPECT_TRUE(wide.batched);
+  EXPECT_EQ(samples, 1);
+  EXPECT_TRUE(csr_plan::may_batch_warp_rows(wide, 10000, 500000, 1500 * 10000, 8));
+  // Local columns, rows shorter than kBatchWarpRowMean, or an x that fits L1: not batched.
+  EXPECT_FALSE(plan(10000, 500000, 1500, true, &samples).batched);
+  EXPECT_FALSE(plan(10000, 500000, csr_plan::kBatchWarpRowMean - 1, false, &samples).batched);
+  samples = 0;
+  EXPECT_FALSE(plan(10000, csr_plan::kL1ResidentX / 8, 1500, false, &samples).batched);
+  EXPECT_EQ(samples, 0);  // nothing depended on the columns
+  EXPECT_TRUE(plan(10000, csr_plan::kL1ResidentX / 8 + 1, 1500, false, &samples).batched);
+  // A matrix of few rows chunks its long rows: no plain warp rows to batch.
+  EXPECT_FALSE(plan(2000, 500000, 1500, false, &samples).batched);
 }
 
 TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {

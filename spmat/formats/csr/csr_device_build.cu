@@ -338,11 +338,8 @@ std::int64_t plan_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr
         return csr_plan::plan_from_stats(d.rows, d.nnz, stats, options.kernel, options.threads_per_row,
                                          options.bins, scalar_allowed);
       },
-      [&] {
-        return csr_plan::x_stays_in_l1(d.rows, d.cols, sizeof(Value)) ||
-               column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local();
-      },
-      options.kernel, options.threads_per_row, d.rows, d.nnz);
+      [&] { return column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local(); },
+      options.kernel, options.threads_per_row, d.rows, d.cols, d.nnz, sizeof(Value));
   // The plan without its lists: kernel, lanes, thresholds, the options it was built with.
   d.apply_row_plan(p, options);
   if (!p.binned && p.long_threshold == csr_plan::kNoLongRows) return stat(kMaxLen);  // no lists

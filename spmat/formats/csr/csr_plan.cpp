@@ -99,6 +99,12 @@ bool may_batch_steps(const RowPlan& p, std::int64_t rows) {
          p.tpr < 32 && rows * p.tpr >= kManyThreads;
 }
 
+bool may_batch_warp_rows(const RowPlan& p, std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                         std::int64_t value_bytes) {
+  return p.kernel == CsrKernel::automatic && !p.binned && p.long_threshold == kNoLongRows &&
+         p.tpr == 32 && nnz >= kBatchWarpRowMean * rows && cols * value_bytes > kL1ResidentX;
+}
+
 int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz) {
   // Integer form of mean > kBatchSteps · t: nnz > kBatchSteps · t · rows.
   int t = tpr;
@@ -107,11 +113,12 @@ int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz) {
 }
 
 RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan,
-                         const std::function<bool()>& local_columns, CsrKernel kernel,
-                         int forced_tpr, std::int64_t rows, std::int64_t nnz) {
+                         const std::function<bool()>& sample_columns, CsrKernel kernel,
+                         int forced_tpr, std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                         std::int64_t value_bytes) {
   std::optional<bool> local;
   const auto is_local = [&] {
-    if (!local) local = local_columns();
+    if (!local) local = x_stays_in_l1(rows, cols, value_bytes) || sample_columns();
     return *local;
   };
   RowPlan p = plan(true);
@@ -120,6 +127,8 @@ RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan
   if (may_batch_steps(p, rows)) {
     p.batched = !is_local();
     if (p.batched && forced_tpr == 0) p.tpr = batched_lanes(p.tpr, rows, nnz);
+  } else if (may_batch_warp_rows(p, rows, cols, nnz, value_bytes)) {
+    p.batched = !is_local();
   }
   return p;
 }

@@ -211,7 +211,8 @@ struct RowPlan {
   /// automatic kernel, binned by bins=auto, nnz >= kMergeSpmvMinNnz: spmv by the merge-path
   /// tiles (which set_plan then plans too); spmv_t keeps the binned lists
   bool merge_spmv = false;
-  /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (may_batch_steps).
+  /// The sub-warp kernel issues a row's strided steps kBatchSteps at a time (may_batch_steps,
+  /// may_batch_warp_rows).
   bool batched = false;
   /// spmv_t runs every row in the sub-warp kernel (no chunks): the long rows are chunked for
   /// the few-row spmv rule alone (long_row_threshold) and are at most t_whole_row_max long.
@@ -233,6 +234,23 @@ constexpr int kBatchSteps = 4;
 /// band (1 M rows × 17, 4 lanes) 0.070 -> 0.081 ms in fp64, small finite-element matrices up
 /// to 30% slower (bench/results/2026-11-27-h200/csr-locality/variants, A against E).
 bool may_batch_steps(const RowPlan& p, std::int64_t rows);
+
+/// Mean row length from which a warp a row batches its steps (may_batch_warp_rows).
+constexpr std::int64_t kBatchWarpRowMean = 1024;
+/// Whether plan `p` of a `rows` × `cols` matrix of `nnz` nonzeros and `value_bytes`-byte values
+/// may batch the steps of its warps, before the columns are looked at: the unbinned auto kernel
+/// without long rows at a warp a row (too few rows to halve the lanes, rows × 16 < kManyThreads),
+/// rows of kBatchWarpRowMean nonzeros or more on average (32 strided steps and more), x larger
+/// than kL1ResidentX. It then batches them where the columns are not local: a warp walking a
+/// long row waits on one x gather from L2 or DRAM per step pair, and with rows too few to fill
+/// the GPU twice over nothing else hides that wait. Measured on an H200 against the unbatched
+/// kernel in the same run (SpMV, fastest cuSPARSE / time, fp64 / fp32): random 10,000 × 500,000
+/// (1,500 a row) 0.87 / 1.06 -> 1.03 / 1.16, 4,284 × 10⁶ (2,600) 0.93 / 1.05 -> 1.00 / 1.03; but
+/// 20,000 × 10⁶ (400 a row) 1.02 / 1.01 -> 0.93 / 0.98, 29,000 × 29,000 (150) 1.30 / 1.44 ->
+/// 1.11 / 1.13 and 6,000 × 6,000 (1,000, x in L1) 1.10 / 1.31 -> 1.10 / 1.04, hence the bounds
+/// (bench/results/2026-11-29-h200/long-rows/summary.json).
+bool may_batch_warp_rows(const RowPlan& p, std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                         std::int64_t value_bytes);
 
 /// Lanes per row once the steps are batched, for lanes `tpr` chosen from the mean row length:
 /// doubled (up to 16) until a mean row takes at most kBatchSteps strided steps, one round of
@@ -279,8 +297,8 @@ constexpr bool scalar_suits_columns(bool local_columns) { return local_columns; 
 constexpr std::int64_t kL1ResidentX = std::int64_t(128) << 10;
 /// Whether the x gathers of a `rows` × `cols` matrix hit L1 whatever its column pattern: x of
 /// at most kL1ResidentX bytes, and rows enough to fill the GPU (rows >= kManyThreads), where
-/// it was measured. Such columns count as local (the scalar kernel for short rows, no batched
-/// steps). Measured on an H200 (SpMV, fastest cuSPARSE / time, fp64 / fp32), 4 batched lanes
+/// it was measured. Such columns count as local (plan_for_columns: the scalar kernel for short
+/// rows, no batched steps). Measured on an H200 (SpMV, fastest cuSPARSE / time, fp64 / fp32), 4 batched lanes
 /// or 2 lanes -> the scalar kernel: random_k 4 M × 1,000 (4 a row) 0.64 / 0.73 -> 1.47 / 1.41;
 /// 2 M × 64 (2) 0.80 / 0.71 -> 1.30 / 1.42; 8 M × 200 (3) 0.98 / 0.96 -> 1.45 / 1.51;
 /// 3 M × 8,000 (6) 1.04 / 0.94 -> 1.42 / 1.30. With x past L1 it lost: 2 M × 30,000 (5, x of
@@ -289,16 +307,19 @@ constexpr bool x_stays_in_l1(std::int64_t rows, std::int64_t cols, std::int64_t 
   return rows >= kManyThreads && cols * value_bytes <= kL1ResidentX;
 }
 
-/// The row plan of a matrix whose columns may matter: `plan(scalar_allowed)` plans its rows
-/// (plan_rows from host offsets, plan_from_stats from device statistics), `local_columns()`
-/// samples its columns (column_locality, on the host or the device) and is called at most once,
-/// only where a choice depends on it. The automatic kernel keeps the scalar kernel only for local
-/// columns (scalar_suits_columns); rows that may batch their steps batch them for random columns
-/// (may_batch_steps), with lanes widened for one round of steps where `forced_tpr` is 0
-/// (batched_lanes). Host and device builds both plan through here, so they plan alike.
+/// The row plan of a `rows` × `cols` matrix of `nnz` nonzeros and `value_bytes`-byte values
+/// whose columns may matter: `plan(scalar_allowed)` plans its rows (plan_rows from host offsets,
+/// plan_from_stats from device statistics), `sample_columns()` tells whether its sampled columns
+/// are local (column_locality, on the host or the device) and is called at most once, only where
+/// a choice depends on it and x does not stay in L1 (x_stays_in_l1: local whatever the sample).
+/// The automatic kernel keeps the scalar kernel only for local columns (scalar_suits_columns);
+/// rows that may batch their steps batch them for columns that are not local (may_batch_steps,
+/// with lanes widened for one round of steps where `forced_tpr` is 0: batched_lanes;
+/// may_batch_warp_rows). Host and device builds both plan through here, so they plan alike.
 RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan,
-                         const std::function<bool()>& local_columns, CsrKernel kernel,
-                         int forced_tpr, std::int64_t rows, std::int64_t nnz);
+                         const std::function<bool()>& sample_columns, CsrKernel kernel,
+                         int forced_tpr, std::int64_t rows, std::int64_t cols, std::int64_t nnz,
+                         std::int64_t value_bytes);
 
 /// plan_rows when the longest row (`max_len`) shows that the plan holds no row lists (no medium
 /// rows to bin, no long rows to chunk): decided from rows, nnz and max_len alone, so a build

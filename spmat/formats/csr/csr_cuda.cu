@@ -792,8 +792,8 @@ bool subwarp_streams(const CsrDevice<Value, Index>& d) {
          reads_exceed_l2<Value, Index, Col>(d);
 }
 
-/// The sub-warp kernel, with its steps batched where the plan says so (never at a warp a row:
-/// csr_plan::may_batch_steps), evict-first where subwarp_streams.
+/// The sub-warp kernel, with its steps batched where the plan says so (csr_plan::may_batch_steps,
+/// csr_plan::may_batch_warp_rows), evict-first where subwarp_streams.
 template <int W, class Value, class Index>
 void launch_subwarp(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Value alpha,
                     Value beta, std::int64_t skip_above) {

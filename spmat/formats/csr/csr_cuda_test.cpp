@@ -864,7 +864,8 @@ TEST(CsrCudaPlan, BatchedRowsGetLanesForOneRoundOfSteps) {
   EXPECT_EQ(batched_lanes(4, rows, 12 * rows), 4);
   EXPECT_EQ(batched_lanes(4, rows, kBatchSteps * 4 * rows), 4);
   EXPECT_EQ(batched_lanes(4, rows, kBatchSteps * 4 * rows + 1), 8);
-  // Never past 16 lanes (a warp a row is not batched), and never fewer than given.
+  // Never past 16 lanes (a warp a row batches its steps only for long rows:
+  // may_batch_warp_rows), and never fewer than given.
   EXPECT_EQ(batched_lanes(4, rows, 1000 * rows), 16);
   EXPECT_EQ(batched_lanes(8, rows, 2 * rows), 8);
   for (std::int64_t mean = 1; mean <= 64; ++mean) {

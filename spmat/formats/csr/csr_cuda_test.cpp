@@ -1328,6 +1328,30 @@ TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {
   }
 }
 
+TEST(CsrCuda, LongRowsOfRandomColumnsBatchTheStepsOfTheirWarps) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  // 5,000 rows of 1,100 random columns out of 200,000: a warp a row (too few rows to halve the
+  // lanes), x of 1.6 MB, columns not local: the warps batch their steps
+  // (csr_plan::may_batch_warp_rows). Host and device builds plan alike; the products match the
+  // fp64 reference in both precisions.
+  const std::int64_t rows = 5000, cols = 200000, len = 1100;
+  const Csr64 a64 = random_csr(rows, cols, std::vector<std::int64_t>(static_cast<std::size_t>(rows), len), 74);
+  ASSERT_GE(len, csr_plan::kBatchWarpRowMean);
+  ASSERT_FALSE(csr_plan::column_locality(a64.rows, a64.row_ptr.data(), a64.col_idx.data()).local());
+  const Scenario sc{"random_5000_rows_of_1100", a64};
+  check_spmv_all<double, std::int32_t>("csr", sc);
+  check_spmv_all<float, std::int32_t>("csr", sc);
+  const auto a = convert<double, std::int32_t>(a64);
+  const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
+  const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
+  const auto bytes = expect_same_stored_arrays(host, dev, "plan");
+  ASSERT_TRUE(bytes.has_value()) << "no plan scalars";
+  std::vector<std::int64_t> plan(bytes->size() / sizeof(std::int64_t));
+  std::memcpy(plan.data(), bytes->data(), plan.size() * sizeof(std::int64_t));
+  ASSERT_GE(plan.size(), 11u);
+  EXPECT_NE(plan[10], 0) << "batched steps";
+}
+
 TEST(CsrCuda, SkewedSpmvIsBitwiseReproducibleOverTwentyRuns) {
   SPMAT_SKIP_WITHOUT_GPU();
   for (const auto& v : skewed_variants()) {

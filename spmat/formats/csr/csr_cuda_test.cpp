@@ -1174,6 +1174,20 @@ std::optional<std::vector<std::byte>> expect_same_stored_arrays(const Matrix<dou
   return named;
 }
 
+/// The plan scalars of `csr` built for the GPU from the host and from device arrays (expected
+/// to store the same bytes in every array): kernel, merge_spmv, tpr, ..., batched at [10]
+/// (csr_device_build.cu). Empty where neither holds them.
+std::vector<std::int64_t> csr_plan_from_host_and_device(const Csr64& a64) {
+  const auto a = convert<double, std::int32_t>(a64);
+  const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
+  const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
+  const auto bytes = expect_same_stored_arrays(host, dev, "plan");
+  if (!bytes) return {};
+  std::vector<std::int64_t> plan(bytes->size() / sizeof(std::int64_t));
+  std::memcpy(plan.data(), bytes->data(), plan.size() * sizeof(std::int64_t));
+  return plan;
+}
+
 TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
   SPMAT_SKIP_WITHOUT_GPU();
   std::vector<Scenario> all = skewed_scenarios();
@@ -1315,14 +1329,8 @@ TEST(CsrCuda, ShortRowsTakeTheScalarKernelOnlyWithLocalColumns) {
        {std::tuple{"random", &random, false}, std::tuple{"band", &band, true}}) {
     SCOPED_TRACE(name);
     check_spmv_all<double, std::int32_t>("csr", Scenario{name, *a64});
-    const auto a = convert<double, std::int32_t>(*a64);
-    const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
-    const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
-    const auto bytes = expect_same_stored_arrays(host, dev, "plan");
-    ASSERT_TRUE(bytes.has_value()) << "no plan scalars";
-    std::vector<std::int64_t> plan(bytes->size() / sizeof(std::int64_t));
-    std::memcpy(plan.data(), bytes->data(), plan.size() * sizeof(std::int64_t));
-    ASSERT_GE(plan.size(), 11u);
+    const std::vector<std::int64_t> plan = csr_plan_from_host_and_device(*a64);
+    ASSERT_GE(plan.size(), 11u) << "no plan scalars";
     EXPECT_EQ(plan[0] == static_cast<std::int64_t>(CsrKernel::scalar), want_scalar);
     EXPECT_EQ(plan[10] != 0, !want_scalar);  // random columns: batched steps
   }
@@ -1341,14 +1349,8 @@ TEST(CsrCuda, LongRowsOfRandomColumnsBatchTheStepsOfTheirWarps) {
   const Scenario sc{"random_5000_rows_of_1100", a64};
   check_spmv_all<double, std::int32_t>("csr", sc);
   check_spmv_all<float, std::int32_t>("csr", sc);
-  const auto a = convert<double, std::int32_t>(a64);
-  const auto host = Matrix<double>::build(a, "csr", Backend::cuda);
-  const auto dev = Matrix<double>::build(cuda::upload_csr(a), "csr");
-  const auto bytes = expect_same_stored_arrays(host, dev, "plan");
-  ASSERT_TRUE(bytes.has_value()) << "no plan scalars";
-  std::vector<std::int64_t> plan(bytes->size() / sizeof(std::int64_t));
-  std::memcpy(plan.data(), bytes->data(), plan.size() * sizeof(std::int64_t));
-  ASSERT_GE(plan.size(), 11u);
+  const std::vector<std::int64_t> plan = csr_plan_from_host_and_device(a64);
+  ASSERT_GE(plan.size(), 11u) << "no plan scalars";
   EXPECT_NE(plan[10], 0) << "batched steps";
 }
 

@@ -366,5 +366,37 @@ TEST_F(CudaPrimitives, LaunchSizesFollowTheDevice) {
   EXPECT_EQ(cuda::grid_for(std::int64_t{1} << 40, 256), static_cast<unsigned>(sms * 8 * 4));
 }
 
+// A kernel that stages 6 KB a block in shared memory (as a merge tile does) and reads x.
+__global__ void __launch_bounds__(128) staged_tile_kernel(const float* x, float* y, int n) {
+  __shared__ float tile[1536];
+  for (int i = threadIdx.x; i < 1536; i += blockDim.x) tile[i] = x[(blockIdx.x * 1536 + i) % n];
+  __syncthreads();
+  if (threadIdx.x == 0) y[blockIdx.x] = tile[blockDim.x - 1];
+}
+
+TEST_F(CudaPrimitives, PreferL1KeepsTheOccupancyWithTheLeastSharedMemory) {
+  const void* kernel = reinterpret_cast<const void*>(staged_tile_kernel);
+  int before = 0, after = 0, dev = 0, sm_shared = 0, reserved = 0;
+  SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
+  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+  SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&before, kernel, 128, 0));
+  ASSERT_GT(before, 0);
+  cuda::prefer_l1(staged_tile_kernel, 128);
+  cuda::prefer_l1(staged_tile_kernel, 128);  // a second call changes nothing
+  SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&after, kernel, 128, 0));
+  EXPECT_EQ(after, before) << "the split must keep the blocks an SM holds";
+  cudaFuncAttributes attr{};
+  SPMAT_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const long long need = static_cast<long long>(before) * (static_cast<long long>(attr.sharedSizeBytes) + reserved);
+  EXPECT_EQ(attr.preferredShmemCarveout, static_cast<int>((need * 100 + sm_shared - 1) / sm_shared));
+  EXPECT_LT(attr.preferredShmemCarveout, 100) << "shared memory is not to take the whole SM";
+  // The kernel still runs and computes with the split.
+  Dev<float> dx(std::vector<float>(4096, 2.0f)), dy(std::size_t{8});
+  staged_tile_kernel<<<8, 128>>>(dx.p, dy.p, 4096);
+  SPMAT_CUDA_CHECK(cudaGetLastError());
+  for (float v : dy.download()) EXPECT_EQ(v, 2.0f);
+}
+
 }  // namespace
 }  // namespace spmat

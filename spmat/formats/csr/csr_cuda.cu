@@ -916,6 +916,7 @@ void launch_merge(const CsrDevice<Value, Index>& d, const Value* x, Value* y, Va
   with_col_idx(d, [&](const auto* cols) {
     using Col = std::remove_cv_t<std::remove_pointer_t<decltype(cols)>>;
     const auto kernel = merge_tile_kernel<Value, Index, Col>(d);
+    cuda::prefer_l1(kernel, kB);  // its staged tile must not take the L1 that holds x
     kernel<<<cuda::grid_for(d.n_tiles * kB, kB), kB, 0, cuda::stream()>>>(
         d.rows, d.nnz, d.n_tiles, d.tile_row.data(), d.row_ptr.data(), cols, d.values.data(), x,
         y, alpha, beta, d.tile_own.size() > 0 ? d.tile_own.data() : nullptr,

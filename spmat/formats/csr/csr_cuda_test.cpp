@@ -797,6 +797,25 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
   EXPECT_EQ(wide_tiles, 1) << "the band is planned with the wide tiles, nothing else";
 }
 
+TEST(CsrCudaPlan, MergeRowsLongerThanTheOwnerMeanKeepTheCarries) {
+  // Owner completion needs short rows on average, no row past kMergeOwnerMaxRow and at most
+  // kMergeOwnerMaxItems merge items.
+  constexpr std::int64_t mean = csr_plan::kMergeOwnerMaxMean;
+  EXPECT_TRUE(csr_plan::merge_owner_completes(1000, 1000 * mean, mean));
+  EXPECT_FALSE(csr_plan::merge_owner_completes(1000, 1000 * mean + 1, mean + 1));
+  EXPECT_TRUE(csr_plan::merge_owner_completes(1000, 9000, csr_plan::kMergeOwnerMaxRow));
+  EXPECT_FALSE(csr_plan::merge_owner_completes(1000, 9000, csr_plan::kMergeOwnerMaxRow + 1));
+  EXPECT_FALSE(csr_plan::merge_owner_completes(1000, csr_plan::kMergeOwnerMaxItems, 9));
+  // The plans of the host: even rows at and past the mean.
+  for (const std::int64_t len : {mean, mean + 1, std::int64_t(1500)}) {
+    SCOPED_TRACE(len);
+    const auto a = random_csr(400, 5000, std::vector<std::int64_t>(400, len), 57);
+    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data());
+    EXPECT_EQ(m.owner, len <= mean);
+    EXPECT_EQ(m.tile_own.empty(), len > mean);
+  }
+}
+
 TEST(CsrCudaPlan, ColumnLocalityTellsBandsAndStencilsFromRandomColumns) {
   using csr_plan::column_locality;
   const auto band = gen::generate<double, std::int64_t>("gen:banded:20000:8");
@@ -1191,8 +1210,11 @@ std::vector<std::int64_t> csr_plan_from_host_and_device(const Csr64& a64) {
 TEST(CsrCuda, MergeRowsAreOwnedOrCarriedAlikeFromHostAndDeviceBuilds) {
   SPMAT_SKIP_WITHOUT_GPU();
   std::vector<Scenario> all = skewed_scenarios();
-  // Rows just past a tile's end, over several tiles, and one past the owner limit.
-  all.push_back({"rows_of_1500_owner", random_csr(300, 4000, std::vector<std::int64_t>(300, 1500), 59)});
+  // Rows over several tiles (past the owner mean: carries), rows across tile ends at the owner
+  // mean, and one row past the owner limit.
+  all.push_back({"rows_of_1500_carried", random_csr(300, 4000, std::vector<std::int64_t>(300, 1500), 59)});
+  all.push_back({"rows_of_64_owner", random_csr(3000, 4000,
+                                                std::vector<std::int64_t>(3000, csr_plan::kMergeOwnerMaxMean), 58)});
   all.push_back({"one_row_past_the_owner_limit",
                  random_csr(2000, 9000, row_lengths(2000, [](std::int64_t r) -> std::int64_t {
                               return r == 700 ? csr_plan::kMergeOwnerMaxRow + 1 : r % 9;

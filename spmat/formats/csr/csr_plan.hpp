@@ -100,6 +100,15 @@ constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go
 /// random_k:3000000:12 1–7% slower, banded:2000000:4 2–4% faster, G3_circuit level
 /// (bench/results/2026-11-27-h200/csr-merge-owner, bench/results/2026-11-27-h100/csr-merge-owner).
 constexpr std::int64_t kMergeOwnerMaxRow = 2048;
+/// Rows of more than kMergeOwnerMaxMean nonzeros on average keep the carries too: the tile
+/// that begins a row reads it to its end, and the tiles after it still stage the products of
+/// that row, which they drop, so a matrix of long rows reads each nonzero about
+/// 1 + mean / (2·kMergeTile) times, twice once rows outgrow a tile. Measured on an H200,
+/// carries against owner completion (same run, against the fastest cuSPARSE): 2,000 × 200,000
+/// of 2,048 a row 0.59× -> 0.93×, 20,000 × 10⁶ of 400 0.80× -> 0.95×, 2,000² dense 0.71–0.80× ->
+/// 0.82–0.93×; bands of 73–121 a row -2% to +4%, 53 a row and random rows of 40 level
+/// (bench/results/2026-11-29-h200/csr-merge-split/tried/owner_and_loads.json).
+constexpr std::int64_t kMergeOwnerMaxMean = 64;
 constexpr std::int64_t kMergeOwnerMaxItems = std::int64_t(1) << 23;
 
 /// Tile b's ownership word under owner completion (MergePlan::tile_own): kTileSkipsFirstRow
@@ -391,7 +400,8 @@ struct MergePlan {
 /// Whether the merge-path rows of a matrix of `rows` rows, `nnz` nonzeros and longest row
 /// `max_len` are completed by their owner tiles (kMergeOwnerMaxRow, kMergeOwnerMaxItems).
 constexpr bool merge_owner_completes(std::int64_t rows, std::int64_t nnz, std::int64_t max_len) {
-  return max_len <= kMergeOwnerMaxRow && rows + nnz <= kMergeOwnerMaxItems;
+  return max_len <= kMergeOwnerMaxRow && rows + nnz <= kMergeOwnerMaxItems &&
+         nnz <= kMergeOwnerMaxMean * rows;
 }
 
 /// `col_idx`: the columns, for the tile width (column_locality, sampled only where

@@ -150,10 +150,10 @@ template <class Buffer = DeviceBuffer<std::byte>, class Call>
 }
 
 /// An SM's unified L1 and shared memory is split between the two for each kernel; without a
-/// preference the split a kernel runs with depends on the kernels that ran before it, and a
-/// kernel that stages a tile in shared memory while it gathers x may be left with too little L1
-/// for x. prefer_l1 states the split: the least shared memory that still holds as many blocks
-/// of `block` threads as the kernel's registers, threads and shared memory allow, the rest L1.
+/// preference the driver chooses the split, and a kernel that stages a tile in shared memory
+/// while it gathers x may be left with too little L1 for x. prefer_l1 states the split: the
+/// least shared memory that still holds as many blocks of `block` threads as the kernel's
+/// registers, threads and shared memory allow, the rest L1.
 /// Measured on an H200 with csr-merge's tile kernel (SpMV, fp32, against the fastest cuSPARSE):
 /// random rows of 150 and 400 nonzeros whose x is 116 and 160 KB ran 0.77× and 0.75× with no
 /// preference and 0.44× with shared memory at its maximum, 1.01× and 0.96× with this split (two

@@ -176,7 +176,8 @@ inline void prefer_l1(const void* kernel, int block) {
       static_cast<std::int64_t>(attr.sharedSizeBytes) +
       device_attribute<cudaDevAttrReservedSharedMemoryPerBlock>(0);
   const std::int64_t sm_shared = device_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(1);
-  const std::int64_t percent = std::min<std::int64_t>(100, (blocks * per_block * 100 + sm_shared - 1) / sm_shared);
+  const std::int64_t percent =
+      std::min<std::int64_t>(100, (blocks * per_block * 100 + sm_shared - 1) / sm_shared);
   SPMAT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         static_cast<int>(percent)));
 }

@@ -378,8 +378,10 @@ TEST_F(CudaPrimitives, PreferL1KeepsTheOccupancyWithTheLeastSharedMemory) {
   const void* kernel = reinterpret_cast<const void*>(staged_tile_kernel);
   int before = 0, after = 0, dev = 0, sm_shared = 0, reserved = 0;
   SPMAT_CUDA_CHECK(cudaGetDevice(&dev));
-  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-  SPMAT_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+  SPMAT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&sm_shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  SPMAT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
   SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&before, kernel, 128, 0));
   ASSERT_GT(before, 0);
   cuda::prefer_l1(staged_tile_kernel, 128);
@@ -388,8 +390,11 @@ TEST_F(CudaPrimitives, PreferL1KeepsTheOccupancyWithTheLeastSharedMemory) {
   EXPECT_EQ(after, before) << "the split must keep the blocks an SM holds";
   cudaFuncAttributes attr{};
   SPMAT_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  const long long need = static_cast<long long>(before) * (static_cast<long long>(attr.sharedSizeBytes) + reserved);
-  EXPECT_EQ(attr.preferredShmemCarveout, static_cast<int>((need * 100 + sm_shared - 1) / sm_shared));
+  // The blocks' shared memory and the reserve of each, as a percentage of the SM's, rounded up.
+  const long long need =
+      static_cast<long long>(before) * (static_cast<long long>(attr.sharedSizeBytes) + reserved);
+  EXPECT_EQ(attr.preferredShmemCarveout,
+            static_cast<int>((need * 100 + sm_shared - 1) / sm_shared));
   EXPECT_LT(attr.preferredShmemCarveout, 100) << "shared memory is not to take the whole SM";
   // The kernel still runs and computes with the split.
   Dev<float> dx(std::vector<float>(4096, 2.0f)), dy(std::size_t{8});

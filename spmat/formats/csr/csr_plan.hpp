@@ -398,7 +398,8 @@ struct MergePlan {
 };
 
 /// Whether the merge-path rows of a matrix of `rows` rows, `nnz` nonzeros and longest row
-/// `max_len` are completed by their owner tiles (kMergeOwnerMaxRow, kMergeOwnerMaxItems).
+/// `max_len` are completed by their owner tiles (kMergeOwnerMaxRow, kMergeOwnerMaxMean,
+/// kMergeOwnerMaxItems).
 constexpr bool merge_owner_completes(std::int64_t rows, std::int64_t nnz, std::int64_t max_len) {
   return max_len <= kMergeOwnerMaxRow && rows + nnz <= kMergeOwnerMaxItems &&
          nnz <= kMergeOwnerMaxMean * rows;

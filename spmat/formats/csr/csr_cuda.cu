@@ -1050,7 +1050,8 @@ void CsrDevice<Value, Index>::set_merge_tiles(const Index* host_row_ptr, const I
   CsrDevice& d = *this;
   // Merge-path tiles: start row of every tile, and the wide fix-up list.
   if (d.rows > 0) {
-    const csr_plan::MergePlan m = csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr, host_col_idx);
+    const csr_plan::MergePlan m =
+        csr_plan::plan_merge(d.rows, d.nnz, host_row_ptr, host_col_idx, sizeof(Value));
     d.merge_ipt = m.ipt;
     d.n_tiles = m.n_tiles;
     d.merge_skewed = m.skewed;

@@ -48,6 +48,10 @@ TEST(CsrCudaOptions, RejectsAnUnknownThreadsPerRow) {
 }
 
 using Csr64 = Csr<double, std::int64_t>;
+/// The host models plan the merge tiles as for fp32 values, which the large matrices of local
+/// columns get the wide tiles for (csr_plan::merge_items_per_thread); their sums stay exact in
+/// double.
+constexpr std::size_t kModelValueBytes = sizeof(float);
 
 /// Random canonical CSR with the given row lengths (testing::random_csr_of_lengths: exact sums).
 /// The lengths f(0), ..., f(rows - 1) of `rows` rows, for random_csr.
@@ -548,7 +552,8 @@ TEST(CsrCudaPlan, MergeTilesCutThePathWhereAWalkAlongItDoes) {
     const auto at = brute_force_path_rows(a);
     for (std::int64_t d = 0; d < static_cast<std::int64_t>(at.size()); ++d)
       ASSERT_EQ(csr_plan::merge_path_row(d, a.row_ptr.data() + 1, a.rows, a.nnz()), at[d]) << d;
-    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data());
+    const auto m =
+        csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data(), kModelValueBytes);
     ASSERT_EQ(m.ipt, csr_plan::kMergeIpt);  // below kMergeWideMinNnz
     const std::int64_t total = a.rows + a.nnz();
     ASSERT_EQ(m.n_tiles, (total + csr_plan::kMergeTile - 1) / csr_plan::kMergeTile);
@@ -611,7 +616,7 @@ MergeModel model_merge_spmv(const Csr64& a, const std::vector<double>& x) {
   constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
   MergeModel out{std::vector<double>(rows, kNan), std::vector<int>(rows, 0), 0};
-  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data());
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data(), kModelValueBytes);
   out.owner = m.owner;
   EXPECT_EQ(m.tile_own.size(), m.owner ? static_cast<std::size_t>(m.n_tiles) : 0u);
   if (m.owner) EXPECT_TRUE(m.fix_tile.empty());
@@ -726,7 +731,7 @@ std::vector<std::int64_t> model_merge_rows_of_nonzeros(const Csr64& a) {
   using namespace csr_plan;
   const std::int64_t rows = a.rows, nnz = a.nnz(), total = rows + nnz;
   std::vector<std::int64_t> row_of(static_cast<std::size_t>(nnz), -1);
-  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data());
+  const MergePlan m = plan_merge(rows, nnz, a.row_ptr.data(), a.col_idx.data(), kModelValueBytes);
   const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
   for (std::int64_t b = 0; b < m.n_tiles; ++b) {
     const std::int64_t d0 = b * tile, d1 = std::min<std::int64_t>(d0 + tile, total);
@@ -784,8 +789,9 @@ TEST(CsrCudaPlan, HostModelOfTheMergeTileKernelsMatchesTheReference) {
     (model.owner ? owner : carries) += 1;
     const std::int64_t max_len = max_row_len(a);
     EXPECT_EQ(model.owner, csr_plan::merge_owner_completes(a.rows, a.nnz(), max_len));
-    wide_tiles += csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data()).ipt ==
-                  csr_plan::kMergeWideIpt;
+    const auto plan =
+        csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data(), kModelValueBytes);
+    wide_tiles += plan.ipt == csr_plan::kMergeWideIpt;
     const auto row_of = model_merge_rows_of_nonzeros(a);
     for (std::int64_t r = 0; r < a.rows; ++r)
       for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) ASSERT_EQ(row_of[k], r) << k;
@@ -810,7 +816,8 @@ TEST(CsrCudaPlan, MergeRowsLongerThanTheOwnerMeanKeepTheCarries) {
   for (const std::int64_t len : {mean, mean + 1, std::int64_t(1500)}) {
     SCOPED_TRACE(len);
     const auto a = random_csr(400, 5000, std::vector<std::int64_t>(400, len), 57);
-    const auto m = csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data());
+    const auto m =
+        csr_plan::plan_merge(a.rows, a.nnz(), a.row_ptr.data(), a.col_idx.data(), sizeof(double));
     EXPECT_EQ(m.owner, len <= mean);
     EXPECT_EQ(m.tile_own.empty(), len > mean);
   }
@@ -851,10 +858,12 @@ TEST(CsrCudaPlan, BatchedStepsAndWideTilesFollowTheColumnsAndTheSize) {
   using csr_plan::kMergeIpt;
   using csr_plan::kMergeWideIpt;
   using csr_plan::kMergeWideMinNnz;
-  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, true), kMergeWideIpt);
-  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz - 1, false, true), kMergeIpt);
-  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, true, true), kMergeIpt);
-  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, false), kMergeIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, true, sizeof(float)), kMergeWideIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz - 1, false, true, sizeof(float)), kMergeIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, true, true, sizeof(float)), kMergeIpt);
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, false, sizeof(float)), kMergeIpt);
+  // A wide tile of doubles would take 15 KiB of shared memory: fp64 keeps the narrow tiles.
+  EXPECT_EQ(csr_plan::merge_items_per_thread(kMergeWideMinNnz, false, true, sizeof(double)), kMergeIpt);
   // Many rows of 12: 4 lanes, rows enough to batch; the same rows few, or binned, do not.
   const auto rows = [](std::int64_t n) { return std::vector<std::int64_t>(static_cast<std::size_t>(n), 12); };
   auto plan = [](const std::vector<std::int64_t>& lengths, CsrBins bins) {
@@ -1125,7 +1134,8 @@ TEST(CsrCuda, LargeSkewedMatricesMatchTheReferenceOnTheMergePath) {
 
 /// Scalar `i` of the "plan" array a CUDA csr matrix stores (stored_arrays in
 /// csr_device_build.cu: ..., n_long_fix, merge_skewed, batched, merge_ipt).
-std::int64_t plan_scalar(const Matrix<double>& m, std::size_t i) {
+template <class Value>
+std::int64_t plan_scalar(const Matrix<Value>& m, std::size_t i) {
   for (const auto& a : detail::impl_of(m).stored_arrays()) {
     if (a.name != "plan") continue;
     std::int64_t v = 0;
@@ -1151,7 +1161,7 @@ TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
   cases.push_back({{"random_columns_200000x12", random_csr(n, n, std::vector<std::int64_t>(n, 12), 56)},
                    "csr", kBatched, 1});
   cases.push_back({{"band_250000", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")},
-                   "csr-merge", kMergeIptAt, csr_plan::kMergeWideIpt});
+                   "csr-merge", kMergeIptAt, csr_plan::kMergeIpt});  // fp64: the narrow tiles
   cases.push_back({{"band_250000_rows", gen::generate<double, std::int64_t>("gen:banded:250000:8:values=int")},
                    "csr", kBatched, 0});
   for (const auto& c : cases) {
@@ -1175,6 +1185,13 @@ TEST(CsrCuda, BatchedStepsAndWideTilesMatchTheReferenceAndTheDeviceBuild) {
       ASSERT_EQ(0, std::memcmp(y.data(), y2.data(), y.size() * sizeof(double))) << "run " << run;
     }
   }
+  // fp32 values get the wide tiles on the same band (7.5 KiB of shared memory a tile), from
+  // host and device builds alike; check_spmv_all<float, ...> above ran them.
+  const auto band = convert<float, std::int32_t>(cases[1].sc.a);
+  const auto host = Matrix<float>::build(band, "csr-merge", Backend::cuda);
+  const auto dev = Matrix<float>::build(cuda::upload_csr(band), "csr-merge");
+  EXPECT_EQ(plan_scalar(host, kMergeIptAt), csr_plan::kMergeWideIpt);
+  EXPECT_EQ(plan_scalar(dev, kMergeIptAt), csr_plan::kMergeWideIpt);
 }
 
 /// Expects the host-built and device-built matrices to store the same bytes in every array;

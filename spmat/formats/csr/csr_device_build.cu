@@ -278,9 +278,10 @@ void merge_tiles_on_device(CsrDevice<Value, Index>& d, const Index* dev_row_ptr,
   d.merge_skewed = static_cast<double>(max_len) >
                    csr_plan::kSkewMaxOverMean * static_cast<double>(d.nnz) / static_cast<double>(d.rows);
   d.merge_ipt = csr_plan::kMergeIpt;
-  if (csr_plan::merge_items_per_thread(d.nnz, d.merge_skewed, true) != csr_plan::kMergeIpt)
+  if (csr_plan::merge_items_per_thread(d.nnz, d.merge_skewed, true, sizeof(Value)) != csr_plan::kMergeIpt)
     d.merge_ipt = csr_plan::merge_items_per_thread(
-        d.nnz, d.merge_skewed, column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local());
+        d.nnz, d.merge_skewed, column_locality_on_device(dev_row_ptr, dev_col_idx, d.rows).local(),
+        sizeof(Value));
   const std::int64_t tile = static_cast<std::int64_t>(csr_plan::kMergeBlock) * d.merge_ipt;
   const std::int64_t n = (d.rows + d.nnz + tile - 1) / tile;
   d.n_tiles = n;

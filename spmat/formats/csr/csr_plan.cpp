@@ -133,8 +133,10 @@ RowPlan plan_for_columns(const std::function<RowPlan(bool scalar_allowed)>& plan
   return p;
 }
 
-int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns) {
-  return nnz >= kMergeWideMinNnz && !skewed && local_columns ? kMergeWideIpt : kMergeIpt;
+int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns, std::size_t value_bytes) {
+  const bool wide_fits = std::int64_t{kMergeBlock} * kMergeWideIpt * static_cast<std::int64_t>(value_bytes) <=
+                         kMergeWideMaxTileBytes;
+  return nnz >= kMergeWideMinNnz && !skewed && local_columns && wide_fits ? kMergeWideIpt : kMergeIpt;
 }
 
 std::int64_t binned_short_max(int tpr) {
@@ -288,7 +290,8 @@ std::int64_t merge_path_row(std::int64_t diag, const Index* row_end, std::int64_
 }
 
 template <class Index>
-MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx) {
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx,
+                     std::size_t value_bytes) {
   MergePlan m;
   if (rows == 0) return m;
   std::int64_t max_len = 0;
@@ -297,8 +300,9 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, 
     max_len = std::max(max_len, static_cast<std::int64_t>(row_ptr[r + 1] - row_ptr[r]));
   m.skewed = static_cast<double>(max_len) >
              kSkewMaxOverMean * static_cast<double>(nnz) / static_cast<double>(rows);
-  if (col_idx != nullptr && merge_items_per_thread(nnz, m.skewed, true) != kMergeIpt)
-    m.ipt = merge_items_per_thread(nnz, m.skewed, column_locality(rows, row_ptr, col_idx).local());
+  if (col_idx != nullptr && merge_items_per_thread(nnz, m.skewed, true, value_bytes) != kMergeIpt)
+    m.ipt = merge_items_per_thread(nnz, m.skewed, column_locality(rows, row_ptr, col_idx).local(),
+                                   value_bytes);
   const std::int64_t tile = static_cast<std::int64_t>(kMergeBlock) * m.ipt;
   const std::int64_t total = rows + nnz;
   const std::int64_t n = (total + tile - 1) / tile;
@@ -339,7 +343,7 @@ MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, 
 #define SPMAT_INSTANTIATE(I)                                                                   \
   template RowPlan plan_rows(std::int64_t, const I*, CsrKernel, int, CsrBins, bool);           \
   template std::int64_t merge_path_row(std::int64_t, const I*, std::int64_t, std::int64_t);    \
-  template MergePlan plan_merge(std::int64_t, std::int64_t, const I*, const I*);              \
+  template MergePlan plan_merge(std::int64_t, std::int64_t, const I*, const I*, std::size_t);  \
   template ColumnLocality column_locality(std::int64_t, const I*, const I*);
 SPMAT_INSTANTIATE(std::int32_t)
 SPMAT_INSTANTIATE(std::int64_t)

@@ -6,6 +6,7 @@
 // without a GPU; csr_cuda.cu uploads what these functions return. Everything here runs once per
 // matrix, in setup.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -79,6 +80,9 @@ constexpr int kMergeTile = kMergeBlock * kMergeIpt;
 constexpr int kMergeWideIpt = 15;
 /// Nonzeros from which a matrix of local columns, rows not skewed, gets the wide tiles.
 constexpr std::int64_t kMergeWideMinNnz = std::int64_t(1) << 22;
+/// The most shared memory a wide tile's products may take: fp32 (7.5 KiB) gets the wide tiles,
+/// fp64 (15 KiB) keeps the narrow ones (merge_items_per_thread).
+constexpr std::int64_t kMergeWideMaxTileBytes = 8192;
 constexpr int kMaxShortFix = 8;  ///< merge fix-ups summing more tile carries go to a warp each
 
 /// Owner completion of the merge-path rows (MergePlan::owner): each row is summed by the tile
@@ -272,14 +276,20 @@ bool may_batch_warp_rows(const RowPlan& p, std::int64_t rows, std::int64_t cols,
 int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz);
 
 /// Items per thread of the merge-path tiles: kMergeWideIpt for a matrix of at least
-/// kMergeWideMinNnz nonzeros whose rows are not skewed and whose columns are local, else
-/// kMergeIpt. Wider tiles halve the per-tile work (search, scan, carries) per item, but a tile
-/// of twice the shared memory halves the blocks per SM: where x gathers miss L1 those blocks
-/// are what hides their latency. Measured on an H200 (one binary per width, same run), 15
-/// against 7 items, SpMV fp32 against the fastest cuSPARSE: the band 1 M × 17 0.70× -> 0.92×,
+/// kMergeWideMinNnz nonzeros whose rows are not skewed and whose columns are local, with values
+/// of `value_bytes` whose wide tile takes at most kMergeWideMaxTileBytes; else kMergeIpt.
+/// Wider tiles halve the per-tile work (search, scan, carries) per item, but a tile of twice
+/// the shared memory halves the blocks per SM: where x gathers miss L1 those blocks are what
+/// hides their latency. Measured on an H200 (one binary per width, same run), 15 against 7
+/// items, SpMV fp32 against the fastest cuSPARSE: the band 1 M × 17 0.70× -> 0.92×,
 /// lap2d:2000 0.74× -> 0.93×, lap3d:200 0.72× -> 0.82×, G3_circuit 0.72× -> 0.77×; but
-/// random_k:2000000:16 0.94× -> 0.59× and R-MAT 0.93× -> 0.88×.
-int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns);
+/// random_k:2000000:16 0.94× -> 0.59× and R-MAT 0.93× -> 0.88×. In fp64 the wide tile's
+/// shared memory also takes the L1 that x needs: narrow against wide tiles (one binary, same
+/// run, H200), G3_circuit 1.03× -> 1.14×, random 10,000² of 500 a row 0.72× -> 0.90×, bands of
+/// 26–100 a row level to +8%, no matrix slower by more than 1%; in fp32 the wide tiles stay
+/// ahead (a band of 121 a row 1.19× against 1.03×, random 6,000² of 1,000 0.82× against 0.77×)
+/// (bench/results/2026-11-29-h200/csr-merge-fp64-tiles).
+int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns, std::size_t value_bytes);
 
 /// The plan for `kernel` (as built: automatic, scalar, vector or merge) on the matrix with
 /// `rows` rows and row offsets `row_ptr` (rows+1 entries). `forced_tpr` 0 = from the mean.
@@ -406,8 +416,10 @@ constexpr bool merge_owner_completes(std::int64_t rows, std::int64_t nnz, std::i
 }
 
 /// `col_idx`: the columns, for the tile width (column_locality, sampled only where
-/// merge_items_per_thread depends on it); nullptr plans the narrow tiles.
+/// merge_items_per_thread depends on it); nullptr plans the narrow tiles. `value_bytes`: the
+/// size of a value (merge_items_per_thread).
 template <class Index>
-MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx);
+MergePlan plan_merge(std::int64_t rows, std::int64_t nnz, const Index* row_ptr, const Index* col_idx,
+                     std::size_t value_bytes);
 
 }  // namespace spmat::csr_plan

@@ -565,8 +565,11 @@ namespace tiled_gpu {
 /// Split rows of at most this many slots are summed by one warp (tiled_long_reduce_kernel's
 /// warp path), longer ones by the whole block. A block for a row of a few slots left most of
 /// its 256 threads idle and cost a block launch and a barrier for a handful of loads: the
-/// graphs' and FEM matrices' many rows of 2–10 segments.
-constexpr std::int64_t kWarpReduceMaxSlots = 16;
+/// graphs' and FEM matrices' many rows of 2–10 segments. A block sums its longer rows one
+/// after another, so where such rows come together (Maragal_6: runs of eight rows of 17–93
+/// slots) they queue behind each other; a warp sums 128 slots in four rounds of eight loads
+/// a lane, all of a block's warps at once.
+constexpr std::int64_t kWarpReduceMaxSlots = 128;
 
 /// C[i][j0 .. j0+V) = alpha·sum + beta·C (beta == 0 never reads C): vector store for row-major
 /// packs, element stores otherwise.
@@ -586,18 +589,19 @@ __device__ __forceinline__ void store_row_sum(Value* __restrict__ c, std::int64_
   }
 }
 
-/// acc += the slots s, s + step, ... < s1 of `partial` at column j0 (packs of V), loaded four
+/// acc += the slots s, s + step, ... < s1 of `partial` at column j0 (packs of V), loaded eight
 /// at a time and added in slot order.
 template <int V, class Value>
 __device__ __forceinline__ void add_slots(const Value* __restrict__ partial, std::int64_t k, std::int64_t j0,
                                           std::int64_t s, std::int64_t s1, std::int64_t step,
                                           Value (&acc)[V]) {
-  for (; s + 3 * step < s1; s += 4 * step) {
-    Value x[4][V];
+  constexpr int U = 8;
+  for (; s + (U - 1) * step < s1; s += U * step) {
+    Value x[U][V];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) load_plain<V>(partial + (s + u * step) * k + j0, x[u]);
+    for (int u = 0; u < U; ++u) load_plain<V>(partial + (s + u * step) * k + j0, x[u]);
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int e = 0; e < V; ++e) acc[e] += x[u][e];
   }
@@ -616,7 +620,7 @@ __device__ __forceinline__ void add_slots(const Value* __restrict__ partial, std
 ///   - A row of at most kWarpReduceMaxSlots slots: warp r − 8g alone. Its 32/L stripes of L lanes
 ///     sum the slots s ≡ stripe (mod 32/L) in slot order, then a fixed xor tree adds the stripes.
 ///   - A longer row: the whole block, one such row after another. Its S = 256/L stripes sum
-///     the slots s ≡ stripe (mod S) in slot order (four loads in flight), then stripe 0 adds the
+///     the slots s ≡ stripe (mod S) in slot order (eight loads in flight), then stripe 0 adds the
 ///     S stripe sums in stripe order: a row of 10^6 nonzeros in segments of 256 is 3907 slots,
 ///     123 loads per thread (fp32, S = 32).
 /// The order depends only on the layout: deterministic.
@@ -634,22 +638,28 @@ __global__ void __launch_bounds__(256)
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock;
   const std::int64_t j0 = col0 + static_cast<std::int64_t>(blockIdx.y) * 32 + lane * V;
   const bool ok = j0 < k;  // V > 1 only when k % V == 0: the whole pack is in range
+  // The warp's row and its slots are the build's: read while the product's last blocks run.
+  const std::int64_t wr = r0 + t / 32;
+  std::int64_t w0 = 0, w1 = 0, w_out = 0;
+  if (wr < long_rows) {
+    w0 = long_ptr[wr];
+    w1 = long_ptr[wr + 1];
+    w_out = static_cast<std::int64_t>(long_row[wr]);
+  }
   cuda::wait_for_prior_grid();  // launched as the product's kernel began its last blocks
-  if (const std::int64_t r = r0 + t / 32; r < long_rows) {  // warp-uniform
-    const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
-    if (s1 - s0 <= kMax) {
+  if (wr < long_rows) {  // warp-uniform
+    if (w1 - w0 <= kMax) {
       constexpr int W = 32 / L;  // stripes of a warp
       Value acc[V];
 #pragma unroll
       for (int e = 0; e < V; ++e) acc[e] = Value(0);
-      if (ok) tiled_gpu::add_slots<V>(partial, k, j0, s0 + stripe % W, s1, W, acc);
+      if (ok) tiled_gpu::add_slots<V>(partial, k, j0, w0 + stripe % W, w1, W, acc);
 #pragma unroll
       for (int o = L; o < 32; o *= 2)
 #pragma unroll
         for (int e = 0; e < V; ++e) acc[e] += __shfl_xor_sync(cuda::kFullMask, acc[e], o);
       if (stripe % W == 0 && ok)
-        tiled_gpu::store_row_sum<V>(c, static_cast<std::int64_t>(long_row[r]), j0, k, rows, row_major, alpha,
-                                    acc, beta);
+        tiled_gpu::store_row_sum<V>(c, w_out, j0, k, rows, row_major, alpha, acc, beta);
     }
   }
   for (std::int64_t r = r0; r < min(r0 + kRowsPerBlock, long_rows); ++r) {  // block-uniform

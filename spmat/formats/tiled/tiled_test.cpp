@@ -279,8 +279,10 @@ Csr<Value, Index> ragged_csr() {
 }
 
 // Row-kernel configurations of the ragged test: plain, segmented (short segments, so most rows
-// are split and reduced by the long-row reduction; one row of 200 = 29 segments), segmented with
-// the long-row path only for row 5 (segsize 64), reordered + segmented, fixed K-tile, the model.
+// are split and reduced by the long-row reduction; one row of 200 = 29 segments, summed by a
+// warp), segmented with the long-row path only for row 5 (segsize 64), segments of 1 (row 5's
+// 200 slots, past a warp's kWarpReduceMaxSlots: the whole block sums them), reordered +
+// segmented, fixed K-tile, the model.
 const char* kRaggedConfigs[] = {
     "kernel=rows,variant=baseline,reorder=off",   "kernel=rows,variant=segmented,segsize=7,reorder=on",
     "kernel=rows,variant=segmented,segsize=7,reorder=off", "kernel=rows,variant=segmented,segsize=64,reorder=off",

@@ -634,6 +634,7 @@ __global__ void __launch_bounds__(256)
   constexpr int L = 32 / V, S = 256 / L;
   constexpr std::int64_t kRowsPerBlock = 8, kMax = tiled_gpu::kWarpReduceMaxSlots;
   __shared__ Value sh[S][32];
+  __shared__ std::int64_t s_long[kRowsPerBlock][3];  // the block's longer rows: slots, C row
   const int t = static_cast<int>(threadIdx.x), lane = t % L, stripe = t / L;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock;
   const std::int64_t j0 = col0 + static_cast<std::int64_t>(blockIdx.y) * 32 + lane * V;
@@ -646,6 +647,16 @@ __global__ void __launch_bounds__(256)
     w1 = long_ptr[wr + 1];
     w_out = static_cast<std::int64_t>(long_row[wr]);
   }
+  // The rows longer than a warp's share go to the block path below through shared memory, so
+  // that it reads no bounds from memory again (eight dependent loads a block were most of the
+  // time of this kernel); a block without such a row skips it.
+  const bool block_path = wr < long_rows && w1 - w0 > kMax;
+  if (t % 32 == 0) {
+    s_long[t / 32][0] = block_path ? w0 : 0;
+    s_long[t / 32][1] = block_path ? w1 : 0;
+    s_long[t / 32][2] = w_out;
+  }
+  const bool any_block_path = __syncthreads_or(block_path) != 0;
   cuda::wait_for_prior_grid();  // launched as the product's kernel began its last blocks
   if (wr < long_rows) {  // warp-uniform
     if (w1 - w0 <= kMax) {
@@ -662,9 +673,10 @@ __global__ void __launch_bounds__(256)
         tiled_gpu::store_row_sum<V>(c, w_out, j0, k, rows, row_major, alpha, acc, beta);
     }
   }
-  for (std::int64_t r = r0; r < min(r0 + kRowsPerBlock, long_rows); ++r) {  // block-uniform
-    const std::int64_t s0 = long_ptr[r], s1 = long_ptr[r + 1];
-    if (s1 - s0 <= kMax) continue;
+  if (!any_block_path) return;
+  for (int i = 0; i < kRowsPerBlock; ++i) {  // block-uniform
+    const std::int64_t s0 = s_long[i][0], s1 = s_long[i][1];
+    if (s1 == s0) continue;  // summed by its warp above (or past the last split row)
     Value acc[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = Value(0);
@@ -679,8 +691,7 @@ __global__ void __launch_bounds__(256)
       for (int q = 1; q < S; ++q)
 #pragma unroll
         for (int e = 0; e < V; ++e) sum[e] += sh[q][lane * V + e];
-      tiled_gpu::store_row_sum<V>(c, static_cast<std::int64_t>(long_row[r]), j0, k, rows, row_major, alpha, sum,
-                                  beta);
+      tiled_gpu::store_row_sum<V>(c, s_long[i][2], j0, k, rows, row_major, alpha, sum, beta);
     }
     __syncthreads();  // sh is refilled by the next long row
   }

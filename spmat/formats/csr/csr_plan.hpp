@@ -286,7 +286,7 @@ int batched_lanes(int tpr, std::int64_t rows, std::int64_t nnz);
 /// random_k:2000000:16 0.94× -> 0.59× and R-MAT 0.93× -> 0.88×. In fp64 the wide tile's
 /// shared memory also takes the L1 that x needs: narrow against wide tiles (one binary, same
 /// run, H200), G3_circuit 1.03× -> 1.14×, random 10,000² of 500 a row 0.72× -> 0.90×, bands of
-/// 26–100 a row level to +8%, no matrix slower by more than 1%; in fp32 the wide tiles stay
+/// 26–121 a row 1–8% faster, no matrix slower by more than 1%; in fp32 the wide tiles stay
 /// ahead (a band of 121 a row 1.19× against 1.03×, random 6,000² of 1,000 0.82× against 0.77×)
 /// (bench/results/2026-11-29-h200/csr-merge-fp64-tiles).
 int merge_items_per_thread(std::int64_t nnz, bool skewed, bool local_columns, std::size_t value_bytes);

@@ -198,7 +198,7 @@ def plot(rows, path):
 # ---- refit: a replica of spmat::model::rows_traffic (keep in sync with spmat/model/intensity.cpp)
 
 CAL = {"efficiency": 0.5, "l2_fraction": 0.5, "l1_gbs": 5750.0, "l2_gbs": 2700.0, "rate_spread": 1.25,
-       "l1_peak_gbs": 33000.0,
+       "l1_peak_gbs": 33000.0, "l2_peak_gbs": 10100.0,
        "granule": 32, "batch_latency_us": 0.8, "launch_us": 4.0}
 
 
@@ -242,7 +242,7 @@ def rows_time(p, k, kt, vb, ib, segsize, dev, mode, cal):
     slots = p["nnz"] if mode == "optimistic" else p["warp_nnz"][g]
     spread = {"optimistic": cal["rate_spread"], "all_miss": 1.0 / cal["rate_spread"]}.get(mode, 1.0)
     t1 = slots * piece / ((cal["l1_peak_gbs"] if mode == "optimistic" else cal["l1_gbs"] * spread) * 1e9)
-    t2 = p["sum_d"] * piece / (cal["l2_gbs"] * spread * 1e9)
+    t2 = p["sum_d"] * piece / ((cal["l2_peak_gbs"] if mode == "optimistic" else cal["l2_gbs"] * spread) * 1e9)
     beta = dev["bandwidth_gbs"] * 1e9
     if mode == "optimistic":
         return max(total / beta, t1, t2)

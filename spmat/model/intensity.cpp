@@ -427,8 +427,8 @@ void dram_bytes(RowsTraffic& t, const ReuseProfile& p, std::int64_t k, std::size
 }
 
 /// time = max(DRAM, L1 slots, L2 pieces, latency) + launches (predicted/all-miss, the latter at
-/// rates / rate_spread, latency and launches · rate_spread); optimistic: full β, L1 at its
-/// hardware peak (l1_peak_gbs), L2 at l2_gbs · rate_spread, no latency, no launches.
+/// rates / rate_spread, latency and launches · rate_spread); optimistic: full β, L1 and L2 at
+/// the hardware's rates (l1_peak_gbs, l2_peak_gbs), no latency, no launches.
 void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode,
                  const RowsCalibration& cal, int launches) {
   const double beta = dev.bandwidth_gbs * 1e9;
@@ -437,7 +437,7 @@ void finish_time(RowsTraffic& t, double walk, const DeviceModel& dev, BMode mode
                                                   : 1.0;
   const double l1_gbs = mode == BMode::optimistic ? cal.l1_peak_gbs : cal.l1_gbs * spread;
   t.l1_seconds = t.l1_bytes / (l1_gbs * 1e9);
-  t.l2_seconds = t.l2_bytes / (cal.l2_gbs * spread * 1e9);
+  t.l2_seconds = t.l2_bytes / ((mode == BMode::optimistic ? cal.l2_peak_gbs : cal.l2_gbs * spread) * 1e9);
   if (mode == BMode::optimistic) {
     t.dram_seconds = t.total / beta;
     t.seconds = std::max({t.dram_seconds, t.l1_seconds, t.l2_seconds});
@@ -524,13 +524,14 @@ RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::in
   t.l2_bytes = std::min(p.sum_d, pc.sum_distinct) * piece;
   RowsCalibration pcal = cal;
   pcal.efficiency = cal.panel_efficiency;
+  pcal.l1_gbs = cal.panel_l1_gbs;
   finish_time(t, static_cast<double>(pc.max_panel_distinct), dev, mode, pcal, 1);
   return t;
 }
 
 std::int64_t rows_segsize(double bandwidth_seconds, const RowsCalibration& cal) {
   const double batches = cal.seg_latency_share * bandwidth_seconds / (cal.batch_latency_us * 1e-6);
-  std::int64_t s = 64;
+  std::int64_t s = kRowsMinSegsize;
   while (s < (std::int64_t{1} << 20) && static_cast<double>(2 * s) / 4.0 <= batches) s *= 2;
   return s;
 }
@@ -565,9 +566,30 @@ RowsChoice choose_rows_variant(const ReuseProfile& base, std::int64_t rows, std:
   const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
   const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
   c.segsize = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
+  // Groups of 8 lanes or fewer a row (fp32 K-tiles of up to 32 columns) gather a quarter of a
+  // warp-wide group's bytes a nonzero, so a segment's walk weighs more against the rest of the
+  // product: at the floor, segments of 32 instead of 64 where they cut at most half of the rows
+  // (the graphs' few long rows; rows of 40–60 nonzeros, as in FEM matrices, would nearly all be
+  // cut and summed again). Measured on an H200, fp32 K = 32, segments of 32 against 64 (the
+  // variant forced), against the fastest cuSPARSE: wiki-Vote 0.84× -> 1.13×, ego-Facebook
+  // 1.17× -> 1.61×, ca-HepPh 1.19× -> 1.60×, HEP-th-new 1.37× -> 1.65×, EAT_RS 1.24× -> 1.46×,
+  // email-Enron 1.46× -> 1.66×, gen:rmat:16:8 1.34× -> 1.61×, vt2010 1.44× -> 1.49×; but
+  // bcsstk17 2.10× -> 1.88× and s3rmq4m1 2.15× -> 2.06× (72% and 95% of their rows longer than
+  // 32), gen:powerlaw:200000:8 1.59× -> 1.47× (bench/results/2026-11-29-h200/tiled-short-segments).
+  ReuseProfile short_profile;
+  bool short_segments = false;
+  if (c.segsize == kRowsMinSegsize && rows_group_lanes(kt0, vb) <= kShortSegmentLanes) {
+    short_profile = profile(kShortSegsize, false);
+    if (2 * short_profile.split_rows <= rows) {
+      c.segsize = kShortSegsize;
+      short_segments = true;
+    }
+  }
   for (int i = 0; i < 4; ++i) {
     const std::int64_t sg = i >= 2 ? c.segsize : 0;
-    c.profiles[static_cast<std::size_t>(i)] = i == 0 ? base : profile(sg, i % 2 != 0);
+    c.profiles[static_cast<std::size_t>(i)] = i == 0 ? base
+                                              : i == 2 && short_segments ? short_profile
+                                                                         : profile(sg, i % 2 != 0);
     const ReuseProfile& p = c.profiles[static_cast<std::size_t>(i)];
     const bool segmented = sg > 0 && p.work_rows != rows;
     c.kt[static_cast<std::size_t>(i)] = choose_k_tile(p, k, vb, ib, segmented, dev, cal);

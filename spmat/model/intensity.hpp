@@ -270,8 +270,8 @@ struct RowsCalibration {
   /// leave-one-matrix-out numbers in docs/formats/tiled-spmm.md, "The model".
   double l1_gbs = 5750;
   double l2_gbs = 2700;
-  /// The optimistic bound uses the nonzero count (no warp padding) at l1_gbs·rate_spread and
-  /// l2_gbs·rate_spread; the all-miss bound the padded counts at rates / rate_spread, DRAM at
+  /// The optimistic bound uses the nonzero count (no warp padding) at the hardware's L1 and
+  /// L2 rates (l1_peak_gbs, l2_peak_gbs); the all-miss bound the padded counts at rates / rate_spread, DRAM at
   /// efficiency / rate_spread, the walk's latency and the launches × rate_spread (every rate at
   /// the slow end).
   /// rate_spread = 1.25: the spread of the per-matrix rates around the fit in the H100 data.
@@ -283,10 +283,23 @@ struct RowsCalibration {
   /// row) at 10.3–11.4 TB/s of slots, against l1_gbs·rate_spread = 7.2 TB/s
   /// (bench/results/2026-11-27-h100/tiled-panel-rule/model_bounds.json).
   double l1_peak_gbs = 33000;
+  /// The optimistic bound's L2 → SM ceiling, likewise the hardware's rather than the fitted
+  /// l2_gbs·rate_spread: 5120 bytes a clock (the A100's L2 read bandwidth; Hopper's is no less)
+  /// at 1.98 GHz, 10.1 TB/s. The H200 moved panel-distinct pieces at up to 5.8 TB/s
+  /// (gen:random_k:200000:16, fp32 K = 32) and 3.6–3.7 TB/s on EAT_RS and gen:lap2d:1000 at
+  /// K = 128, past l2_gbs·rate_spread = 3.4 TB/s
+  /// (bench/results/2026-11-29-h200/spmm-model-bounds/model_bounds.json).
+  double l2_peak_gbs = 10100;
   /// The panel kernel (kernel=panel) streams B and C at a higher share of β than the row-wise
   /// kernel: 0.59-0.71 on the H100 at K = 128, R = 4 (banded, lap2d, lap3d, G3_circuit); 0.65
   /// is their middle.
   double panel_efficiency = 0.65;
+  /// The panel kernel's loads of distinct B slices run at a lower rate than the row kernel's
+  /// gathers (l1_gbs): each slice is followed by its mask's shuffles and the values of up to R
+  /// rows. Where they bound its time on the H200 (fe_body, gen:banded:1000000:8 and
+  /// gen:lap3d27:40 at fp32 K = 64–128 and fp64 K = 32–128) they ran at 3.9–4.2 TB/s
+  /// (bench/results/2026-11-29-h200/spmm-model-bounds/model_bounds.json).
+  double panel_l1_gbs = 4200;
   /// kernel=auto's rule, mirrored here so the model's decision names the kernel that runs: the
   /// panel kernel for row-major B/C when nnz / Σ_p D_p (R = 4) >= panel_reuse and a B row slice
   /// K·sizeof(value) >= panel_slice_bytes (tiled.cpp: option panel_reuse; tiled_cuda.cu: 256 B).
@@ -301,6 +314,13 @@ struct RowsCalibration {
   double seg_latency_share = 0.05;  ///< row-wise segment size: longest segment's walk <= this
                                     ///< share of the bandwidth time of the whole-row variant
 };
+
+/// The least segment size rows_segsize gives.
+inline constexpr std::int64_t kRowsMinSegsize = 64;
+/// choose_rows_variant's segments for narrow row groups (at most kShortSegmentLanes lanes a
+/// row) at the floor, where they cut at most half of the rows.
+inline constexpr std::int64_t kShortSegsize = 32;
+inline constexpr int kShortSegmentLanes = 8;
 
 /// Segment size of the row-wise kernel's segmented variant: the largest power of two S in
 /// [64, 2^20] whose walk, ceil(S/4) batches of batch_latency, stays within seg_latency_share of
@@ -328,7 +348,7 @@ struct RowsTraffic {
 /// max(DRAM bytes/(β·eff), L1 slots/l1_gbs, L2 pieces/l2_gbs, latency floor) + launches (all-miss:
 /// every rate / cal.rate_spread, the latency floor and the launches × it), with
 /// L1 slots = warp_nnz × K × value bytes and L2 pieces = Σ_p D_p × K × value bytes (granule-
-/// rounded); optimistic = max(bytes/β, nnz·K·B_T/(l1_gbs·spread), Σ_p D_p·K·B_T/(l2_gbs·spread)).
+/// rounded); optimistic = max(bytes/β, nnz·K·B_T/l1_peak_gbs, Σ_p D_p·K·B_T/l2_peak_gbs).
 RowsTraffic rows_traffic(const ReuseProfile& p, std::int64_t k, std::int64_t kt,
                          std::size_t value_bytes, std::size_t index_bytes, bool segmented,
                          const DeviceModel& dev, BMode mode, const RowsCalibration& cal = {});
@@ -381,8 +401,10 @@ inline bool auto_runs_panel(std::int64_t k, std::size_t value_bytes, std::int64_
   return slice >= 256 && panels * slice >= panel_per_sm * sms * 512;
 }
 
-/// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order), L2 bytes
-/// = sum_distinct × K × value bytes (granule-rounded), latency floor of the heaviest panel.
+/// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order) at
+/// panel_efficiency, L1 loads = sum_distinct × K × value bytes (granule-rounded) at
+/// panel_l1_gbs, L2 pieces = min(Σ_p D_p, sum_distinct) × the same, latency floor of the
+/// heaviest panel.
 RowsTraffic panel_traffic(const ReuseProfile& p, const PanelColumns& pc, std::int64_t k, std::int64_t kt,
                           std::size_t value_bytes, std::size_t index_bytes, const DeviceModel& dev,
                           BMode mode, const RowsCalibration& cal = {});
@@ -415,7 +437,9 @@ struct RowsDecision {
 /// The row-wise kernel's layout choice among the four variants {whole rows, segmented} ×
 /// {in order, reordered} (index i: segmented for i >= 2, reordered for odd i): the segment size
 /// of the segmented ones (the walk that is seg_latency_share of the in-order whole-row
-/// variant's bandwidth time, rows_segsize), each variant's model K-tile and predicted time, and
+/// variant's bandwidth time, rows_segsize; kShortSegsize at its floor when the K-tile gives a
+/// row at most kShortSegmentLanes lanes and those segments cut at most half of the rows),
+/// each variant's model K-tile and predicted time, and
 /// the chosen one (a later variant only for a > 3 % gain). `profile(segsize, reorder)` gives
 /// the reuse profile of a layout; `base` is the one of (0, false). decide_rows and the tiled
 /// format's builders (tiled_rows_layout) decide with it.

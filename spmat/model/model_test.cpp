@@ -235,10 +235,12 @@ TEST(Model, RowKernelGatherCeilingsByHand) {
   EXPECT_NEAR(slow.seconds, 1.536 + 4e-6, 1e-12);
   EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::all_miss, cal).seconds, 1.92 + 5e-6, 1e-12);
   EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::optimistic, cal).seconds, 0.3072, 1e-12);
-  // A slow L2 path: 256 B at 1 kB/s.
+  // A slow L2 path: 256 B at 1 kB/s; the optimistic bound takes the L2 peak instead (2 kB/s here).
   cal = RowsCalibration{};
   cal.l2_gbs = 1e-6;
+  cal.l2_peak_gbs = 2e-6;
   EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal).seconds, 0.256 + 4e-6, 1e-12);
+  EXPECT_NEAR(rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::optimistic, cal).seconds, 0.128, 1e-12);
 }
 
 TEST(Model, CapacityAwareHitShareOfFarRetouches) {
@@ -299,7 +301,7 @@ TEST(Model, DecisionNamesThePanelKernelWhereKernelAutoRunsIt) {
     a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
   }
   RowsCalibration cal;
-  cal.l1_gbs = 1e-3;  // lane-slot gathers dominate everything
+  cal.l1_gbs = cal.panel_l1_gbs = 1e-3;  // lane-slot gathers and the panel's loads dominate everything
   cal.panel_per_sm = 0;  // 8 panels: no minimum count (checked at the end)
   // K = 64 fp32: a B row slice is 256 B and the reuse 640 / 80 = 8 >= 1.2: kernel=auto's panel.
   const auto d = decide_rows(a, 64, DeviceModel::h100(), {}, cal, 256, 8);
@@ -308,6 +310,12 @@ TEST(Model, DecisionNamesThePanelKernelWhereKernelAutoRunsIt) {
   EXPECT_DOUBLE_EQ(d.panel.columns.sum_distinct, 80);
   EXPECT_DOUBLE_EQ(d.panel.predicted.l1_bytes, 80 * 256);
   EXPECT_DOUBLE_EQ(d.panel.predicted.l2_bytes, 80 * 256);  // one block: sum_d = 80 as well
+  EXPECT_DOUBLE_EQ(d.panel.predicted.l1_seconds, 80 * 256 / (cal.panel_l1_gbs * 1e9));
+  // The panel's loads have a rate of their own: at twice the rate, half the time.
+  RowsCalibration fast_loads = cal;
+  fast_loads.panel_l1_gbs = 2e-3;
+  EXPECT_DOUBLE_EQ(decide_rows(a, 64, DeviceModel::h100(), {}, fast_loads, 256, 8).panel.predicted.l1_seconds,
+                   d.panel.predicted.l1_seconds / 2);
   EXPECT_DOUBLE_EQ(d.variants[d.chosen].predicted.l1_bytes, 640 * 256);
   EXPECT_LT(d.panel.predicted.seconds, d.variants[d.chosen].predicted.seconds);
   EXPECT_LE(d.panel.optimistic.seconds, d.panel.predicted.seconds);
@@ -392,6 +400,40 @@ TEST(Model, RowDecisionSplitsOneVeryLongRow) {
     EXPECT_LE(v.optimistic.seconds, v.predicted.seconds) << v.name;
     EXPECT_LE(v.predicted.seconds, v.all_miss.seconds) << v.name;
   }
+}
+
+/// `rows` rows of `len` nonzeros (columns spread over `cols`) plus `hubs` rows of `hub_len`.
+Csr<float, std::int32_t> rows_and_hubs(std::int32_t rows, std::int32_t len, std::int32_t hubs, std::int32_t hub_len,
+                                       std::int32_t cols) {
+  Csr<float, std::int32_t> a;
+  a.rows = rows + hubs;
+  a.cols = cols;
+  a.row_ptr.assign(1, 0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const std::int32_t n = i < rows ? len : hub_len;
+    const std::int32_t start = i < rows ? (i * 37) % (cols - n) : 0;
+    for (std::int32_t j = 0; j < n; ++j) {
+      a.col_idx.push_back(start + j);
+      a.values.push_back(1.0f);
+    }
+    a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+TEST(Model, NarrowRowGroupsTakeShortSegmentsWhereFewRowsAreCut) {
+  // fp32 K = 32: 8 lanes a row. 4000 rows of 6 and 40 hubs of 500 nonzeros: segments of 32
+  // cut only the hubs.
+  const auto graph = rows_and_hubs(4000, 6, 40, 500, 8000);
+  const auto d = decide_rows(graph, 32, DeviceModel::h200());
+  EXPECT_EQ(d.variants[2].segsize, kShortSegsize) << d.reason;
+  EXPECT_EQ(d.variants[2].profile.split_rows, 40);
+  EXPECT_EQ(d.variants[2].profile.split_work_rows, 40 * ((500 + 31) / 32));
+  // fp32 K = 128: a warp a row keeps the floor.
+  EXPECT_EQ(decide_rows(graph, 128, DeviceModel::h200()).variants[2].segsize, kRowsMinSegsize);
+  // Rows of 40 nonzeros: segments of 32 would cut nearly every row; the floor stays.
+  const auto fem = rows_and_hubs(4000, 40, 40, 500, 8000);
+  EXPECT_EQ(decide_rows(fem, 32, DeviceModel::h200()).variants[2].segsize, kRowsMinSegsize);
 }
 
 }  // namespace

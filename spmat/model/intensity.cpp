@@ -566,21 +566,27 @@ RowsChoice choose_rows_variant(const ReuseProfile& base, std::int64_t rows, std:
   const std::int64_t kt0 = choose_k_tile(base, k, vb, ib, false, dev, cal);
   const auto bw = rows_traffic(base, k, kt0, vb, ib, false, dev, BMode::optimistic, cal);
   c.segsize = rows_segsize(bw.total / (dev.bandwidth_gbs * 1e9 * cal.efficiency), cal);
-  // Groups of 8 lanes or fewer a row (fp32 K-tiles of up to 32 columns) gather a quarter of a
-  // warp-wide group's bytes a nonzero, so a segment's walk weighs more against the rest of the
-  // product: at the floor, segments of 32 instead of 64 where they cut at most half of the rows
-  // (the graphs' few long rows; rows of 40–60 nonzeros, as in FEM matrices, would nearly all be
-  // cut and summed again). Measured on an H200, fp32 K = 32, segments of 32 against 64 (the
-  // variant forced), against the fastest cuSPARSE: wiki-Vote 0.84× -> 1.13×, ego-Facebook
-  // 1.17× -> 1.61×, ca-HepPh 1.19× -> 1.60×, HEP-th-new 1.37× -> 1.65×, EAT_RS 1.24× -> 1.46×,
-  // email-Enron 1.46× -> 1.66×, gen:rmat:16:8 1.34× -> 1.61×, vt2010 1.44× -> 1.49×; but
-  // bcsstk17 2.10× -> 1.88× and s3rmq4m1 2.15× -> 2.06× (72% and 95% of their rows longer than
-  // 32), gen:powerlaw:200000:8 1.59× -> 1.47× (bench/results/2026-11-29-h200/tiled-short-segments).
+  // Groups of 16 lanes or fewer a row (fp32 K-tiles of up to 64 columns, fp64 of up to 32)
+  // gather half a warp-wide group's bytes a nonzero or less, so a segment's walk weighs more
+  // against the rest of the product: at the floor, segments of 32 instead of 64 where they cut
+  // at most half of the rows (rows of 40–60 nonzeros, as in FEM matrices, would nearly all be
+  // cut and summed again) and the rows they cut hold a tenth of the nonzeros or more (a few
+  // rows just over 32 are not worth the kernel that sums the segments). Measured on an H200,
+  // segments of 32 against 64 (the variant forced), against the fastest cuSPARSE, fp32 K = 32:
+  // wiki-Vote 0.84× -> 1.13×, ego-Facebook 1.17× -> 1.61×, ca-HepPh 1.19× -> 1.60×, HEP-th-new
+  // 1.37× -> 1.65×, EAT_RS 1.24× -> 1.46×, email-Enron 1.46× -> 1.66×, gen:rmat:16:8 1.34× ->
+  // 1.61×; fp32 K = 64 and fp64 K = 32: wiki-Vote 0.78× -> 0.95× and 0.92× -> 0.99×,
+  // ego-Facebook 1.11× -> 1.36× and 1.26× -> 1.43×, vibrobox 1.30× -> 1.44× and 1.41× -> 1.49×;
+  // but bcsstk17 2.10× -> 1.88× and s3rmq4m1 2.15× -> 2.06× at fp32 K = 32 (72% and 95% of
+  // their rows longer than 32), nh2010 (its longest rows 33–74, 1% of the nonzeros) 1.39× ->
+  // 1.30× at fp32 K = 64, and gen:powerlaw:200000:8 1.59× -> 1.47× and 1.43× -> 1.36×
+  // (bench/results/2026-11-29-h200/tiled-short-segments).
   ReuseProfile short_profile;
   bool short_segments = false;
   if (c.segsize == kRowsMinSegsize && rows_group_lanes(kt0, vb) <= kShortSegmentLanes) {
     short_profile = profile(kShortSegsize, false);
-    if (2 * short_profile.split_rows <= rows) {
+    if (2 * short_profile.split_rows <= rows &&
+        10 * kShortSegsize * short_profile.split_work_rows >= short_profile.nnz) {
       c.segsize = kShortSegsize;
       short_segments = true;
     }

@@ -318,9 +318,10 @@ struct RowsCalibration {
 /// The least segment size rows_segsize gives.
 inline constexpr std::int64_t kRowsMinSegsize = 64;
 /// choose_rows_variant's segments for narrow row groups (at most kShortSegmentLanes lanes a
-/// row) at the floor, where they cut at most half of the rows.
+/// row) at the floor, where they cut at most half of the rows and the rows they cut hold a
+/// tenth of the nonzeros or more.
 inline constexpr std::int64_t kShortSegsize = 32;
-inline constexpr int kShortSegmentLanes = 8;
+inline constexpr int kShortSegmentLanes = 16;
 
 /// Segment size of the row-wise kernel's segmented variant: the largest power of two S in
 /// [64, 2^20] whose walk, ceil(S/4) batches of batch_latency, stays within seg_latency_share of
@@ -438,7 +439,8 @@ struct RowsDecision {
 /// {in order, reordered} (index i: segmented for i >= 2, reordered for odd i): the segment size
 /// of the segmented ones (the walk that is seg_latency_share of the in-order whole-row
 /// variant's bandwidth time, rows_segsize; kShortSegsize at its floor when the K-tile gives a
-/// row at most kShortSegmentLanes lanes and those segments cut at most half of the rows),
+/// row at most kShortSegmentLanes lanes, those segments cut at most half of the rows and the
+/// rows they cut hold a tenth of the nonzeros or more),
 /// each variant's model K-tile and predicted time, and
 /// the chosen one (a later variant only for a > 3 % gain). `profile(segsize, reorder)` gives
 /// the reuse profile of a layout; `base` is the one of (0, false). decide_rows and the tiled

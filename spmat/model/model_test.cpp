@@ -391,9 +391,10 @@ TEST(Model, RowDecisionSplitsOneVeryLongRow) {
   const auto d = decide_rows(a, 32, DeviceModel::h100());
   ASSERT_EQ(d.variants.size(), 4u);
   EXPECT_TRUE(d.variants[d.chosen].segsize > 0) << d.reason;
-  EXPECT_EQ(d.variants[2].segsize, 64);
+  // fp64 K = 32: 16 lanes a row, and the long row holds most of the nonzeros: segments of 32.
+  EXPECT_EQ(d.variants[2].segsize, kShortSegsize);
   EXPECT_EQ(d.variants[2].profile.split_rows, 1);
-  EXPECT_EQ(d.variants[2].profile.split_work_rows, (20000 + 63) / 64);
+  EXPECT_EQ(d.variants[2].profile.split_work_rows, (20000 + 31) / 32);
   EXPECT_LT(d.variants[2].predicted.seconds, d.variants[0].predicted.seconds / 10);
   // Bounds: optimistic <= predicted <= all-miss for every variant.
   for (const auto& v : d.variants) {
@@ -421,16 +422,20 @@ Csr<float, std::int32_t> rows_and_hubs(std::int32_t rows, std::int32_t len, std:
   return a;
 }
 
-TEST(Model, NarrowRowGroupsTakeShortSegmentsWhereFewRowsAreCut) {
+TEST(Model, NarrowRowGroupsTakeShortSegmentsWhereFewRowsHoldMuchOfTheWork) {
   // fp32 K = 32: 8 lanes a row. 4000 rows of 6 and 40 hubs of 500 nonzeros: segments of 32
-  // cut only the hubs.
+  // cut only the hubs, which hold 45% of the nonzeros.
   const auto graph = rows_and_hubs(4000, 6, 40, 500, 8000);
   const auto d = decide_rows(graph, 32, DeviceModel::h200());
   EXPECT_EQ(d.variants[2].segsize, kShortSegsize) << d.reason;
   EXPECT_EQ(d.variants[2].profile.split_rows, 40);
   EXPECT_EQ(d.variants[2].profile.split_work_rows, 40 * ((500 + 31) / 32));
-  // fp32 K = 128: a warp a row keeps the floor.
+  // fp32 K = 64: 16 lanes a row, the same; K = 128: a warp a row keeps the floor.
+  EXPECT_EQ(decide_rows(graph, 64, DeviceModel::h200()).variants[2].segsize, kShortSegsize);
   EXPECT_EQ(decide_rows(graph, 128, DeviceModel::h200()).variants[2].segsize, kRowsMinSegsize);
+  // A few rows just over 32 (4 rows of 40 among 4000 of 6: 0.7% of the nonzeros) keep the floor.
+  const auto few = rows_and_hubs(4000, 6, 4, 40, 8000);
+  EXPECT_EQ(decide_rows(few, 32, DeviceModel::h200()).variants[2].segsize, kRowsMinSegsize);
   // Rows of 40 nonzeros: segments of 32 would cut nearly every row; the floor stays.
   const auto fem = rows_and_hubs(4000, 40, 40, 500, 8000);
   EXPECT_EQ(decide_rows(fem, 32, DeviceModel::h200()).variants[2].segsize, kRowsMinSegsize);

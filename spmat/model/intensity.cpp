@@ -570,8 +570,9 @@ RowsChoice choose_rows_variant(const ReuseProfile& base, std::int64_t rows, std:
   // gather half a warp-wide group's bytes a nonzero or less, so a segment's walk weighs more
   // against the rest of the product: at the floor, segments of 32 instead of 64 where they cut
   // at most half of the rows (rows of 40–60 nonzeros, as in FEM matrices, would nearly all be
-  // cut and summed again) and the rows they cut hold a tenth of the nonzeros or more (a few
-  // rows just over 32 are not worth the kernel that sums the segments). Measured on an H200,
+  // cut and summed again) and the rows they cut hold a tenth of the nonzeros or more, counted
+  // as 32 per segment (a few rows just over 32 are not worth the kernel that sums the
+  // segments). Measured on an H200,
   // segments of 32 against 64 (the variant forced), against the fastest cuSPARSE, fp32 K = 32:
   // wiki-Vote 0.84× -> 1.13×, ego-Facebook 1.17× -> 1.61×, ca-HepPh 1.19× -> 1.60×, HEP-th-new
   // 1.37× -> 1.65×, EAT_RS 1.24× -> 1.46×, email-Enron 1.46× -> 1.66×, gen:rmat:16:8 1.34× ->

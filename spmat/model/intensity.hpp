@@ -283,9 +283,9 @@ struct RowsCalibration {
   /// row) at 10.3–11.4 TB/s of slots, against l1_gbs·rate_spread = 7.2 TB/s
   /// (bench/results/2026-11-27-h100/tiled-panel-rule/model_bounds.json).
   double l1_peak_gbs = 33000;
-  /// The optimistic bound's L2 → SM ceiling, likewise the hardware's rather than the fitted
-  /// l2_gbs·rate_spread: 5120 bytes a clock (the A100's L2 read bandwidth; Hopper's is no less)
-  /// at 1.98 GHz, 10.1 TB/s. The H200 moved panel-distinct pieces at up to 5.8 TB/s
+  /// The optimistic bound's L2 → SM ceiling, an estimate of the hardware's rate rather than
+  /// the fitted l2_gbs·rate_spread: 5120 bytes a clock (NVIDIA's L2 read bandwidth of the A100;
+  /// none is published for Hopper) at 1.98 GHz, 10.1 TB/s. The H200 moved panel-distinct pieces at up to 5.8 TB/s
   /// (gen:random_k:200000:16, fp32 K = 32) and 3.6–3.7 TB/s on EAT_RS and gen:lap2d:1000 at
   /// K = 128, past l2_gbs·rate_spread = 3.4 TB/s
   /// (bench/results/2026-11-29-h200/spmm-model-bounds/model_bounds.json).

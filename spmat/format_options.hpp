@@ -268,6 +268,7 @@ struct TiledOptions {
   std::int64_t kt = 0;
   int batch = 0;
   std::string cstore = "auto";
+  std::string schedule = "auto";
   std::string variant = "auto";
   std::int64_t segsize = 0;
   std::string reorder = "auto";

@@ -180,7 +180,10 @@ int run(const Flags& f) {
   const model::TileParams tile{};
   const auto rep = model::evaluate(a, f.k, layout, tile, dev);
   auto rows = model::decide_rows(a, f.k, dev, {}, {}, 256, f.panel_rows);
-  if (layout == DenseLayout::col_major) rows.kernel = "rows";  // the panel kernel is row-major only
+  if (layout == DenseLayout::col_major) {  // the panel kernel and the strided walk are row-major only
+    rows.kernel = "rows";
+    rows.stride = false;
+  }
   const double flops = 2.0 * static_cast<double>(a.nnz()) * static_cast<double>(f.k);
   const auto& base = rep.variants[0].stats;
   const auto& pick = rows.variants[rows.chosen];
@@ -227,7 +230,8 @@ int run(const Flags& f) {
               rows.panel.predicted.dram_seconds * 1e3, rows.panel.predicted.l1_seconds * 1e3,
               rows.panel.predicted.l1_bytes / 1e6, rows.panel.predicted.l2_seconds * 1e3,
               rows.panel.predicted.l2_bytes / 1e6);
-  std::printf("kernel      %s (rows %.4f ms, panel %.4f ms)\n", rows.kernel.c_str(), pick.predicted.seconds * 1e3,
+  std::printf("kernel      %s%s (rows %.4f ms, panel %.4f ms)\n", rows.kernel.c_str(),
+              rows.kernel == "rows" && rows.stride ? ", strided schedule" : "", pick.predicted.seconds * 1e3,
               rows.panel.predicted.seconds * 1e3);
   std::printf("\ndecision    %s\n            --option tiled:%s (what kernel=rows, variant=auto, k=%lld picks)\n",
               rows.reason.c_str(), options.c_str(), static_cast<long long>(f.k));
@@ -275,7 +279,8 @@ int run(const Flags& f) {
         .set("max_panel_distinct", static_cast<long long>(rows.panel.columns.max_panel_distinct))
         .set("predicted", rows_json(rows.panel.predicted, flops)).set("all_miss", rows_json(rows.panel.all_miss, flops))
         .set("optimistic", rows_json(rows.panel.optimistic, flops));
-    j.set("panel", pn).set("kernel", rows.kernel).set("rows_time_ms", pick.predicted.seconds * 1e3)
+    j.set("panel", pn).set("kernel", rows.kernel).set("schedule", rows.kernel == "rows" && rows.stride ? "stride" : "grid")
+        .set("rows_time_ms", pick.predicted.seconds * 1e3)
         .set("panel_time_ms", rows.panel.predicted.seconds * 1e3);
     if (!f.as_run.empty()) {
       std::int64_t segsize = 0, kt = 0;

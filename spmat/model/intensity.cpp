@@ -331,7 +331,9 @@ ReuseProfile reuse_profile(const Csr<Value, Index>& a, std::span<const WorkRow> 
   std::vector<std::int64_t> last(static_cast<std::size_t>(a.cols), -1);
   for (std::int64_t w = 0; w < p.work_rows; ++w) {
     const std::int64_t panel = w / p.panel_rows;
-    p.max_work_row = std::max(p.max_work_row, work[w].end - work[w].begin);
+    const std::int64_t len = work[w].end - work[w].begin;
+    p.max_work_row = std::max(p.max_work_row, len);
+    p.sum_sq += static_cast<double>(len) * static_cast<double>(len);
     const std::int64_t r0 = static_cast<std::int64_t>(a.row_ptr[work[w].row]);
     const std::int64_t r1 = static_cast<std::int64_t>(a.row_ptr[work[w].row + 1]);
     if (work[w].begin != r0 || work[w].end != r1) {  // one segment of a split row
@@ -679,12 +681,15 @@ RowsDecision decide_rows(const Csr<Value, Index>& a, std::int64_t k, const Devic
   // lb.cv_max), so that the decision names the kernel the format runs for row-major B and C.
   const double reuse = d.panel.columns.sum_distinct > 0
                            ? static_cast<double>(a.nnz()) / d.panel.columns.sum_distinct : 0.0;
+  const auto& chosen = d.variants[d.chosen];
+  d.stride = rows_stride_runs(chosen.profile, chosen.predicted.kt, vb, dev.sm_count);
   d.kernel = reuse >= cal.panel_reuse && ps.cv <= lb.cv_max &&
                      static_cast<double>(k) * static_cast<double>(vb) >= cal.panel_slice_bytes &&
-                     auto_runs_panel(k, vb, d.panel.columns.panels, cal.panel_per_sm, dev.sm_count)
+                     auto_runs_panel(k, vb, d.panel.columns.panels, cal.panel_per_sm, dev.sm_count) && !d.stride
                  ? "panel" : "rows";
-  d.reason += "; kernel=" + d.kernel + " (panel R=" + std::to_string(d.panel.columns.panel_rows) + " " +
-              std::to_string(d.panel.predicted.seconds * 1e3) + " ms vs rows " + std::to_string(rows_s * 1e3) + " ms)";
+  d.reason += "; kernel=" + d.kernel + (d.stride ? " (strided schedule)" : "") + " (panel R=" +
+              std::to_string(d.panel.columns.panel_rows) + " " + std::to_string(d.panel.predicted.seconds * 1e3) +
+              " ms vs rows " + std::to_string(rows_s * 1e3) + " ms)";
   return d;
 }
 

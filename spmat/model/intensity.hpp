@@ -240,6 +240,7 @@ struct ReuseProfile {
   /// (32 / 2^g consecutive work rows per warp, every group waits for the warp's longest row):
   /// Σ_warps (32/2^g) · max work-row length in the warp. = nnz for equal rows; g = log2(G).
   std::array<double, 6> warp_nnz{};
+  double sum_sq = 0;  ///< Σ work-row length² (with nnz and work_rows: the spread of the lengths)
 };
 
 /// Lanes per work row of the row-wise kernel for K-tile kt: kt / (16 / value bytes), in [1, 32].
@@ -402,6 +403,32 @@ inline bool auto_runs_panel(std::int64_t k, std::size_t value_bytes, std::int64_
   return slice >= 256 && panels * slice >= panel_per_sm * sms * 512;
 }
 
+/// Whether the fp32 row kernel at a warp a row (K-tiles of 128 columns: one float4 a lane) runs
+/// the strided schedule: one resident grid whose warps walk work rows w, w + S, w + 2S, … (S =
+/// warps of the grid), each loading the next row's first column ids and values and the bounds
+/// of the row after while it gathers this row's B rows. A row's chain is then its gathers, not
+/// bounds → ids → gathers; it pays where that chain is most of a row's time (short rows: mean
+/// work row ≤ kStrideMaxMeanRow) and the fixed split of rows to warps stays balanced (σ/μ of the
+/// work-row lengths ≤ kStrideMaxCv, at least kStrideMinRowsPerWarp rows a resident warp).
+/// Measured on an H200, fp32 K = 128 against the fastest cuSPARSE, the row kernel strided /
+/// a warp a row: fe_body 1.55× / 1.25×, fe_pwt 1.69× / 1.48×, delaunay_n16 1.49× / 1.17×,
+/// gen:lap2d:1000 1.28× / 0.96×, t60k 1.43× / 1.13×; it lost on the skewed graphs (σ/μ of the
+/// row lengths 1.2 or more: 3–30%) and on longer rows (vibrobox, 28 a row, 21%; FEM matrices
+/// of 39–68 a row 1–17%) (bench/results/2026-11-29-h200/tiled-strided-rows).
+inline constexpr double kStrideMaxMeanRow = 12.0;
+inline constexpr double kStrideMaxCv = 0.7;
+inline constexpr std::int64_t kStrideMinRowsPerWarp = 4;
+/// Resident warps an SM of the strided kernel (64 registers a thread: 8 blocks of 128 threads).
+inline constexpr std::int64_t kStrideWarpsPerSm = 32;
+inline bool rows_stride_runs(const ReuseProfile& p, std::int64_t kt, std::size_t value_bytes, std::int64_t sms) {
+  if (value_bytes != 4 || kt != 128 || p.work_rows <= 0 || p.nnz <= 0) return false;
+  const double w = static_cast<double>(p.work_rows);
+  const double mean = static_cast<double>(p.nnz) / w;
+  const double var = std::max(0.0, p.sum_sq / w - mean * mean);
+  return mean <= kStrideMaxMeanRow && std::sqrt(var) <= kStrideMaxCv * mean &&
+         p.work_rows >= kStrideMinRowsPerWarp * kStrideWarpsPerSm * sms;
+}
+
 /// Time of the panel kernel: DRAM bytes as rows_traffic(p, ...) (whole rows in order) at
 /// panel_efficiency, L1 loads = sum_distinct × K × value bytes (granule-rounded) at
 /// panel_l1_gbs, L2 pieces = min(Σ_p D_p, sum_distinct) × the same, latency floor of the
@@ -433,6 +460,9 @@ struct RowsDecision {
   /// "rows" or "panel": the kernel with the lesser predicted time (panel only for a > 3 % gain).
   /// The row-wise `chosen` variant is kept either way (what kernel=rows runs).
   std::string kernel = "rows";
+  /// The row kernel runs the strided schedule (rows_stride_runs on the chosen variant's profile
+  /// and K-tile, fp32 at a warp a row); kernel=auto then keeps the row kernel.
+  bool stride = false;
 };
 
 /// The row-wise kernel's layout choice among the four variants {whole rows, segmented} ×

@@ -197,6 +197,51 @@ TEST(Model, RowKernelTrafficByHand) {
   EXPECT_DOUBLE_EQ(rows_traffic(p, 16, 4, 4, 4, false, dev, BMode::all_miss).b_bytes, 2 * 6 * 64);
 }
 
+TEST(Model, StridedScheduleForShortBalancedRowsAtAWarpARow) {
+  // 132 SMs: at least 4 × 32 × 132 = 16,896 work rows; fp32 K-tiles of 128 columns only.
+  auto profile = [](std::int64_t rows, double len, double sd) {
+    ReuseProfile p;
+    p.work_rows = rows;
+    p.nnz = static_cast<std::int64_t>(static_cast<double>(rows) * len);
+    p.sum_sq = static_cast<double>(rows) * (len * len + sd * sd);
+    return p;
+  };
+  EXPECT_TRUE(rows_stride_runs(profile(16896, 6, 3), 128, 4, 132));
+  EXPECT_TRUE(rows_stride_runs(profile(16896, 12, 8.3), 128, 4, 132));
+  EXPECT_FALSE(rows_stride_runs(profile(16895, 6, 3), 128, 4, 132));     // under 4 rows a warp
+  EXPECT_FALSE(rows_stride_runs(profile(100000, 13, 3), 128, 4, 132));   // longer rows
+  EXPECT_FALSE(rows_stride_runs(profile(100000, 6, 4.5), 128, 4, 132));  // sigma/mu 0.75
+  EXPECT_FALSE(rows_stride_runs(profile(100000, 6, 3), 64, 4, 132));     // half a warp a row
+  EXPECT_FALSE(rows_stride_runs(profile(100000, 6, 3), 128, 8, 132));    // fp64
+  EXPECT_FALSE(rows_stride_runs(ReuseProfile{}, 128, 4, 132));
+}
+
+TEST(Model, DecisionKeepsTheStridedRowKernelOverThePanelKernel) {
+  // A band of 40,000 rows of 5 (a 2-D stencil's row lengths): panels of 4 share most columns,
+  // so kernel=auto would run the panel kernel; at fp32 K = 128 the row kernel's strided
+  // schedule applies (short balanced rows, a warp a row) and the decision keeps the row kernel;
+  // fp64 has no strided walk and runs the panel kernel.
+  auto band = []<class Value>(Value) {
+    Csr<Value, std::int32_t> a;
+    a.rows = a.cols = 40000;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+      for (std::int32_t j = std::max(0, i - 2); j <= std::min(a.cols - 1, i + 2); ++j) {
+        a.col_idx.push_back(j);
+        a.values.push_back(1);
+      }
+      a.row_ptr.push_back(static_cast<std::int32_t>(a.col_idx.size()));
+    }
+    return a;
+  };
+  const auto d32 = decide_rows(band(0.0f), 128, DeviceModel::h200());
+  ASSERT_EQ(d32.variants[d32.chosen].predicted.kt, 128);
+  EXPECT_TRUE(d32.stride) << d32.reason;
+  EXPECT_EQ(d32.kernel, "rows") << d32.reason;
+  const auto d64 = decide_rows(band(0.0), 128, DeviceModel::h200());
+  EXPECT_FALSE(d64.stride);
+  EXPECT_EQ(d64.kernel, "panel") << d64.reason;
+}
+
 TEST(Model, RowKernelGatherCeilingsByHand) {
   // example4 (row lengths 2,0,3,1) in one block of 256 work rows: sum_d = 4 distinct columns.
   // kt = 16 fp32: 4 lanes per row, 8 rows per warp; the warp walks its longest row (3): 24 slots.
@@ -210,6 +255,7 @@ TEST(Model, RowKernelGatherCeilingsByHand) {
   EXPECT_DOUBLE_EQ(p.warp_nnz[2], 8 * 3);
   EXPECT_DOUBLE_EQ(p.warp_nnz[0], 32 * 3);
   EXPECT_DOUBLE_EQ(p.warp_nnz[5], 2 + 0 + 3 + 1);  // one row per warp: no padding
+  EXPECT_DOUBLE_EQ(p.sum_sq, 4 + 0 + 9 + 1);
   const DeviceModel dev = DeviceModel::h100();
   RowsCalibration cal;
   const auto t = rows_traffic(p, 16, 16, 4, 4, false, dev, BMode::predicted, cal);

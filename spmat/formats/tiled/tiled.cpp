@@ -183,6 +183,11 @@ const OptionTable<TiledOptions>& TiledOptions::fields() {
                         "kernel=panel (fp32): distinct columns in flight per panel, 4 or 8 (auto: 4)"),
       choice_option("cstore", &O::cstore, {"auto", "plain", "stream"},
                     "kernel=rows: C stores: plain, stream (st.global.cs, evict-first), auto (stream with batch 8 or 16+ lanes a row)"),
+      choice_option("schedule", &O::schedule, {"auto", "grid", "stride"},
+                    "row kernel at a warp a row (fp32, K-tiles of 128 columns; elsewhere grid): grid (one warp a work row, "
+                    "blocks scheduled by the hardware), stride (one resident grid, each warp walking work rows w, w+S, ... "
+                    "and loading the next row's column ids while it gathers this row's B rows), auto (stride for short, "
+                    "balanced work rows: mean <= 12 nonzeros, sigma/mu <= 0.7, >= 4 rows per resident warp)"),
       choice_option("variant", &O::variant, {"auto", "baseline", "segmented"},
                     "auto (model decides), baseline, segmented (load balancing, §5.1)"),
       int_option("segsize", &O::segsize, 0, no_max,
@@ -242,6 +247,7 @@ TiledStorage<Value, Index> TiledStorage<Value, Index>::build(const Csr<Value, In
   s.panel_per_sm = opt.panel_per_sm;
   s.batch = opt.batch;
   s.cstore = opt.cstore == "auto" ? 0 : (opt.cstore == "plain" ? 1 : 2);
+  s.schedule = opt.schedule == "auto" ? 0 : (opt.schedule == "grid" ? 1 : 2);
   s.device = opt.device;
   const std::string& variant = opt.variant;
   const std::string& reorder = opt.reorder;

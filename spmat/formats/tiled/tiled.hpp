@@ -81,6 +81,10 @@ struct TiledStorage {
   std::string device = "h200";          ///< device numbers of the model (kt choice)
   int batch = 0;   ///< kernel=rows: B loads per batch, 4 (+ dependent tail) or 8 (predicated); 0 = auto
   int cstore = 0;  ///< kernel=rows: C stores 0 = auto (streaming with batch 8 or >= 16 lanes a row), 1 = plain, 2 = streaming
+  /// kernel=rows, fp32 K-tiles of 128 columns: 0 = auto (model::rows_stride_runs), 1 = grid (a
+  /// warp a work row, blocks scheduled by the hardware), 2 = stride (resident warps stride over
+  /// the work rows, the next row's ids loaded during this row's gathers)
+  int schedule = 0;
   /// kernel=panel / auto: 0 = no panel arrays; else R, the work rows per panel of the panel kernel.
   int panel_r = 0;
   bool panel_forced = false;  ///< kernel=panel: row-major calls always use the panel kernel
@@ -162,8 +166,16 @@ template <class Value, class Index, class S>
 std::size_t tiled_traffic(const S& s, std::size_t stored, bool segmented, std::int64_t work_rows, Op op,
                           std::int64_t k) {
   if (op != Op::spmm) return default_traffic(stored, op, s.shape(), k, sizeof(Value));
-  if (s.panel_r > 0 && (s.panel_forced || model::auto_runs_panel(k, sizeof(Value), s.panel_count(),
-                                                                  s.panel_per_sm, model::device_by_name(s.device).sm_count))) {
+  const auto dev = model::device_by_name(s.device);
+  // The row kernel's K-tile, and whether it would run the strided schedule (which kernel=auto
+  // prefers to the panel kernel, as the CUDA dispatch does).
+  const std::int64_t kt = s.sell ? 0
+                         : s.kt > 0 ? s.kt
+                                    : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index), segmented, dev);
+  const bool stride = !s.sell && sizeof(Value) == 4 && kt == 128 && s.schedule != 1 &&
+                      (s.schedule == 2 || model::rows_stride_runs(s.reuse, kt, sizeof(Value), dev.sm_count));
+  if (s.panel_r > 0 && (s.panel_forced || (model::auto_runs_panel(k, sizeof(Value), s.panel_count(),
+                                                                   s.panel_per_sm, dev.sm_count) && !stride))) {
     // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64
     // fp64), B once (each slice is read once per panel from L2; DRAM sees it once at best), C once.
     const std::int64_t tile = 32 * static_cast<std::int64_t>(16 / sizeof(Value));
@@ -178,10 +190,6 @@ std::size_t tiled_traffic(const S& s, std::size_t stored, bool segmented, std::i
   if (!s.sell) {
     // Row-wise kernel: A once per K-tile, B (all of it, the operand floor) and C once, and the
     // work_rows×k partials written and read when rows are segmented.
-    const auto dev = model::device_by_name(s.device);
-    const std::int64_t kt = s.kt > 0 ? s.kt
-                                     : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index),
-                                                            segmented, dev);
     const auto t = model::rows_traffic(s.reuse, k, kt, sizeof(Value), sizeof(Index), segmented, dev,
                                        model::BMode::optimistic);
     const double b_all = static_cast<double>(s.cols) * static_cast<double>(k) * sizeof(Value);

@@ -12,6 +12,9 @@
 //     work-row length); C is written once, vectorized, plain or streaming (option cstore).
 //     K is cut into tiles of kt columns (grid.y, the model's choice per call): all row blocks of tile 0 run before tile 1, so a tile's slice of B
 //     (touched rows × kt) stays in L2 — the "register tile R" of the paper, applied to L2.
+//     Schedule (option schedule): grid — group w of the launch owns work row w; stride (fp32 at
+//     a warp a row only: tiled_rows_stride_kernel) — one resident grid whose groups walk rows
+//     w, w + S, …, the next row's ids and bounds in flight during this row's gathers.
 //     Column-major B/C: tiled_rows_col_kernel, one thread per work row (lanes along rows, so the
 //     C stores are coalesced), R = min(16, pow2 >= k) columns in registers per grid.y tile.
 //   sell: tiled_spmm_kernel — the paper's design, below.
@@ -64,6 +67,7 @@ TiledStorage<Value, Index> TiledDevice<Value, Index>::download() const {
   h.device = device;
   h.batch = batch_auto ? 0 : batch;  // the options as given: auto stays auto
   h.cstore = cstore_auto ? 0 : (stream ? 2 : 1);
+  h.schedule = schedule;
   h.panel_r = panel_r;
   h.panel_forced = panel_forced;
   h.panel_reuse = panel_reuse;
@@ -96,19 +100,20 @@ std::vector<StoredArray> stored_arrays(const TiledDevice<Value, Index>& d) {
   std::vector<std::int64_t> sc{d.rows, d.cols, d.nnz, d.work_rows, d.panels, d.panel_rows, d.stage_cap,
                                d.smem_bytes, d.r, d.segmented, d.permuted, d.sell, d.kt, d.batch, d.stream,
                                d.batch_auto, d.cstore_auto, device, d.mapped, d.long_rows, d.long_slots, d.panel_r, d.panel_forced,
-                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm};
+                               d.pn_panels, bits_of(d.panel_reuse), d.segsize, d.reordered, d.panel_per_sm, d.schedule};
   out.push_back(cuda::stored_scalars(
       "rows, cols, nnz, work_rows, panels, panel_rows, stage_cap, smem_bytes, r, segmented, permuted, "
       "sell, kt, batch, stream, batch_auto, cstore_auto, device, mapped, long_rows, long_slots, panel_r, panel_forced, pn_panels, "
-      "panel_reuse, segsize, reordered, panel_per_sm", sc));
+      "panel_reuse, segsize, reordered, panel_per_sm, schedule", sc));
   std::vector<std::int64_t> rp{p.rows, p.cols, p.nnz, p.work_rows, p.panel_rows, p.panels, p.max_work_row,
                                bits_of(p.n_touched), bits_of(p.sum_d), bits_of(p.cold), p.split_rows,
                                p.split_work_rows};
   for (double h : p.hist) rp.push_back(bits_of(h));
   for (double w : p.warp_nnz) rp.push_back(bits_of(w));
+  rp.push_back(bits_of(p.sum_sq));
   out.push_back(cuda::stored_scalars(
       "reuse: rows, cols, nnz, work_rows, panel_rows, panels, max_work_row, n_touched, sum_d, cold, "
-      "split_rows, split_work_rows, hist[48], warp_nnz[6]", rp));
+      "split_rows, split_work_rows, hist[48], warp_nnz[6], sum_sq", rp));
   return out;
 }
 
@@ -356,6 +361,78 @@ __device__ __forceinline__ void gather_chunk(unsigned gmask, Index cj, Value vj,
   }
 }
 
+/// One chunk of a work row (n ≤ G nonzeros, lane t holding column cj and value vj) gathered
+/// into acc: with B = 4, full batches of 4 (4·NV independent loads in flight), then a dependent
+/// tail one nonzero at a time — fewer registers than the predicated batch of 8, the faster one
+/// for short rows (H100: lap2d, G3_circuit); with B = 8, predicated batches of min(G, 8): a row
+/// of 5 issues its 5 B loads at once (one round trip), not a batch of 4 and a dependent tail.
+template <int G, int NV, int V, int B, class Value, class Index>
+__device__ __forceinline__ void gather_row_chunk(unsigned gmask, Index cj, Value vj, int n,
+                                                 const Value* const (&b_cols)[NV], const bool (&ok)[NV],
+                                                 std::uint32_t row_bytes, Value (&acc)[NV][V]) {
+  constexpr int kBatch = G < B ? G : B;
+  if constexpr (B == 4) {
+    int t = 0;
+    if constexpr (G >= 4) {
+      for (; t + 4 <= n; t += 4) {
+        Value vv[4];
+        Value x[4][NV][V];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const Index cc = __shfl_sync(gmask, cj, t + u, G);
+          vv[u] = __shfl_sync(gmask, vj, t + u, G);
+          const std::uint64_t brow = row_offset(cc, row_bytes);
+#pragma unroll
+          for (int v = 0; v < NV; ++v) {
+            if (ok[v]) {
+              load_pack<V>(at_offset(b_cols[v], brow), x[u][v]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int v = 0; v < NV; ++v)
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
+      }
+    }
+    for (; t < n; ++t) {
+      const Index cc = __shfl_sync(gmask, cj, t, G);
+      const Value vt = __shfl_sync(gmask, vj, t, G);
+      const std::uint64_t brow = row_offset(cc, row_bytes);
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        if (!ok[v]) continue;
+        Value x[V];
+        load_pack<V>(at_offset(b_cols[v], brow), x);
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
+      }
+    }
+  } else {
+    gather_chunk<G, NV, V, kBatch>(gmask, cj, vj, n, b_cols, ok, row_bytes, acc);
+  }
+}
+
+/// The columns of this lane's packs in the K-tile starting at k0: cv[v] = k0 + (v·G + sub)·V,
+/// whether the pack is in range (with V > 1, k % V == 0 and kt % V == 0: the whole pack is),
+/// and B's row 0 at those columns.
+template <int G, int NV, int V, class Value>
+__device__ __forceinline__ void lane_columns(std::int64_t k, std::int64_t k0, std::int64_t kt, int sub, const Value* b,
+                                             std::int64_t (&cv)[NV], bool (&ok)[NV], const Value* (&b_cols)[NV]) {
+  const std::int64_t kend = min(k, k0 + kt);
+#pragma unroll
+  for (int v = 0; v < NV; ++v) {
+    cv[v] = k0 + static_cast<std::int64_t>(v * G + sub) * V;
+    ok[v] = cv[v] < kend;
+    b_cols[v] = b + cv[v];
+  }
+}
+
 /// Work row w's sums: to C's row (w, or dest[w] under the mapped store), scaled and blended, or
 /// unscaled to the partial slot of a split row's segment (tiled_long_reduce_kernel adds them).
 template <int NV, int V, class Value, class Index>
@@ -383,18 +460,20 @@ __device__ __forceinline__ void store_work_row(std::int64_t w, std::int64_t k, c
 }
 }  // namespace tiled_gpu
 
+#define SPMAT_TILED_ROWS_PARAMS                                                                  \
+  std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,                     \
+      const Index *__restrict__ wr_begin, const Index *__restrict__ wr_end,                        \
+      const Index *__restrict__ col, const Value *__restrict__ val, const Index *__restrict__ dest, \
+      const Value *__restrict__ b, Value *__restrict__ c, int store, Value *__restrict__ partial,   \
+      Value alpha, Value beta, bool stream, std::uint32_t row_bytes
+#define SPMAT_TILED_ROWS_ARGS \
+  work_rows, k, tile0, kt, wr_begin, wr_end, col, val, dest, b, c, store, partial, alpha, beta, stream, row_bytes
 // Row-major B and C. Block = rows_block(G) threads, (threads / 32)·(32/G) work rows; grid = (row blocks,
 // K-tiles). See the file header for the mapping.
 template <int G, int NV, int V, int B, class Value, class Index>
-__device__ __forceinline__ void tiled_rows_body(std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,
-                      const Index* __restrict__ wr_begin, const Index* __restrict__ wr_end,
-                      const Index* __restrict__ col, const Value* __restrict__ val,
-                      const Index* __restrict__ dest, const Value* __restrict__ b,
-                      Value* __restrict__ c, int store, Value* __restrict__ partial, Value alpha,
-                      Value beta, bool stream, std::uint32_t row_bytes) {
+__device__ __forceinline__ void tiled_rows_body(SPMAT_TILED_ROWS_PARAMS) {
   static_assert(B == 4 || B == 8, "batch of 4 (+ dependent tail) or 8 (predicated)");
   constexpr int kRowsPerWarp = 32 / G;
-  constexpr int kBatch = G < B ? G : B;
   const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
   const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const std::int64_t w = warp_id * kRowsPerWarp + grp;
@@ -402,16 +481,10 @@ __device__ __forceinline__ void tiled_rows_body(std::int64_t work_rows, std::int
   if (w >= work_rows) return;  // the whole group leaves together (same w)
   const unsigned gmask = cuda::subwarp_mask<G>();
   const std::int64_t k0 = (tile0 + blockIdx.y) * kt;
-  const std::int64_t kend = min(k, k0 + kt);
   std::int64_t cv[NV];
   bool ok[NV];
   const Value* b_cols[NV];  // this lane's columns of B's row 0
-#pragma unroll
-  for (int v = 0; v < NV; ++v) {
-    cv[v] = k0 + static_cast<std::int64_t>(v * G + sub) * V;
-    ok[v] = cv[v] < kend;  // with V > 1, k % V == 0 and kt % V == 0: the whole pack is in range
-    b_cols[v] = b + cv[v];
-  }
+  tiled_gpu::lane_columns<G, NV, V>(k, k0, kt, sub, b, cv, ok, b_cols);
   Value acc[NV][V];
 #pragma unroll
   for (int v = 0; v < NV; ++v)
@@ -428,68 +501,83 @@ __device__ __forceinline__ void tiled_rows_body(std::int64_t work_rows, std::int
       vj = __ldg(val + q);
     }
     const int n = static_cast<int>(min(static_cast<std::int64_t>(G), end - base));
-    if constexpr (B == 4) {
-      // Full batches of 4 (4·NV independent loads in flight), then a dependent tail one nonzero
-      // at a time. Fewer registers than the predicated batch of 8: the faster one for short rows
-      // (H100: lap2d, G3_circuit).
-      int t = 0;
-      if constexpr (G >= 4) {
-        for (; t + 4 <= n; t += 4) {
-          Value vv[4];
-          Value x[4][NV][V];
-#pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            const Index cc = __shfl_sync(gmask, cj, t + u, G);
-            vv[u] = __shfl_sync(gmask, vj, t + u, G);
-            const std::uint64_t brow = tiled_gpu::row_offset(cc, row_bytes);
-#pragma unroll
-            for (int v = 0; v < NV; ++v) {
-              if (ok[v]) {
-                tiled_gpu::load_pack<V>(tiled_gpu::at_offset(b_cols[v], brow), x[u][v]);
-              } else {
-#pragma unroll
-                for (int e = 0; e < V; ++e) x[u][v][e] = Value(0);
-              }
-            }
-          }
-#pragma unroll
-          for (int u = 0; u < 4; ++u)
-#pragma unroll
-            for (int v = 0; v < NV; ++v)
-#pragma unroll
-              for (int e = 0; e < V; ++e) acc[v][e] += vv[u] * x[u][v][e];
-        }
-      }
-      for (; t < n; ++t) {
-        const Index cc = __shfl_sync(gmask, cj, t, G);
-        const Value vt = __shfl_sync(gmask, vj, t, G);
-        const std::uint64_t brow = tiled_gpu::row_offset(cc, row_bytes);
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          if (!ok[v]) continue;
-          Value x[V];
-          tiled_gpu::load_pack<V>(tiled_gpu::at_offset(b_cols[v], brow), x);
-#pragma unroll
-          for (int e = 0; e < V; ++e) acc[v][e] += vt * x[e];
-        }
-      }
-    } else {
-      // Batches of kBatch nonzeros, predicated: a row of 5 issues its 5 B loads at once (one
-      // round trip), not a batch of 4 and a dependent tail.
-      tiled_gpu::gather_chunk<G, NV, V, kBatch>(gmask, cj, vj, n, b_cols, ok, row_bytes, acc);
-    }
+    tiled_gpu::gather_row_chunk<G, NV, V, B>(gmask, cj, vj, n, b_cols, ok, row_bytes, acc);
   }
 
   tiled_gpu::store_work_row<NV, V>(w, k, cv, ok, acc, dest, store, partial, c, alpha, beta, stream);
 }
-#define SPMAT_TILED_ROWS_PARAMS                                                                  \
-  std::int64_t work_rows, std::int64_t k, std::int64_t tile0, std::int64_t kt,                     \
-      const Index *__restrict__ wr_begin, const Index *__restrict__ wr_end,                        \
-      const Index *__restrict__ col, const Value *__restrict__ val, const Index *__restrict__ dest, \
-      const Value *__restrict__ b, Value *__restrict__ c, int store, Value *__restrict__ partial,   \
-      Value alpha, Value beta, bool stream, std::uint32_t row_bytes
-#define SPMAT_TILED_ROWS_ARGS \
-  work_rows, k, tile0, kt, wr_begin, wr_end, col, val, dest, b, c, store, partial, alpha, beta, stream, row_bytes
+
+// The strided schedule (model::rows_stride_runs says where auto takes it): one resident grid;
+// group w walks work rows w, w + S, w + 2S, ... (S = groups in the grid) and, while it gathers
+// row w's B rows, has row w + S's first chunk of column ids and values and row w + 2S's bounds
+// in flight, so that a row waits on its gathers, not on bounds → ids → gathers. Each row's sum
+// is the grid schedule's (same chunks, same batches): the two give the same bits.
+template <int G, int NV, int V, int B, class Value, class Index>
+__device__ __forceinline__ void tiled_rows_stride_body(SPMAT_TILED_ROWS_PARAMS) {
+  constexpr int kRowsPerWarp = 32 / G;
+  const int lane = static_cast<int>(threadIdx.x & 31u), sub = lane % G, grp = lane / G;
+  const std::int64_t warp_id = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * (blockDim.x >> 5) * kRowsPerWarp;
+  std::int64_t w = warp_id * kRowsPerWarp + grp;
+  cuda::allow_dependent_launch();
+  if (w >= work_rows) return;
+  const unsigned gmask = cuda::subwarp_mask<G>();
+  const std::int64_t k0 = (tile0 + blockIdx.y) * kt;
+  std::int64_t cv[NV];
+  bool ok[NV];
+  const Value* b_cols[NV];  // this lane's columns of B's row 0
+  tiled_gpu::lane_columns<G, NV, V>(k, k0, kt, sub, b, cv, ok, b_cols);
+  Index b0 = __ldg(wr_begin + w), e0 = __ldg(wr_end + w);
+  Index b1 = 0, e1 = 0;
+  if (w + stride < work_rows) {
+    b1 = __ldg(wr_begin + w + stride);
+    e1 = __ldg(wr_end + w + stride);
+  }
+  Index cj0 = 0;
+  Value vj0 = Value(0);
+  if (b0 + sub < e0) {
+    cj0 = __ldg(col + b0 + sub);
+    vj0 = __ldg(val + b0 + sub);
+  }
+  for (; w < work_rows; w += stride) {
+    // Row w + 2S's bounds and row w + S's first chunk, in flight during row w's gathers.
+    Index b2 = 0, e2 = 0;
+    if (w + 2 * stride < work_rows) {
+      b2 = __ldg(wr_begin + w + 2 * stride);
+      e2 = __ldg(wr_end + w + 2 * stride);
+    }
+    Index cj1 = 0;
+    Value vj1 = Value(0);
+    if (b1 + sub < e1) {
+      cj1 = __ldg(col + b1 + sub);
+      vj1 = __ldg(val + b1 + sub);
+    }
+    Value acc[NV][V];
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[v][e] = Value(0);
+    const std::int64_t begin = b0, end = e0;
+    if (begin < end) {
+      tiled_gpu::gather_row_chunk<G, NV, V, B>(gmask, cj0, vj0,
+                                               static_cast<int>(min(static_cast<std::int64_t>(G), end - begin)),
+                                               b_cols, ok, row_bytes, acc);
+      for (std::int64_t base = begin + G; base < end; base += G) {
+        const std::int64_t q = base + sub;
+        Index cj = 0;
+        Value vj = Value(0);
+        if (q < end) {
+          cj = __ldg(col + q);
+          vj = __ldg(val + q);
+        }
+        tiled_gpu::gather_row_chunk<G, NV, V, B>(gmask, cj, vj, static_cast<int>(min(static_cast<std::int64_t>(G), end - base)),
+                                                 b_cols, ok, row_bytes, acc);
+      }
+    }
+    tiled_gpu::store_work_row<NV, V>(w, k, cv, ok, acc, dest, store, partial, c, alpha, beta, stream);
+    b0 = b1, e0 = e1, b1 = b2, e1 = e2, cj0 = cj1, vj0 = vj1;
+  }
+}
 template <int G, int NV, int V, int B, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::kRowsBlock) tiled_rows_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
@@ -499,6 +587,10 @@ __global__ void __launch_bounds__(tiled_gpu::kRowsBlock) tiled_rows_kernel(SPMAT
 template <int G, int NV, int V, int B, int MinBlocks, class Value, class Index>
 __global__ void __launch_bounds__(tiled_gpu::rows_block(G), MinBlocks) tiled_rows_capped_kernel(SPMAT_TILED_ROWS_PARAMS) {
   tiled_rows_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
+}
+template <int G, int NV, int V, int B, int MinBlocks, class Value, class Index>
+__global__ void __launch_bounds__(tiled_gpu::rows_block(G), MinBlocks) tiled_rows_stride_kernel(SPMAT_TILED_ROWS_PARAMS) {
+  tiled_rows_stride_body<G, NV, V, B>(SPMAT_TILED_ROWS_ARGS);
 }
 #undef SPMAT_TILED_ROWS_PARAMS
 #undef SPMAT_TILED_ROWS_ARGS
@@ -1039,6 +1131,12 @@ constexpr int rows_min_blocks() {
   }
   return 0;
 }
+/// Blocks an SM the strided row kernel is compiled for (tiled_rows_stride_kernel, 128 threads):
+/// 8, 64 registers and no spills. The prefetched row's registers do not fit the grid kernel's
+/// cap (10 blocks, 48 registers: 72 bytes spilled); at 9 blocks (56 registers, 8 bytes spilled)
+/// it ran slower than at 8 on an H200 (fp32 K = 128 against the fastest cuSPARSE:
+/// gen:lap3d:100 1.00× against 1.17×, gen:random_k:200000:16 1.01× against 1.44×).
+inline constexpr int kStrideMinBlocks = 8;
 }  // namespace tiled_gpu
 
 template <int G, int NV, int V, int B, class Value, class Index>
@@ -1049,9 +1147,9 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
   const std::int64_t blocks = (d.work_rows + rows_per_block - 1) / rows_per_block;
   const std::int64_t tiles = (k + kt - 1) / kt;
   constexpr std::int64_t kMaxGridY = 65535;
-  auto run = [&](auto kernel) {
+  auto run = [&](auto kernel, std::int64_t grid_x) {
     for (std::int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
-      const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
+      const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(std::min(kMaxGridY, tiles - t0)));
       kernel<<<grid, rb, 0, cuda::stream()>>>(d.work_rows, k, t0, kt, d.wr_begin.data(), d.wr_end.data(),
           d.col_idx.data(), d.values.data(), d.dest.data(), b, c, store, d.partial.data(), alpha,
           beta, stream, static_cast<std::uint32_t>(k * static_cast<std::int64_t>(sizeof(Value))));
@@ -1059,10 +1157,25 @@ void launch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, s
     }
   };
   constexpr int min_blocks = tiled_gpu::rows_min_blocks<G, NV, V, B, Value>();
+  if constexpr (G == 32 && NV == 1 && V == 4 && sizeof(Value) == 4) {
+    if (d.rows_stride(kt, cuda::sm_count())) {
+      // Batch 4 (auto's at a warp a row): kStrideMinBlocks; a forced batch of 8 keeps its
+      // registers (capped at 8 blocks it would spill 104 bytes).
+      constexpr int mb = B == 4 ? tiled_gpu::kStrideMinBlocks : 1;
+      auto kernel = tiled_rows_stride_kernel<G, NV, V, B, mb, Value, Index>;
+      static const int per_sm = [&] {
+        int n = 0;
+        SPMAT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, rb, 0));
+        return std::max(n, 1);
+      }();
+      run(kernel, std::min(blocks, static_cast<std::int64_t>(per_sm) * cuda::sm_count()));
+      return;
+    }
+  }
   if constexpr (min_blocks > 0) {
-    run(tiled_rows_capped_kernel<G, NV, V, B, min_blocks, Value, Index>);
+    run(tiled_rows_capped_kernel<G, NV, V, B, min_blocks, Value, Index>, blocks);
   } else {
-    run(tiled_rows_kernel<G, NV, V, B, Value, Index>);
+    run(tiled_rows_kernel<G, NV, V, B, Value, Index>, blocks);
   }
 }
 
@@ -1108,6 +1221,23 @@ void dispatch_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c,
   throw Error("tiled: internal error: no row-wise kernel for a K-tile of " + std::to_string(kt));
 }
 
+/// The K-tile of the row-major row kernel for k columns with 16-byte packs: the option kt, or
+/// the model's choice for this device, within [V, 64·V] and at most the power of two >= k.
+template <class Value, class Index>
+std::int64_t rows_k_tile(const TiledDevice<Value, Index>& d, std::int64_t k) {
+  constexpr std::int64_t V = 16 / sizeof(Value);
+  std::int64_t pk = 1;  // power of two >= k
+  while (pk < k) pk *= 2;
+  const std::int64_t kt = d.kt > 0 ? d.kt
+                                   : model::choose_k_tile(d.reuse, k, sizeof(Value), sizeof(Index), d.segmented, [&] {
+                                       auto m = model::device_by_name(d.device);
+                                       m.l2_bytes = device_l2_bytes();
+                                       m.sm_count = cuda::sm_count();
+                                       return m;
+                                     }());
+  return std::clamp<std::int64_t>(std::min(kt, pk), V, 64 * V);
+}
+
 template <class Value, class Index>
 void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std::int64_t k,
                bool row_major, int store, Value alpha, Value beta) {
@@ -1134,18 +1264,7 @@ void spmm_rows(const TiledDevice<Value, Index>& d, const Value* b, Value* c, std
   const bool vec = k % V == 0 && aligned(b) && aligned(c) && (store != tiled_gpu::mapped || aligned(d.partial.data()));
   std::int64_t pk = 1;  // power of two >= k
   while (pk < k) pk *= 2;
-  if (vec) {
-    std::int64_t kt = d.kt > 0 ? d.kt
-                               : model::choose_k_tile(d.reuse, k, sizeof(Value), sizeof(Index), d.segmented,
-                                                      [&] {
-                                                        auto m = model::device_by_name(d.device);
-                                                        m.l2_bytes = device_l2_bytes();
-                                                        m.sm_count = cuda::sm_count();
-                                                        return m;
-                                                      }());
-    kt = std::clamp<std::int64_t>(std::min(kt, pk), V, 64 * V);
-    return dispatch_rows<static_cast<int>(V)>(d, b, c, k, kt, store, alpha, beta);
-  }
+  if (vec) return dispatch_rows<static_cast<int>(V)>(d, b, c, k, rows_k_tile(d, k), store, alpha, beta);
   // Scalar path (k not a multiple of the pack, or unaligned pointers): up to 128 columns a pass.
   const std::int64_t kt = std::min<std::int64_t>(d.kt > 0 ? std::min(d.kt, pk) : pk, 128);
   return dispatch_rows<1>(d, b, c, k, kt, store, alpha, beta);
@@ -1162,12 +1281,16 @@ void reserve_partial(const TiledDevice<Value, Index>& d, std::int64_t k) {
 
 /// Whether spmm with k columns in `layout` runs the panel kernel (row-major only): always with
 /// kernel=panel; with kernel=auto (arrays built, reuse >= panel_reuse) as model::auto_runs_panel
-/// says for this device's SM count.
+/// says for this device's SM count, unless the row kernel would run the strided schedule: on
+/// the short balanced rows where it does, it beat the panel kernel (H200, fp32 K = 128, of the
+/// fastest cuSPARSE: fe_body 1.54× / 1.17×, gen:lap2d:1000 1.27× / 1.21×, vt2010 1.34× /
+/// 0.98×; G3_circuit, the one exception, 1.05× / 1.22×).
 template <class Value, class Index>
 bool uses_panel_kernel(const TiledDevice<Value, Index>& d, std::int64_t k, DenseLayout layout) {
-  return !d.sell && layout == DenseLayout::row_major && d.panel_r > 0 &&
-         (d.panel_forced ||
-          model::auto_runs_panel(k, sizeof(Value), d.pn_panels, d.panel_per_sm, cuda::sm_count()));
+  if (d.sell || layout != DenseLayout::row_major || d.panel_r <= 0) return false;
+  if (d.panel_forced) return true;
+  return model::auto_runs_panel(k, sizeof(Value), d.pn_panels, d.panel_per_sm, cuda::sm_count()) &&
+         !(k % static_cast<std::int64_t>(16 / sizeof(Value)) == 0 && d.rows_stride(rows_k_tile(d, k), cuda::sm_count()));
 }
 
 /// Matrix::prepare: the partial sums of spmv (k = 1) or of spmm with k columns, and the panel

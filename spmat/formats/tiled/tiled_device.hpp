@@ -68,6 +68,7 @@ struct TiledDevice {
   bool stream = true;   ///< C stores st.global.cs
   bool batch_auto = true;   ///< batch from the option's auto: half a warp or more a row takes 4 (rows_batch)
   bool cstore_auto = true;  ///< stream from the option's auto: batch 8 or groups of >= 16 lanes (rows_stream)
+  int schedule = 0;  ///< TiledStorage::schedule: 0 auto, 1 grid, 2 stride
   std::string device = "h200";
   model::ReuseProfile reuse;
   cuda::DeviceBuffer<Index> wr_begin, wr_end, col_idx;
@@ -130,6 +131,7 @@ struct TiledDevice {
     kt = h.kt;
     panel_per_sm = h.panel_per_sm;
     device = h.device;
+    schedule = h.schedule;
   }
 
   /// batch and stream from the options batch and cstore (0 = auto) and the mean work row.
@@ -164,6 +166,15 @@ struct TiledDevice {
   /// 1.538× -> 1.543×, fp64 K = 128 1.258× -> 1.269×; no matrix more than 1% slower
   /// (bench/results/2026-11-28-h200/tiled-rows-occupancy).
   bool rows_stream(int lanes) const { return cstore_auto ? rows_batch(lanes) == 8 || lanes >= 16 : stream; }
+
+  /// Whether the row kernel at K-tile kt (16-byte packs) runs the strided schedule on a device
+  /// of `sms` SMs. Only the fp32 kernel at a warp a row (kt = 128, one float4 a lane) has the
+  /// strided walk; there schedule=stride / grid is taken as given and auto follows
+  /// model::rows_stride_runs.
+  bool rows_stride(std::int64_t kt, std::int64_t sms) const {
+    if (sizeof(Value) != 4 || kt != 128 || schedule == 1) return false;
+    return schedule == 2 || model::rows_stride_runs(reuse, kt, sizeof(Value), sms);
+  }
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
     TiledDevice d;

@@ -83,6 +83,7 @@ enum : int {
   kWarpNnz = 50,    // 6 entries, g = 0..5
   kSplitRows = 56,  // rows cut into several work rows
   kSplitWork = 57,  // their work rows
+  kSumSq = 58,      // Σ work-row length²
   kCounters = 64
 };
 
@@ -437,7 +438,7 @@ __global__ void __launch_bounds__(kBlock)
   const int lane = cuda::lane_id();
   const std::int64_t groups = (n + 31) / 32;
   const std::int64_t warp = cuda::global_thread_id() / 32, warps = cuda::grid_thread_count() / 32;
-  Counter c[7] = {};  // c[g] = warp_nnz[g] for g < 6, c[6] = the longest
+  Counter c[8] = {};  // c[g] = warp_nnz[g] for g < 6, c[6] = the longest, c[7] = Σ length²
   for (std::int64_t b = warp; b < groups; b += warps) {
     const std::int64_t w = b * 32 + lane;
     std::int64_t m = 0;  // positions past n count as empty rows
@@ -446,6 +447,7 @@ __global__ void __launch_bounds__(kBlock)
       m = static_cast<std::int64_t>(end[j]) - static_cast<std::int64_t>(begin[j]);
     }
     c[5] += static_cast<Counter>(m);  // groups of one position
+    c[7] += static_cast<Counter>(m) * static_cast<Counter>(m);
     for (int o = 1, g = 4; o < 32; o *= 2, --g) {
       m = max(m, __shfl_xor_sync(cuda::kFullMask, m, o));  // the longest of the 2·o lanes' group
       if ((lane & (2 * o - 1)) == 0) c[g] += static_cast<Counter>(2 * o) * static_cast<Counter>(m);
@@ -453,8 +455,9 @@ __global__ void __launch_bounds__(kBlock)
     c[6] = max(c[6], static_cast<Counter>(m));
   }
   for (int g = 0; g < 6; ++g) c[g] = cuda::subwarp_sum<32>(c[g]);
-  const int slot[7] = {kWarpNnz, kWarpNnz + 1, kWarpNnz + 2, kWarpNnz + 3, kWarpNnz + 4, kWarpNnz + 5, kMaxRow};
-  const bool is_max[7] = {false, false, false, false, false, false, true};
+  c[7] = cuda::subwarp_sum<32>(c[7]);
+  const int slot[8] = {kWarpNnz, kWarpNnz + 1, kWarpNnz + 2, kWarpNnz + 3, kWarpNnz + 4, kWarpNnz + 5, kMaxRow, kSumSq};
+  const bool is_max[8] = {false, false, false, false, false, false, true, false};
   add_block_counters(c, slot, is_max, out);
 }
 
@@ -860,6 +863,7 @@ class Builder {
     }
     p.max_work_row = static_cast<std::int64_t>(c[kMaxRow]);
     for (int w = 0; w < 6; ++w) p.warp_nnz[static_cast<std::size_t>(w)] = static_cast<double>(c[kWarpNnz + w]);
+    p.sum_sq = static_cast<double>(c[kSumSq]);
     p.split_rows = static_cast<std::int64_t>(c[kSplitRows]);
     p.split_work_rows = static_cast<std::int64_t>(c[kSplitWork]);
     profiles_.emplace(id, p);

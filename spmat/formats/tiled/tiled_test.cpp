@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <span>
 
@@ -475,15 +476,20 @@ TEST(Tiled, AutoRunsThePanelKernelOnlyWithEnoughPanelsPerSm) {
   EXPECT_TRUE(model::auto_runs_panel(128, 8, 60 * 132, 60, 132));  // fp64 K = 128: 512-byte group slices
   EXPECT_TRUE(model::auto_runs_panel(32, 8, 1, 0, 132));
   // The option reaches the storage, and `spmat model` names the kernel the format runs: a band
-  // of 1,000 rows has 250 panels (the row kernel), one of 80,000 rows 20,000 (the panel kernel,
-  // >= 60 · 132).
+  // of 1,000 rows has 250 panels (the row kernel), one of 80,000 rows 20,000 (the panel kernel
+  // at K = 64: >= 120 · 132; at K = 128 its short balanced rows take the row kernel's strided
+  // schedule instead).
   const auto small = banded_csr<float, std::int32_t>(1000, 4);
   using S = TiledStorage<float, std::int32_t>;
   EXPECT_EQ(S::build(small, FormatOptions::parse("panel_per_sm=0")).panel_per_sm, 0);
   EXPECT_EQ(S::build(small, {}).panel_per_sm, 60);
   const auto dev = model::device_by_name("h100");
   EXPECT_EQ(model::decide_rows(small, 128, dev).kernel, "rows");
-  EXPECT_EQ(model::decide_rows(banded_csr<float, std::int32_t>(80000, 4), 128, dev).kernel, "panel");
+  const auto big = banded_csr<float, std::int32_t>(80000, 4);
+  EXPECT_EQ(model::decide_rows(big, 64, dev).kernel, "panel");
+  const auto d = model::decide_rows(big, 128, dev);
+  EXPECT_EQ(d.kernel, "rows");
+  EXPECT_TRUE(d.stride);
 }
 
 TEST(Tiled, AutoKeepsTheRowKernelForUnbalancedRows) {
@@ -590,6 +596,54 @@ TEST(Tiled, CudaAutoKeepsTheRowKernelWithFewPanels) {
       EXPECT_GT(m.storage_bytes(), before);
     const auto c = testing::apply_spmm(m, b, 128, DenseLayout::row_major);
     EXPECT_LE(reference::relative_norm2_error<float>(c, want), testing::tolerance<float>());
+  }
+}
+
+/// 40,000 rows of 0-12 nonzeros and a few of 200 (fp32): more work rows than the resident grid
+/// has warps, so that the strided schedule's warps walk several rows each.
+Csr<float, std::int32_t> short_rows_csr() {
+  std::mt19937_64 g(11);
+  Coo<float, std::int32_t> c;
+  c.rows = 40000;
+  c.cols = 5000;
+  for (std::int32_t i = 0; i < c.rows; ++i) {
+    const int len = i % 5000 == 17 ? 200 : static_cast<int>((static_cast<std::uint64_t>(i) * 7919u) % 13u);
+    std::vector<std::int32_t> cols;
+    while (static_cast<int>(cols.size()) < len) {
+      const auto j = static_cast<std::int32_t>(g() % static_cast<std::uint64_t>(c.cols));
+      if (std::find(cols.begin(), cols.end(), j) == cols.end()) cols.push_back(j);
+    }
+    for (std::int32_t j : cols) {
+      c.row_idx.push_back(i);
+      c.col_idx.push_back(j);
+      c.values.push_back(static_cast<float>(static_cast<int>(g() % 9) - 4));
+    }
+  }
+  return to_csr(c);
+}
+
+TEST(Tiled, CudaStridedScheduleMatchesTheReferenceAndTheGridScheduleBitForBit) {
+  SPMAT_SKIP_WITHOUT_GPU();
+  // Whole rows, segments of split rows (the partial slots and their reduction) through the
+  // reordered (mapped) store, both batches; K = 128 (the strided kernel) and 130 (the scalar
+  // path, which keeps the grid schedule).
+  const auto a = short_rows_csr();
+  for (const std::string layout : {"variant=baseline,reorder=off", "variant=segmented,segsize=64,reorder=on",
+                                   "variant=baseline,reorder=off,batch=8", "variant=segmented,segsize=5,reorder=off"}) {
+    SCOPED_TRACE(layout);
+    const auto stride = Matrix<float>::build(a, "tiled", Backend::cuda,
+                                             FormatOptions::parse("kernel=rows,kt=128,schedule=stride," + layout));
+    const auto grid = Matrix<float>::build(a, "tiled", Backend::cuda,
+                                           FormatOptions::parse("kernel=rows,kt=128,schedule=grid," + layout));
+    for (std::int64_t k : {128, 130}) {
+      SCOPED_TRACE("k = " + std::to_string(k));
+      const auto b = testing::random_vector<float>(a.cols * k, 3 + k, true);
+      expect_matrix_spmm_matches_reference(stride, a, b, k, DenseLayout::row_major);
+      const auto cs = testing::apply_spmm(stride, b, k, DenseLayout::row_major);
+      const auto cg = testing::apply_spmm(grid, b, k, DenseLayout::row_major);
+      ASSERT_EQ(cs.size(), cg.size());
+      EXPECT_EQ(std::memcmp(cs.data(), cg.data(), cs.size() * sizeof(float)), 0);
+    }
   }
 }
 

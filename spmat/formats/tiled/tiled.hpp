@@ -157,6 +157,16 @@ struct TiledStorage {
 template <class Value, class Index>
 std::size_t traffic_bytes(const TiledStorage<Value, Index>& s, Op op, std::int64_t k);
 
+/// Whether the row kernel at K-tile kt (16-byte packs) runs the strided schedule on a device of
+/// `sms` SMs; `s`: the host storage or its device mirror (fields schedule, reuse). Only the fp32
+/// kernel at a warp a row (kt = 128, one float4 a lane) has the strided walk; there
+/// schedule=stride / grid is taken as given and auto follows model::rows_stride_runs.
+template <class Value, class S>
+bool tiled_rows_stride(const S& s, std::int64_t kt, std::int64_t sms) {
+  if (sizeof(Value) != 4 || kt != 128 || s.schedule == 1) return false;
+  return s.schedule == 2 || model::rows_stride_runs(s.reuse, kt, sizeof(Value), sms);
+}
+
 // spmm with k columns, tile re = min(r, pow2 >= k): per tile the kernel reads the S-ELL stream,
 // the pointers and the staged map ids, and stages Σ D_p·re values of B (counted no lower than
 // B itself); C is written once (beta = 0), segmented matrices write and re-read W×k partials.
@@ -172,8 +182,7 @@ std::size_t tiled_traffic(const S& s, std::size_t stored, bool segmented, std::i
   const std::int64_t kt = s.sell ? 0
                          : s.kt > 0 ? s.kt
                                     : model::choose_k_tile(s.reuse, k, sizeof(Value), sizeof(Index), segmented, dev);
-  const bool stride = !s.sell && sizeof(Value) == 4 && kt == 128 && s.schedule != 1 &&
-                      (s.schedule == 2 || model::rows_stride_runs(s.reuse, kt, sizeof(Value), dev.sm_count));
+  const bool stride = !s.sell && tiled_rows_stride<Value>(s, kt, dev.sm_count);
   if (s.panel_r > 0 && (s.panel_forced || (model::auto_runs_panel(k, sizeof(Value), s.panel_count(),
                                                                    s.panel_per_sm, dev.sm_count) && !stride))) {
     // Panel kernel (row-major): the panel arrays once per K-tile of 32·V columns (128 fp32, 64

@@ -167,14 +167,8 @@ struct TiledDevice {
   /// (bench/results/2026-11-28-h200/tiled-rows-occupancy).
   bool rows_stream(int lanes) const { return cstore_auto ? rows_batch(lanes) == 8 || lanes >= 16 : stream; }
 
-  /// Whether the row kernel at K-tile kt (16-byte packs) runs the strided schedule on a device
-  /// of `sms` SMs. Only the fp32 kernel at a warp a row (kt = 128, one float4 a lane) has the
-  /// strided walk; there schedule=stride / grid is taken as given and auto follows
-  /// model::rows_stride_runs.
-  bool rows_stride(std::int64_t kt, std::int64_t sms) const {
-    if (sizeof(Value) != 4 || kt != 128 || schedule == 1) return false;
-    return schedule == 2 || model::rows_stride_runs(reuse, kt, sizeof(Value), sms);
-  }
+  /// Whether the row kernel at K-tile kt runs the strided schedule (tiled_rows_stride).
+  bool rows_stride(std::int64_t kt, std::int64_t sms) const { return tiled_rows_stride<Value>(*this, kt, sms); }
 
   static TiledDevice upload(const TiledStorage<Value, Index>& h) {
     TiledDevice d;
